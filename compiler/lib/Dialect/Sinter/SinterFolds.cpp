@@ -1,0 +1,183 @@
+//===- SinterFolds.cpp - folders and canonicalization of sinter ops ------===//
+//
+// Folds remove what the lazy-tensor recorder leaves behind: identity reshapes,
+// transposes and broadcasts, adds of zero and multiplies by one, and chains
+// of layout ops. They never change results, except that `x + 0` folds to `x`
+// also for x = -0.0 (as XLA and PyTorch's compilers do).
+//
+//===----------------------------------------------------------------------===//
+#include "sinter/Dialect/Sinter/SinterOps.h"
+
+#include "mlir/Dialect/CommonFolders.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+
+using namespace mlir;
+using namespace sinter::ir;
+
+namespace {
+
+/// Whether `attr` is a constant tensor whose elements all equal `value`.
+bool isSplatOf(Attribute attr, int64_t value) {
+  auto dense = dyn_cast_or_null<DenseElementsAttr>(attr);
+  if (!dense || !dense.isSplat())
+    return false;
+  if (isa<FloatType>(dense.getElementType()))
+    return dense.getSplatValue<APFloat>().isExactlyValue(static_cast<double>(value));
+  if (dense.getElementType().isInteger(1))
+    return false;
+  return dense.getSplatValue<APInt>().getSExtValue() == value;
+}
+
+/// Folds a binary op on two constants with `floatFn` or `intFn` (either may be
+/// null to leave that element kind alone).
+Attribute foldConstants(ArrayRef<Attribute> operands, Type resultType,
+                        function_ref<APFloat(const APFloat &, const APFloat &)> floatFn,
+                        function_ref<APInt(const APInt &, const APInt &)> intFn) {
+  Type elementType = cast<ShapedType>(resultType).getElementType();
+  if (isa<FloatType>(elementType) && floatFn)
+    return constFoldBinaryOp<FloatAttr, APFloat, void>(
+        operands, resultType, [&](const APFloat &a, const APFloat &b) { return floatFn(a, b); });
+  if (isa<IntegerType>(elementType) && intFn)
+    return constFoldBinaryOp<IntegerAttr, APInt, void>(
+        operands, resultType, [&](const APInt &a, const APInt &b) { return intFn(a, b); });
+  return {};
+}
+
+} // namespace
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
+  if (auto inner = getOperand().getDefiningOp<NegOp>())
+    return inner.getOperand();
+  return {};
+}
+
+OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
+  if (isSplatOf(adaptor.getRhs(), 0))
+    return getLhs();
+  if (isSplatOf(adaptor.getLhs(), 0))
+    return getRhs();
+  return foldConstants(
+      adaptor.getOperands(), getType(), [](const APFloat &a, const APFloat &b) { return a + b; },
+      [](const APInt &a, const APInt &b) { return a + b; });
+}
+
+OpFoldResult SubOp::fold(FoldAdaptor adaptor) {
+  if (isSplatOf(adaptor.getRhs(), 0))
+    return getLhs();
+  return foldConstants(
+      adaptor.getOperands(), getType(), [](const APFloat &a, const APFloat &b) { return a - b; },
+      [](const APInt &a, const APInt &b) { return a - b; });
+}
+
+OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
+  if (isSplatOf(adaptor.getRhs(), 1))
+    return getLhs();
+  if (isSplatOf(adaptor.getLhs(), 1))
+    return getRhs();
+  return foldConstants(
+      adaptor.getOperands(), getType(), [](const APFloat &a, const APFloat &b) { return a * b; },
+      [](const APInt &a, const APInt &b) { return a * b; });
+}
+
+OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
+  if (isSplatOf(adaptor.getRhs(), 1))
+    return getLhs();
+  // Integer division by zero has no value to fold to; floats give inf or NaN.
+  return foldConstants(
+      adaptor.getOperands(), getType(), [](const APFloat &a, const APFloat &b) { return a / b; },
+      nullptr);
+}
+
+OpFoldResult SelectOp::fold(FoldAdaptor adaptor) {
+  if (getOnTrue() == getOnFalse())
+    return getOnTrue();
+  auto pred = dyn_cast_or_null<DenseElementsAttr>(adaptor.getPred());
+  if (pred && pred.isSplat())
+    return pred.getSplatValue<bool>() ? getOnTrue() : getOnFalse();
+  return {};
+}
+
+OpFoldResult ConvertOp::fold(FoldAdaptor) {
+  if (getOperand().getType() == getType())
+    return getOperand();
+  return {};
+}
+
+OpFoldResult BroadcastInDimOp::fold(FoldAdaptor adaptor) {
+  // Same type means same rank, so the strictly increasing dims are 0..rank-1.
+  if (getOperand().getType() == getType())
+    return getOperand();
+  if (auto dense = dyn_cast_or_null<DenseElementsAttr>(adaptor.getOperand()); dense && dense.isSplat())
+    return SplatElementsAttr::get(getType(), dense.getSplatValue<Attribute>());
+  return {};
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
+  if (getOperand().getType() == getType())
+    return getOperand();
+  if (auto inner = getOperand().getDefiningOp<ReshapeOp>()) {
+    getOperandMutable().assign(inner.getOperand());
+    return getResult();
+  }
+  if (auto dense = dyn_cast_or_null<DenseElementsAttr>(adaptor.getOperand()))
+    return dense.reshape(getType());
+  return {};
+}
+
+OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
+  if (llvm::equal(getPerm(), llvm::seq<int64_t>(0, getPerm().size())))
+    return getOperand();
+  if (auto dense = dyn_cast_or_null<DenseElementsAttr>(adaptor.getOperand()); dense && dense.isSplat())
+    return SplatElementsAttr::get(getType(), dense.getSplatValue<Attribute>());
+  return {};
+}
+
+namespace {
+/// transpose(transpose(x, p), q) -> transpose(x, p o q); the identity
+/// permutation then folds away.
+struct ComposeTransposes : OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(TransposeOp op, PatternRewriter &rewriter) const override {
+    auto inner = op.getOperand().getDefiningOp<TransposeOp>();
+    if (!inner)
+      return failure();
+    SmallVector<int64_t> perm;
+    for (int64_t p : op.getPerm())
+      perm.push_back(inner.getPerm()[p]);
+    rewriter.replaceOpWithNewOp<TransposeOp>(op, inner.getOperand(), perm);
+    return success();
+  }
+};
+} // namespace
+
+void TransposeOp::getCanonicalizationPatterns(RewritePatternSet &patterns, MLIRContext *context) {
+  patterns.add<ComposeTransposes>(context);
+}
+
+OpFoldResult SliceOp::fold(FoldAdaptor) {
+  if (getOperand().getType() == getType())
+    return getOperand();
+  return {};
+}
+
+OpFoldResult ConcatOp::fold(FoldAdaptor) {
+  if (getInputs().size() == 1)
+    return getInputs().front();
+  return {};
+}
+
+OpFoldResult ReduceSumOp::fold(FoldAdaptor) {
+  if (getDims().empty())
+    return getOperand();
+  return {};
+}
+
+OpFoldResult ReduceMaxOp::fold(FoldAdaptor) {
+  if (getDims().empty())
+    return getOperand();
+  return {};
+}

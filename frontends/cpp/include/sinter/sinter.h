@@ -1,0 +1,15 @@
+//===- sinter.h - the Sinter C++ API --------------------------------------===//
+//
+// The one header users include. It grows with the API: tensors, autograd,
+// nn, optim and mark_step join the dtype and device types here.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SINTER_SINTER_H
+#define SINTER_SINTER_H
+
+#include "sinter/DType.h"
+#include "sinter/Device.h"
+#include "sinter/Error.h"
+#include "sinter/Version.h"
+
+#endif // SINTER_SINTER_H

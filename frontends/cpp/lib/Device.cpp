@@ -1,0 +1,56 @@
+//===- Device.cpp - where tensors live and programs run -------------------===//
+#include "sinter/Device.h"
+
+#include "sinter/Error.h"
+#include "sinter/runtime/CudaDriver.h"
+
+#include "absl/strings/str_cat.h"
+
+#include <charconv>
+
+namespace sinter {
+
+Device Device::cuda(int index, std::source_location where) {
+  SINTER_CHECK(index >= 0, where, absl::StrCat("CUDA device index must be >= 0, got ", index));
+  return Device(Kind::cuda, index);
+}
+
+Device Device::best() { return cuda::deviceCount() > 0 ? Device(Kind::cuda, 0) : cpu(); }
+
+Device Device::parse(std::string_view text, std::source_location where) {
+  if (text == "cpu")
+    return cpu();
+  if (text == "cuda")
+    return Device(Kind::cuda, 0);
+  constexpr std::string_view kCudaPrefix = "cuda:";
+  if (text.starts_with(kCudaPrefix)) {
+    std::string_view digits = text.substr(kCudaPrefix.size());
+    int index = -1;
+    auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
+    if (error == std::errc() && end == digits.data() + digits.size() && !digits.empty() && index >= 0)
+      return Device(Kind::cuda, index);
+  }
+  throwError(absl::StrCat("unknown device '", std::string(text), "'; expected 'cpu', 'cuda' or 'cuda:N'"),
+             where);
+}
+
+bool Device::available() const {
+  return isCpu() || index_ < cuda::deviceCount();
+}
+
+void Device::ensureAvailable(std::source_location where) const {
+  if (isCpu())
+    return;
+  StatusOr<std::vector<cuda::DeviceInfo>> devices = cuda::listDevices();
+  SINTER_CHECK(devices.ok(), where,
+               absl::StrCat(toString(), " requested: ", devices.status().message()));
+  SINTER_CHECK(index_ < static_cast<int>(devices->size()), where,
+               absl::StrCat(toString(), " requested but this machine has ", devices->size(),
+                            " CUDA device(s) (cuda:0..cuda:", devices->size() - 1, ")"));
+}
+
+std::string Device::toString() const {
+  return isCpu() ? std::string("cpu") : absl::StrCat("cuda:", index_);
+}
+
+} // namespace sinter

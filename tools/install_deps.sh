@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+#===- tools/install_deps.sh - install Sinter's build dependencies ----------===#
+#
+# Every dependency comes from Debian 12 packages (plus the CUDA toolkit, which is
+# expected at /usr/local/cuda and is optional). Idempotent: when every package is
+# already installed it returns without touching apt.
+set -euo pipefail
+
+PACKAGES=(
+  # Build tools.
+  cmake ninja-build ccache g++ pkg-config python3 git
+  # LLVM/MLIR 19: the dialect, passes, sinter-opt, lit and FileCheck.
+  llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools zlib1g-dev libzstd-dev libedit-dev libxml2-dev libcurl4-openssl-dev
+  # Abseil, tests and benchmarks.
+  libabsl-dev libgtest-dev libgmock-dev googletest libbenchmark-dev
+  # Collectives on CPU (Gloo) and CPU matmul/convolution (oneDNN; its CMake
+  # config also needs the OpenCL ICD loader headers).
+  libgloo-dev libdnnl-dev ocl-icd-opencl-dev
+)
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$pkg")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "install_deps: all ${#PACKAGES[@]} packages already installed"
+else
+  echo "install_deps: installing ${missing[*]}"
+  SUDO=""
+  if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if [[ -x /usr/local/cuda/bin/nvcc ]]; then
+  echo "install_deps: CUDA toolkit found at /usr/local/cuda"
+else
+  echo "install_deps: no CUDA toolkit at /usr/local/cuda; building the CPU backend only"
+fi
