@@ -48,11 +48,19 @@ public:
     std::string text;
     llvm::raw_string_ostream os(text);
     os << "'" << opName_ << "' op ";
-    (os << ... << args);
+    (streamArg(os, args), ...);
     return emitOptionalError(loc_, os.str());
   }
 
 private:
+  // Types are quoted, as InFlightDiagnostic prints them.
+  template <typename T> static void streamArg(llvm::raw_ostream &os, const T &arg) {
+    if constexpr (std::is_base_of_v<Type, T>)
+      os << "'" << arg << "'";
+    else
+      os << arg;
+  }
+
   std::optional<Location> loc_;
   StringRef opName_;
 };

@@ -26,7 +26,7 @@ class Sinter_Op<string mnemonic, list<Trait> traits = []>
 // Elementwise unary and binary ops share one assembly form, `%a, %b : T`, and
 // one verifier that names mismatched types (see Note [Explicit broadcasting]).
 class Sinter_ElementwiseOp<string mnemonic, list<Trait> traits = []>
-    : Sinter_Op<mnemonic, !listconcat(traits, [Pure, Elementwise])> {
+    : Sinter_Op<mnemonic, !listconcat(traits, [Pure])> {
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
   let extraClassDefinition = [{
@@ -92,7 +92,7 @@ def Sinter_AndOp : Sinter_BinaryOp<"and", Sinter_LogicalTensor, "a and b", [Comm
 def Sinter_OrOp : Sinter_BinaryOp<"or", Sinter_LogicalTensor, "a or b", [Commutative], "i1">;
 def Sinter_XorOp : Sinter_BinaryOp<"xor", Sinter_LogicalTensor, "a xor b", [Commutative], "i1">;
 
-def Sinter_CompareOp : Sinter_Op<"compare", [Pure, Elementwise, InferTypeOpAdaptor,
+def Sinter_CompareOp : Sinter_Op<"compare", [Pure, InferTypeOpAdaptor,
     AllTypesMatch<["lhs", "rhs"]>]> {
   let summary = "elementwise comparison, giving booleans";
   let description = [{
@@ -111,7 +111,7 @@ def Sinter_CompareOp : Sinter_Op<"compare", [Pure, Elementwise, InferTypeOpAdapt
   let assemblyFormat = "`` $direction `,` $lhs `,` $rhs attr-dict `:` type($lhs)";
 }
 
-def Sinter_SelectOp : Sinter_Op<"select", [Pure, Elementwise,
+def Sinter_SelectOp : Sinter_Op<"select", [Pure,
     AllTypesMatch<["on_true", "on_false", "result"]>]> {
   let summary = "elementwise choice between two tensors";
   let description = [{
@@ -129,7 +129,7 @@ def Sinter_SelectOp : Sinter_Op<"select", [Pure, Elementwise,
   let hasFolder = 1;
 }
 
-def Sinter_ConvertOp : Sinter_Op<"convert", [Pure, Elementwise]> {
+def Sinter_ConvertOp : Sinter_Op<"convert", [Pure]> {
   let summary = "elementwise conversion to another element type";
   let description = [{
     Converts every element to the result's element type, as C++'s

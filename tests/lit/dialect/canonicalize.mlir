@@ -1,0 +1,172 @@
+// Folders and canonicalization patterns of the sinter dialect.
+// RUN: sinter-opt %s --split-input-file --canonicalize | FileCheck %s
+
+// CHECK-LABEL: func.func @identity_layout_ops
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>)
+// CHECK-NEXT: return %[[X]], %[[X]], %[[X]], %[[X]], %[[X]], %[[X]]
+func.func @identity_layout_ops(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+  %0 = sinter.reshape %x : tensor<4x8xf32> -> tensor<4x8xf32>
+  %1 = sinter.transpose %x, perm = [0, 1] : tensor<4x8xf32>
+  %2 = sinter.broadcast_in_dim %x, dims = [0, 1] : tensor<4x8xf32> -> tensor<4x8xf32>
+  %3 = sinter.convert %x : tensor<4x8xf32> -> tensor<4x8xf32>
+  %4 = sinter.slice %x, start = [0, 0], limit = [4, 8], step = [1, 1] : tensor<4x8xf32>
+  %5 = sinter.concat (%x), dim = 1 : tensor<4x8xf32>
+  return %0, %1, %2, %3, %4, %5 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @arithmetic_identities
+// CHECK-SAME: (%[[X:.*]]: tensor<4xf32>, %[[I:.*]]: tensor<4xi32>)
+// CHECK-NEXT: return %[[X]], %[[X]], %[[X]], %[[X]], %[[X]], %[[I]], %[[I]]
+func.func @arithmetic_identities(%x: tensor<4xf32>, %i: tensor<4xi32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xi32>, tensor<4xi32>) {
+  %zero = sinter.constant dense<0.0> : tensor<4xf32>
+  %one = sinter.constant dense<1.0> : tensor<4xf32>
+  %izero = sinter.constant dense<0> : tensor<4xi32>
+  %ione = sinter.constant dense<1> : tensor<4xi32>
+  %0 = sinter.add %x, %zero : tensor<4xf32>
+  %1 = sinter.add %zero, %x : tensor<4xf32>
+  %2 = sinter.sub %x, %zero : tensor<4xf32>
+  %3 = sinter.mul %one, %x : tensor<4xf32>
+  %4 = sinter.div %x, %one : tensor<4xf32>
+  %5 = sinter.add %i, %izero : tensor<4xi32>
+  %6 = sinter.mul %i, %ione : tensor<4xi32>
+  return %0, %1, %2, %3, %4, %5, %6 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xi32>, tensor<4xi32>
+}
+
+// -----
+
+// Multiplying by zero is not folded: x * 0 is NaN for x = inf or NaN.
+// CHECK-LABEL: func.func @no_fold_mul_zero
+// CHECK: %[[Z:.*]] = sinter.constant dense<0.000000e+00>
+// CHECK: %[[M:.*]] = sinter.mul %{{.*}}, %[[Z]]
+// CHECK: return %[[M]]
+func.func @no_fold_mul_zero(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %zero = sinter.constant dense<0.0> : tensor<4xf32>
+  %0 = sinter.mul %x, %zero : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @double_negation
+// CHECK-SAME: (%[[X:.*]]: tensor<4xf32>)
+// CHECK-NEXT: return %[[X]]
+func.func @double_negation(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = sinter.neg %x : tensor<4xf32>
+  %1 = sinter.neg %0 : tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @constant_folding
+// CHECK-DAG: %[[F:.*]] = sinter.constant dense<[3.000000e+00, 2.700000e+01]> : tensor<2xf32>
+// CHECK-DAG: %[[I:.*]] = sinter.constant dense<[-2, 14]> : tensor<2xi64>
+// CHECK-DAG: %[[D:.*]] = sinter.constant dense<2.500000e-01> : tensor<2xf32>
+// CHECK: return %[[F]], %[[I]], %[[D]]
+// (([1, 3] + [3, 7]) * [1, 3]) - [1, 3] = [3, 27];  -(-(([1, 2] - [3, -5]) * [1, 2])) = [-2, 14]
+func.func @constant_folding() -> (tensor<2xf32>, tensor<2xi64>, tensor<2xf32>) {
+  %a = sinter.constant dense<[1.0, 3.0]> : tensor<2xf32>
+  %b = sinter.constant dense<[3.0, 7.0]> : tensor<2xf32>
+  %0 = sinter.add %a, %b : tensor<2xf32>
+  %1 = sinter.mul %0, %a : tensor<2xf32>
+  %2 = sinter.sub %1, %a : tensor<2xf32>
+  %i = sinter.constant dense<[1, 2]> : tensor<2xi64>
+  %j = sinter.constant dense<[3, -5]> : tensor<2xi64>
+  %3 = sinter.sub %i, %j : tensor<2xi64>
+  %4 = sinter.mul %3, %i : tensor<2xi64>
+  %5 = sinter.neg %4 : tensor<2xi64>
+  %6 = sinter.neg %5 : tensor<2xi64>
+  %one = sinter.constant dense<1.0> : tensor<2xf32>
+  %four = sinter.constant dense<4.0> : tensor<2xf32>
+  %7 = sinter.div %one, %four : tensor<2xf32>
+  return %2, %6, %7 : tensor<2xf32>, tensor<2xi64>, tensor<2xf32>
+}
+
+// -----
+
+// Integer division is not folded (division by zero has no value).
+// CHECK-LABEL: func.func @no_fold_integer_division
+// CHECK: sinter.div
+func.func @no_fold_integer_division() -> tensor<2xi32> {
+  %a = sinter.constant dense<[1, 2]> : tensor<2xi32>
+  %b = sinter.constant dense<[0, 1]> : tensor<2xi32>
+  %0 = sinter.div %a, %b : tensor<2xi32>
+  return %0 : tensor<2xi32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @layout_chains
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3x4xf32>)
+// CHECK-NEXT: %[[R:.*]] = sinter.reshape %[[X]] : tensor<2x3x4xf32> -> tensor<24xf32>
+// CHECK-NEXT: %[[T:.*]] = sinter.transpose %[[X]], perm = [2, 0, 1] : tensor<2x3x4xf32>
+// CHECK-NEXT: return %[[R]], %[[T]], %[[X]]
+func.func @layout_chains(%x: tensor<2x3x4xf32>) -> (tensor<24xf32>, tensor<4x2x3xf32>, tensor<2x3x4xf32>) {
+  %0 = sinter.reshape %x : tensor<2x3x4xf32> -> tensor<6x4xf32>
+  %1 = sinter.reshape %0 : tensor<6x4xf32> -> tensor<24xf32>
+  // Composed: result dim i is x's dim inner[outer[i]] = [1, 2, 0][[1, 2, 0][i]] = [2, 0, 1].
+  %2 = sinter.transpose %x, perm = [1, 2, 0] : tensor<2x3x4xf32>
+  %3 = sinter.transpose %2, perm = [1, 2, 0] : tensor<3x4x2xf32>
+  // A transpose and its inverse cancel.
+  %4 = sinter.transpose %x, perm = [2, 0, 1] : tensor<2x3x4xf32>
+  %5 = sinter.transpose %4, perm = [1, 2, 0] : tensor<4x2x3xf32>
+  return %1, %3, %5 : tensor<24xf32>, tensor<4x2x3xf32>, tensor<2x3x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @splat_constants_through_layout
+// CHECK-DAG: %[[B:.*]] = sinter.constant dense<2.000000e+00> : tensor<4x8xf32>
+// CHECK-DAG: %[[T:.*]] = sinter.constant dense<2.000000e+00> : tensor<8x4xf32>
+// CHECK-DAG: %[[R:.*]] = sinter.constant dense<[1, 2, 3, 4]> : tensor<4xi32>
+// CHECK: return %[[B]], %[[T]], %[[R]]
+func.func @splat_constants_through_layout() -> (tensor<4x8xf32>, tensor<8x4xf32>, tensor<4xi32>) {
+  %c = sinter.constant dense<2.0> : tensor<8xf32>
+  %0 = sinter.broadcast_in_dim %c, dims = [1] : tensor<8xf32> -> tensor<4x8xf32>
+  %1 = sinter.transpose %0, perm = [1, 0] : tensor<4x8xf32>
+  %m = sinter.constant dense<[[1, 2], [3, 4]]> : tensor<2x2xi32>
+  %2 = sinter.reshape %m : tensor<2x2xi32> -> tensor<4xi32>
+  return %0, %1, %2 : tensor<4x8xf32>, tensor<8x4xf32>, tensor<4xi32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @select_folds
+// CHECK-SAME: (%[[A:.*]]: tensor<4xf32>, %[[B:.*]]: tensor<4xf32>, %[[P:.*]]: tensor<4xi1>)
+// CHECK-NEXT: return %[[A]], %[[B]], %[[A]]
+func.func @select_folds(%a: tensor<4xf32>, %b: tensor<4xf32>, %p: tensor<4xi1>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %t = sinter.constant dense<true> : tensor<4xi1>
+  %f = sinter.constant dense<false> : tensor<4xi1>
+  %0 = sinter.select %t, %a, %b : tensor<4xi1>, tensor<4xf32>
+  %1 = sinter.select %f, %a, %b : tensor<4xi1>, tensor<4xf32>
+  %2 = sinter.select %p, %a, %a : tensor<4xi1>, tensor<4xf32>
+  return %0, %1, %2 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @empty_reductions
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>)
+// CHECK-NEXT: return %[[X]], %[[X]]
+func.func @empty_reductions(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %0 = sinter.reduce_sum %x, dims = [] : tensor<4x8xf32>
+  %1 = sinter.reduce_max %x, dims = [] keepdim : tensor<4x8xf32>
+  return %0, %1 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// Dead pure ops are removed; all_reduce has side effects (every rank must
+// reach it) and stays, twice: it is never merged by CSE.
+// CHECK-LABEL: func.func @dce_and_collectives
+// CHECK-NOT: sinter.exp
+// CHECK-COUNT-2: sinter.all_reduce sum
+// CHECK-NOT: sinter.all_reduce
+func.func @dce_and_collectives(%x: tensor<4xf32>) {
+  %0 = sinter.exp %x : tensor<4xf32>
+  %1 = sinter.all_reduce sum, %x : tensor<4xf32>
+  %2 = sinter.all_reduce sum, %x : tensor<4xf32>
+  return
+}
