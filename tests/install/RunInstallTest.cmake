@@ -1,0 +1,28 @@
+#===- RunInstallTest.cmake - install Sinter, build an outside project -----===#
+# Installs the build tree into a fresh prefix, configures and builds
+# consumer/ against it with find_package(Sinter CONFIG REQUIRED), and runs the
+# result and an installed tool.
+file(REMOVE_RECURSE "${WORK_DIR}")
+set(prefix "${WORK_DIR}/prefix")
+
+function(run_step what)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${what} failed (${rc}):\n${out}\n${err}")
+  endif()
+  message(STATUS "${what}: ok\n${out}")
+endfunction()
+
+run_step("install" ${CMAKE_COMMAND} --install "${SINTER_BUILD_DIR}" --prefix "${prefix}")
+foreach(file include/sinter/sinter.h include/sinter/runtime/Status.h
+             lib/cmake/Sinter/SinterConfig.cmake bin/sinter-opt bin/sinter-info)
+  if(NOT EXISTS "${prefix}/${file}")
+    message(FATAL_ERROR "the install has no ${file}")
+  endif()
+endforeach()
+run_step("configure consumer" ${CMAKE_COMMAND} -S "${CONSUMER_SOURCE_DIR}" -B "${WORK_DIR}/consumer"
+  -G "${GENERATOR}" "-DCMAKE_PREFIX_PATH=${prefix}")
+run_step("build consumer" ${CMAKE_COMMAND} --build "${WORK_DIR}/consumer")
+run_step("run consumer" "${WORK_DIR}/consumer/consumer")
+run_step("run installed sinter-info" "${prefix}/bin/sinter-info")
+run_step("run installed sinter-opt" "${prefix}/bin/sinter-opt" --show-dialects)
