@@ -1,31 +1,5 @@
 #===- cmake/FindNCCL.cmake - locate NCCL (it ships no CMake package) -----===#
 # Defines NCCL_FOUND, NCCL_VERSION and the imported target NCCL::nccl.
 # Searches NCCL_ROOT, the CUDA toolkit and the usual system paths.
-find_path(NCCL_INCLUDE_DIR nccl.h
-  HINTS ${NCCL_ROOT} $ENV{NCCL_ROOT} ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda
-  PATH_SUFFIXES include)
-find_library(NCCL_LIBRARY nccl
-  HINTS ${NCCL_ROOT} $ENV{NCCL_ROOT} ${CUDAToolkit_LIBRARY_DIR} /usr/local/cuda
-  PATH_SUFFIXES lib64 lib)
-
-if(NCCL_INCLUDE_DIR AND EXISTS "${NCCL_INCLUDE_DIR}/nccl.h")
-  file(STRINGS "${NCCL_INCLUDE_DIR}/nccl.h" _nccl_lines
-       REGEX "^#define NCCL_(MAJOR|MINOR|PATCH) +[0-9]+")
-  foreach(_part MAJOR MINOR PATCH)
-    string(REGEX REPLACE ".*#define NCCL_${_part} +([0-9]+).*" "\\1" _nccl_${_part} "${_nccl_lines}")
-  endforeach()
-  set(NCCL_VERSION "${_nccl_MAJOR}.${_nccl_MINOR}.${_nccl_PATCH}")
-endif()
-
-include(FindPackageHandleStandardArgs)
-find_package_handle_standard_args(NCCL
-  REQUIRED_VARS NCCL_LIBRARY NCCL_INCLUDE_DIR
-  VERSION_VAR NCCL_VERSION)
-
-if(NCCL_FOUND AND NOT TARGET NCCL::nccl)
-  add_library(NCCL::nccl SHARED IMPORTED)
-  set_target_properties(NCCL::nccl PROPERTIES
-    IMPORTED_LOCATION "${NCCL_LIBRARY}"
-    INTERFACE_INCLUDE_DIRECTORIES "${NCCL_INCLUDE_DIR}")
-endif()
-mark_as_advanced(NCCL_INCLUDE_DIR NCCL_LIBRARY)
+include(SinterFindCudaLibrary)
+sinter_find_cuda_library(NCCL nccl.h nccl nccl.h NCCL_MAJOR NCCL_MINOR NCCL_PATCH)

@@ -47,8 +47,8 @@ struct Driver {
 template <typename Fn> Status loadSymbol(void *handle, const char *name, Fn &fn) {
   fn = reinterpret_cast<Fn>(dlsym(handle, name));
   if (fn == nullptr)
-    return absl::FailedPreconditionError(
-        absl::StrCat("the CUDA driver library has no symbol '", name, "'; it is too old or not a CUDA driver"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the CUDA driver library has no symbol '", name, "'; it is too old or not a CUDA driver"));
   return absl::OkStatus();
 }
 
@@ -59,9 +59,10 @@ StatusOr<Driver> openDriver() {
   driver.handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (driver.handle == nullptr) {
     const char *why = dlerror();
-    return absl::UnavailableError(absl::StrCat(
-        "no CUDA device: the NVIDIA driver library '", library, "' could not be loaded (",
-        why != nullptr ? why : "unknown reason", "); use the CPU backend, or install the NVIDIA driver"));
+    return absl::UnavailableError(
+        absl::StrCat("no CUDA device: the NVIDIA driver library '", library,
+                     "' could not be loaded (", why != nullptr ? why : "unknown reason",
+                     "); use the CPU backend, or install the NVIDIA driver"));
   }
   SINTER_RETURN_IF_ERROR(loadSymbol(driver.handle, "cuInit", driver.init));
   SINTER_RETURN_IF_ERROR(loadSymbol(driver.handle, "cuDriverGetVersion", driver.driverGetVersion));
@@ -69,19 +70,23 @@ StatusOr<Driver> openDriver() {
   SINTER_RETURN_IF_ERROR(loadSymbol(driver.handle, "cuDeviceGet", driver.deviceGet));
   SINTER_RETURN_IF_ERROR(loadSymbol(driver.handle, "cuDeviceGetName", driver.deviceGetName));
   SINTER_RETURN_IF_ERROR(loadSymbol(driver.handle, "cuDeviceTotalMem_v2", driver.deviceTotalMem));
-  SINTER_RETURN_IF_ERROR(loadSymbol(driver.handle, "cuDeviceGetAttribute", driver.deviceGetAttribute));
+  SINTER_RETURN_IF_ERROR(
+      loadSymbol(driver.handle, "cuDeviceGetAttribute", driver.deviceGetAttribute));
   SINTER_RETURN_IF_ERROR(loadSymbol(driver.handle, "cuGetErrorName", driver.getErrorName));
   SINTER_RETURN_IF_ERROR(loadSymbol(driver.handle, "cuGetErrorString", driver.getErrorString));
 
   int result = driver.init(0);
   if (result == kCudaErrorStubLibrary)
-    return absl::UnavailableError(absl::StrCat(
-        "no CUDA device: '", library,
-        "' is the CUDA toolkit's stub library, not an NVIDIA driver; use the CPU backend, or install the driver"));
+    return absl::UnavailableError(
+        absl::StrCat("no CUDA device: '", library,
+                     "' is the CUDA toolkit's stub library, not an NVIDIA driver; use the CPU "
+                     "backend, or install the driver"));
   if (result == kCudaErrorNoDevice)
-    return absl::UnavailableError("no CUDA device: the NVIDIA driver is installed but reports no device");
+    return absl::UnavailableError(
+        "no CUDA device: the NVIDIA driver is installed but reports no device");
   if (result != 0)
-    return absl::UnavailableError(absl::StrCat("no CUDA device: cuInit failed with CUresult ", result));
+    return absl::UnavailableError(
+        absl::StrCat("no CUDA device: cuInit failed with CUresult ", result));
   return driver;
 }
 
@@ -103,7 +108,8 @@ Status driverError(int result, const char *call, const char *file, int line) {
     if (driver->getErrorString(result, &str) == 0 && str != nullptr)
       text = absl::StrCat(": ", str);
   }
-  return withLocation(absl::InternalError(absl::StrCat(call, " failed with ", name, text)), file, line);
+  return withLocation(absl::InternalError(absl::StrCat(call, " failed with ", name, text)), file,
+                      line);
 }
 
 StatusOr<int> driverVersion() {
@@ -131,10 +137,10 @@ StatusOr<std::vector<DeviceInfo>> listDevices() {
     std::size_t bytes = 0;
     SINTER_CUDA_RETURN_IF_ERROR(driver.deviceTotalMem(&bytes, device));
     info.totalMemoryBytes = bytes;
-    SINTER_CUDA_RETURN_IF_ERROR(
-        driver.deviceGetAttribute(&info.computeCapabilityMajor, kAttrComputeCapabilityMajor, device));
-    SINTER_CUDA_RETURN_IF_ERROR(
-        driver.deviceGetAttribute(&info.computeCapabilityMinor, kAttrComputeCapabilityMinor, device));
+    SINTER_CUDA_RETURN_IF_ERROR(driver.deviceGetAttribute(&info.computeCapabilityMajor,
+                                                          kAttrComputeCapabilityMajor, device));
+    SINTER_CUDA_RETURN_IF_ERROR(driver.deviceGetAttribute(&info.computeCapabilityMinor,
+                                                          kAttrComputeCapabilityMinor, device));
     devices.push_back(std::move(info));
   }
   return devices;

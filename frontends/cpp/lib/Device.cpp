@@ -27,16 +27,16 @@ Device Device::parse(std::string_view text, std::source_location where) {
     std::string_view digits = text.substr(kCudaPrefix.size());
     int index = -1;
     auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
-    if (error == std::errc() && end == digits.data() + digits.size() && !digits.empty() && index >= 0)
+    if (error == std::errc() && end == digits.data() + digits.size() && !digits.empty() &&
+        index >= 0)
       return Device(Kind::cuda, index);
   }
-  throwError(absl::StrCat("unknown device '", std::string(text), "'; expected 'cpu', 'cuda' or 'cuda:N'"),
-             where);
+  throwError(
+      absl::StrCat("unknown device '", std::string(text), "'; expected 'cpu', 'cuda' or 'cuda:N'"),
+      where);
 }
 
-bool Device::available() const {
-  return isCpu() || index_ < cuda::deviceCount();
-}
+bool Device::available() const { return isCpu() || index_ < cuda::deviceCount(); }
 
 void Device::ensureAvailable(std::source_location where) const {
   if (isCpu())

@@ -64,7 +64,8 @@ TEST_F(DialectBuilder, InfersResultTypes) {
   auto fn = function({f32({8, 128, 256}), f32({1024, 256}), f32({4, 8, 16})});
   Value x = fn.getArgument(0), w = fn.getArgument(1), y = fn.getArgument(2);
 
-  auto matmul = builder.create<MatmulOp>(loc, x, w, /*transpose_lhs=*/false, /*transpose_rhs=*/true);
+  auto matmul =
+      builder.create<MatmulOp>(loc, x, w, /*transpose_lhs=*/false, /*transpose_rhs=*/true);
   EXPECT_EQ(matmul.getType(), f32({8, 128, 1024}));
 
   auto transpose = builder.create<TransposeOp>(loc, y, ArrayRef<int64_t>{2, 0, 1});
@@ -75,8 +76,8 @@ TEST_F(DialectBuilder, InfersResultTypes) {
   auto max = builder.create<ReduceMaxOp>(loc, y, ArrayRef<int64_t>{1}, /*keepdim=*/false);
   EXPECT_EQ(max.getType(), f32({4, 16}));
 
-  auto slice = builder.create<SliceOp>(loc, y, ArrayRef<int64_t>{0, 1, 0}, ArrayRef<int64_t>{4, 8, 16},
-                                       ArrayRef<int64_t>{2, 3, 5});
+  auto slice = builder.create<SliceOp>(loc, y, ArrayRef<int64_t>{0, 1, 0},
+                                       ArrayRef<int64_t>{4, 8, 16}, ArrayRef<int64_t>{2, 3, 5});
   EXPECT_EQ(slice.getType(), f32({2, 3, 4}));
 
   auto compare = builder.create<CompareOp>(loc, ComparisonDirection::gt, y, y);
@@ -91,13 +92,14 @@ TEST_F(DialectBuilder, InfersResultTypes) {
 
 TEST_F(DialectBuilder, InfersConvAndPoolShapes) {
   auto fn = function({f32({8, 3, 32, 32}), f32({16, 3, 5, 5})});
-  auto conv = builder.create<Conv2dOp>(loc, fn.getArgument(0), fn.getArgument(1),
-                                       ArrayRef<int64_t>{2, 2}, ArrayRef<int64_t>{2, 2},
-                                       ArrayRef<int64_t>{1, 1}, /*groups=*/1);
+  auto conv =
+      builder.create<Conv2dOp>(loc, fn.getArgument(0), fn.getArgument(1), ArrayRef<int64_t>{2, 2},
+                               ArrayRef<int64_t>{2, 2}, ArrayRef<int64_t>{1, 1}, /*groups=*/1);
   // (32 + 2*2 - 5) / 2 + 1 = 16
   EXPECT_EQ(conv.getType(), f32({8, 16, 16, 16}));
-  auto pool = builder.create<Pool2dOp>(loc, PoolKind::max, conv.getResult(), ArrayRef<int64_t>{3, 3},
-                                       ArrayRef<int64_t>{2, 2}, ArrayRef<int64_t>{1, 1});
+  auto pool =
+      builder.create<Pool2dOp>(loc, PoolKind::max, conv.getResult(), ArrayRef<int64_t>{3, 3},
+                               ArrayRef<int64_t>{2, 2}, ArrayRef<int64_t>{1, 1});
   // (16 + 2*1 - 3) / 2 + 1 = 8
   EXPECT_EQ(pool.getType(), f32({8, 16, 8, 8}));
   builder.create<func::ReturnOp>(loc);
@@ -154,8 +156,10 @@ TEST_F(DialectBuilder, InferenceFailureNamesTheShapes) {
 TEST_F(DialectBuilder, ConstantsMaterialiseFromFolds) {
   auto fn = function({});
   auto type = f32({2});
-  auto a = builder.create<ConstantOp>(loc, DenseElementsAttr::get(type, ArrayRef<float>{1.5f, 2.0f}));
-  auto b = builder.create<ConstantOp>(loc, DenseElementsAttr::get(type, ArrayRef<float>{0.5f, -2.0f}));
+  auto a =
+      builder.create<ConstantOp>(loc, DenseElementsAttr::get(type, ArrayRef<float>{1.5f, 2.0f}));
+  auto b =
+      builder.create<ConstantOp>(loc, DenseElementsAttr::get(type, ArrayRef<float>{0.5f, -2.0f}));
   auto add = builder.create<AddOp>(loc, type, a.getResult(), b.getResult());
   SmallVector<OpFoldResult> folded;
   ASSERT_TRUE(succeeded(add->fold(folded)));
@@ -165,8 +169,9 @@ TEST_F(DialectBuilder, ConstantsMaterialiseFromFolds) {
   auto values = attr.getValues<float>();
   EXPECT_EQ(values[0], 2.0f);
   EXPECT_EQ(values[1], 0.0f);
-  Operation *constant = fn->getDialect()->getContext()->getLoadedDialect<SinterDialect>()->materializeConstant(
-      builder, attr, type, loc);
+  Operation *constant =
+      fn->getDialect()->getContext()->getLoadedDialect<SinterDialect>()->materializeConstant(
+          builder, attr, type, loc);
   ASSERT_NE(constant, nullptr);
   EXPECT_TRUE(isa<ConstantOp>(constant));
   builder.create<func::ReturnOp>(loc);

@@ -1,6 +1,6 @@
 //===- DeviceTest.cpp - devices -------------------------------------------===//
-#include "sinter/sinter.h"
 #include "sinter/runtime/CudaDriver.h"
+#include "sinter/sinter.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -34,9 +34,7 @@ TEST(Device, Parse) {
   }
 }
 
-TEST(Device, NegativeIndexThrows) {
-  EXPECT_THROW(Device::cuda(-1), Error);
-}
+TEST(Device, NegativeIndexThrows) { EXPECT_THROW(Device::cuda(-1), Error); }
 
 TEST(Device, BestAndAvailabilityAgreeWithTheDriver) {
   int count = cuda::deviceCount();

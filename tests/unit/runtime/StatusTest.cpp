@@ -9,14 +9,13 @@ namespace sinter {
 namespace {
 
 TEST(Status, WithLocationPrefixesFileAndLine) {
-  Status status = withLocation(absl::InvalidArgumentError("bad shape"), "/src/sinter/runtime/lib/X.cpp", 42);
+  Status status =
+      withLocation(absl::InvalidArgumentError("bad shape"), "/src/sinter/runtime/lib/X.cpp", 42);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(std::string(status.message()), "runtime/lib/X.cpp:42: bad shape");
 }
 
-TEST(Status, WithLocationKeepsOk) {
-  EXPECT_TRUE(withLocation(absl::OkStatus(), "f.cpp", 1).ok());
-}
+TEST(Status, WithLocationKeepsOk) { EXPECT_TRUE(withLocation(absl::OkStatus(), "f.cpp", 1).ok()); }
 
 Status failIfNegative(int value) {
   if (value < 0)

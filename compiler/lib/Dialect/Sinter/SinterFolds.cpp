@@ -110,7 +110,8 @@ OpFoldResult BroadcastInDimOp::fold(FoldAdaptor adaptor) {
   // Same type means same rank, so the strictly increasing dims are 0..rank-1.
   if (getOperand().getType() == getType())
     return getOperand();
-  if (auto dense = dyn_cast_or_null<DenseElementsAttr>(adaptor.getOperand()); dense && dense.isSplat())
+  if (auto dense = dyn_cast_or_null<DenseElementsAttr>(adaptor.getOperand());
+      dense && dense.isSplat())
     return SplatElementsAttr::get(getType(), dense.getSplatValue<Attribute>());
   return {};
 }
@@ -130,7 +131,8 @@ OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
 OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
   if (llvm::equal(getPerm(), llvm::seq<int64_t>(0, getPerm().size())))
     return getOperand();
-  if (auto dense = dyn_cast_or_null<DenseElementsAttr>(adaptor.getOperand()); dense && dense.isSplat())
+  if (auto dense = dyn_cast_or_null<DenseElementsAttr>(adaptor.getOperand());
+      dense && dense.isSplat())
     return SplatElementsAttr::get(getType(), dense.getSplatValue<Attribute>());
   return {};
 }

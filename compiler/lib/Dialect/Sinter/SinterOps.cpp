@@ -117,8 +117,8 @@ void sinter::ir::printElementwiseOp(OpAsmPrinter &printer, Operation *op) {
 LogicalResult sinter::ir::verifyElementwiseOp(Operation *op) {
   Type resultType = op->getResult(0).getType();
   if (op->getNumOperands() == 2 && op->getOperand(0).getType() != op->getOperand(1).getType())
-    return op->emitOpError() << "lhs has type " << op->getOperand(0).getType() << " but rhs has type "
-                             << op->getOperand(1).getType()
+    return op->emitOpError() << "lhs has type " << op->getOperand(0).getType()
+                             << " but rhs has type " << op->getOperand(1).getType()
                              << "; broadcast explicitly with sinter.broadcast_in_dim";
   if (op->getOperand(0).getType() != resultType)
     return op->emitOpError() << "result has type " << resultType << " but its operands have type "
@@ -159,8 +159,8 @@ LogicalResult BroadcastInDimOp::verify() {
     return emitOpError() << "operand element type " << operandType.getElementType()
                          << " differs from result element type " << resultType.getElementType();
   if (static_cast<int64_t>(dims.size()) != operandType.getRank())
-    return emitOpError() << "dims has " << dims.size() << " entries but the operand "
-                         << operandType << " has rank " << operandType.getRank();
+    return emitOpError() << "dims has " << dims.size() << " entries but the operand " << operandType
+                         << " has rank " << operandType.getRank();
   for (auto [i, dim] : llvm::enumerate(dims)) {
     if (dim < 0 || dim >= resultType.getRank())
       return emitOpError() << "dims[" << i << "] = " << dim << " is out of range for the result "
@@ -200,7 +200,8 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *, std::optional<Locatio
   SmallVector<int64_t> shape;
   for (int64_t p : perm) {
     if (p < 0 || p >= type.getRank() || seen[p])
-      return report.fail("perm ", listStr(perm), " is not a permutation of 0..", type.getRank() - 1);
+      return report.fail("perm ", listStr(perm), " is not a permutation of 0..",
+                         type.getRank() - 1);
     seen[p] = true;
     shape.push_back(type.getDimSize(p));
   }
@@ -212,7 +213,8 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> l
                                         Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
   Reporter report(location, getOperationName());
   auto type = cast<RankedTensorType>(adaptor.getOperand().getType());
-  ArrayRef<int64_t> start = adaptor.getStart(), limit = adaptor.getLimit(), step = adaptor.getStep();
+  ArrayRef<int64_t> start = adaptor.getStart(), limit = adaptor.getLimit(),
+                    step = adaptor.getStep();
   int64_t rank = type.getRank();
   if (static_cast<int64_t>(start.size()) != rank || static_cast<int64_t>(limit.size()) != rank ||
       static_cast<int64_t>(step.size()) != rank)
@@ -223,8 +225,9 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> l
     if (step[d] < 1)
       return report.fail("step[", d, "] = ", step[d], " must be at least 1");
     if (start[d] < 0 || start[d] > limit[d] || limit[d] > type.getDimSize(d))
-      return report.fail("dimension ", d, " of size ", type.getDimSize(d), " cannot be sliced from ",
-                         start[d], " to ", limit[d], " (need 0 <= start <= limit <= size)");
+      return report.fail("dimension ", d, " of size ", type.getDimSize(d),
+                         " cannot be sliced from ", start[d], " to ", limit[d],
+                         " (need 0 <= start <= limit <= size)");
     shape.push_back((limit[d] - start[d] + step[d] - 1) / step[d]);
   }
   inferred.push_back(tensorOf(shape, type.getElementType()));
@@ -249,8 +252,9 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
                          "; inputs need the same element type and rank");
     for (int64_t d = 0; d < first.getRank(); ++d)
       if (d != dim && type.getDimSize(d) != first.getDimSize(d))
-        return report.fail("input #", i + 1, " has shape ", shapeOf(type), " but input #0 has shape ",
-                           shapeOf(first), "; they may differ only in dimension ", dim);
+        return report.fail("input #", i + 1, " has shape ", shapeOf(type),
+                           " but input #0 has shape ", shapeOf(first),
+                           "; they may differ only in dimension ", dim);
     shape[dim] += type.getDimSize(dim);
   }
   inferred.push_back(tensorOf(shape, first.getElementType()));
@@ -274,9 +278,8 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
                                          Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
   Reporter report(location, getOperationName());
   auto operand = cast<RankedTensorType>(adaptor.getOperand().getType());
-  FailureOr<SmallVector<int64_t>> shape =
-      gatheredShape(report, operand, cast<RankedTensorType>(adaptor.getIndices().getType()),
-                    adaptor.getAxis());
+  FailureOr<SmallVector<int64_t>> shape = gatheredShape(
+      report, operand, cast<RankedTensorType>(adaptor.getIndices().getType()), adaptor.getAxis());
   if (failed(shape))
     return failure();
   inferred.push_back(tensorOf(*shape, operand.getElementType()));
@@ -312,7 +315,8 @@ LogicalResult IotaOp::verify() {
 
 LogicalResult RandomOp::verify() {
   if (static_cast<int64_t>(getStream()) < 0)
-    return emitOpError() << "stream must be non-negative, got " << static_cast<int64_t>(getStream());
+    return emitOpError() << "stream must be non-negative, got "
+                         << static_cast<int64_t>(getStream());
   return success();
 }
 
@@ -489,11 +493,9 @@ LogicalResult Conv2dBackwardFilterOp::verify() {
 }
 
 // The result shape of pool2d over `input`, or failure with the broken rule.
-static FailureOr<SmallVector<int64_t>> poolOutputShape(const Reporter &report,
-                                                       RankedTensorType input,
-                                                       ArrayRef<int64_t> kernel,
-                                                       ArrayRef<int64_t> stride,
-                                                       ArrayRef<int64_t> padding) {
+static FailureOr<SmallVector<int64_t>>
+poolOutputShape(const Reporter &report, RankedTensorType input, ArrayRef<int64_t> kernel,
+                ArrayRef<int64_t> stride, ArrayRef<int64_t> padding) {
   if (input.getRank() != 4)
     return report.fail("needs a rank-4 NCHW input, got ", input);
   for (auto [name, values, least] :
@@ -548,8 +550,8 @@ LogicalResult Pool2dBackwardOp::verify() {
 // Collectives and fusion
 //===----------------------------------------------------------------------===//
 
-LogicalResult AllReduceOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
-                                            Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
+LogicalResult AllReduceOp::inferReturnTypes(MLIRContext *, std::optional<Location>, Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
   llvm::append_range(inferred, adaptor.getInputs().getTypes());
   return success();
 }
@@ -563,8 +565,8 @@ LogicalResult AllReduceOp::verify() {
 LogicalResult FusionOp::verify() {
   Block &body = getBody().front();
   if (body.getNumArguments() != getInputs().size())
-    return emitOpError() << "body has " << body.getNumArguments() << " arguments but the fusion has "
-                         << getInputs().size() << " inputs";
+    return emitOpError() << "body has " << body.getNumArguments()
+                         << " arguments but the fusion has " << getInputs().size() << " inputs";
   for (auto [i, input, arg] : llvm::enumerate(getInputs(), body.getArguments()))
     if (input.getType() != arg.getType())
       return emitOpError() << "input #" << i << " has type " << input.getType()
