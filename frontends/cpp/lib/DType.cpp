@@ -3,7 +3,7 @@
 
 #include "sinter/Error.h"
 
-#include "absl/strings/str_cat.h"
+#include "Format.h"
 
 #include <array>
 #include <utility>
@@ -79,8 +79,8 @@ std::optional<DType> parseDType(std::string_view text) {
 DType dtypeFromString(std::string_view text, std::source_location where) {
   std::optional<DType> dtype = parseDType(text);
   SINTER_CHECK(dtype.has_value(), where,
-               absl::StrCat("unknown dtype '", std::string(text),
-                            "'; expected one of f32, f16, bf16, i32, i64, bool"));
+               cat("unknown dtype '", std::string(text),
+                   "'; expected one of f32, f16, bf16, i32, i64, bool"));
   return *dtype;
 }
 

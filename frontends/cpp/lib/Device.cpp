@@ -4,14 +4,14 @@
 #include "sinter/Error.h"
 #include "sinter/runtime/CudaDriver.h"
 
-#include "absl/strings/str_cat.h"
+#include "Format.h"
 
 #include <charconv>
 
 namespace sinter {
 
 Device Device::cuda(int index, std::source_location where) {
-  SINTER_CHECK(index >= 0, where, absl::StrCat("CUDA device index must be >= 0, got ", index));
+  SINTER_CHECK(index >= 0, where, cat("CUDA device index must be >= 0, got ", index));
   return Device(Kind::cuda, index);
 }
 
@@ -31,9 +31,8 @@ Device Device::parse(std::string_view text, std::source_location where) {
         index >= 0)
       return Device(Kind::cuda, index);
   }
-  throwError(
-      absl::StrCat("unknown device '", std::string(text), "'; expected 'cpu', 'cuda' or 'cuda:N'"),
-      where);
+  throwError(cat("unknown device '", std::string(text), "'; expected 'cpu', 'cuda' or 'cuda:N'"),
+             where);
 }
 
 bool Device::available() const { return isCpu() || index_ < cuda::deviceCount(); }
@@ -42,15 +41,12 @@ void Device::ensureAvailable(std::source_location where) const {
   if (isCpu())
     return;
   StatusOr<std::vector<cuda::DeviceInfo>> devices = cuda::listDevices();
-  SINTER_CHECK(devices.ok(), where,
-               absl::StrCat(toString(), " requested: ", devices.status().message()));
+  SINTER_CHECK(devices.ok(), where, cat(toString(), " requested: ", devices.status().message()));
   SINTER_CHECK(index_ < static_cast<int>(devices->size()), where,
-               absl::StrCat(toString(), " requested but this machine has ", devices->size(),
-                            " CUDA device(s) (cuda:0..cuda:", devices->size() - 1, ")"));
+               cat(toString(), " requested but this machine has ", devices->size(),
+                   " CUDA device(s) (cuda:0..cuda:", devices->size() - 1, ")"));
 }
 
-std::string Device::toString() const {
-  return isCpu() ? std::string("cpu") : absl::StrCat("cuda:", index_);
-}
+std::string Device::toString() const { return isCpu() ? std::string("cpu") : cat("cuda:", index_); }
 
 } // namespace sinter

@@ -10,6 +10,9 @@
 #include "sinter/DType.h"
 #include "sinter/Device.h"
 #include "sinter/Error.h"
+#include "sinter/Reference.h"
+#include "sinter/Shape.h"
+#include "sinter/Tensor.h"
 #include "sinter/Version.h"
 
 #endif // SINTER_SINTER_H

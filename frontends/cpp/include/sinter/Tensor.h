@@ -1,0 +1,237 @@
+//===- Tensor.h - lazy tensors --------------------------------------------===//
+//
+// A sinter::Tensor is a handle to a node of a lazy graph: every op records a
+// node (op, attributes, operands, shape, dtype, device and the caller's source
+// line) and returns at once. Values are computed when one is needed
+// (to_vector, item, printing) or at sinter::mark_step(). Until the compiled
+// path exists, graphs run on the reference executor (plain C++ loops).
+//
+// Every op takes a trailing std::source_location defaulted to the caller's
+// line; operators capture it through their right operand (see Operand). A
+// wrong shape or dtype throws sinter::Error naming the op, the shapes and that
+// line.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SINTER_TENSOR_H
+#define SINTER_TENSOR_H
+
+#include "sinter/DType.h"
+#include "sinter/Device.h"
+#include "sinter/Shape.h"
+
+#include <concepts>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <source_location>
+#include <string>
+#include <vector>
+
+namespace sinter {
+
+struct TensorImpl;
+using Loc = std::source_location;
+
+/// A lazily evaluated n-dimensional array.
+class Tensor {
+public:
+  /// An undefined tensor (as PyTorch's default-constructed at::Tensor).
+  Tensor() = default;
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  bool defined() const { return impl_ != nullptr; }
+  const Shape &shape() const;
+  int64_t dim() const;
+  /// Size of dimension `d` (negative counts from the end).
+  int64_t size(int64_t d, Loc loc = Loc::current()) const;
+  int64_t numel() const;
+  DType dtype() const;
+  Device device() const;
+
+  /// The elements in row-major order, converted to T. Runs what is pending.
+  template <typename T> std::vector<T> to_vector(Loc loc = Loc::current()) const;
+  /// The only element of a one-element tensor, converted to T.
+  template <typename T> T item(Loc loc = Loc::current()) const;
+
+  Tensor to(DType dtype, Loc loc = Loc::current()) const;
+  Tensor to(Device device, Loc loc = Loc::current()) const;
+
+  // Autograd.
+  /// Marks this (leaf) tensor as needing a gradient; returns *this.
+  Tensor &requires_grad_(bool enabled = true, Loc loc = Loc::current());
+  bool requires_grad() const;
+  /// Accumulates d(this)/d(leaf) into every leaf's grad(). REQUIRES: a
+  /// one-element tensor (the loss), or pass `gradient` of this shape.
+  void backward(const Tensor &gradient = Tensor(), Loc loc = Loc::current()) const;
+  /// The accumulated gradient of a leaf (undefined before any backward()).
+  Tensor grad() const;
+  /// Sets or clears (with an undefined tensor) the accumulated gradient.
+  void set_grad(const Tensor &grad) const;
+  /// The same values, cut from the autograd graph.
+  Tensor detach() const;
+  /// Whether this tensor was made by the user rather than by an op that
+  /// records a gradient function.
+  bool is_leaf() const;
+
+  // Shape ops.
+  Tensor reshape(const Shape &shape, Loc loc = Loc::current()) const;
+  Tensor view(const Shape &shape, Loc loc = Loc::current()) const;
+  Tensor transpose(int64_t dim0, int64_t dim1, Loc loc = Loc::current()) const;
+  Tensor permute(const std::vector<int64_t> &dims, Loc loc = Loc::current()) const;
+  /// Transpose of a matrix (rank <= 2).
+  Tensor t(Loc loc = Loc::current()) const;
+  Tensor unsqueeze(int64_t dim, Loc loc = Loc::current()) const;
+  Tensor squeeze(std::optional<int64_t> dim = std::nullopt, Loc loc = Loc::current()) const;
+  Tensor expand(const Shape &shape, Loc loc = Loc::current()) const;
+  /// Elements start, start + step, ... below end along `dim` (torch's x[..., a:b:s]).
+  Tensor slice(int64_t dim, int64_t start, int64_t end, int64_t step = 1,
+               Loc loc = Loc::current()) const;
+
+  // Reductions (dims empty = all dimensions).
+  Tensor sum(const std::vector<int64_t> &dims = {}, bool keepdim = false,
+             Loc loc = Loc::current()) const;
+  Tensor mean(const std::vector<int64_t> &dims = {}, bool keepdim = false,
+              Loc loc = Loc::current()) const;
+  Tensor amax(const std::vector<int64_t> &dims = {}, bool keepdim = false,
+              Loc loc = Loc::current()) const;
+  Tensor argmax(int64_t dim, bool keepdim = false, Loc loc = Loc::current()) const;
+
+  // Elementwise.
+  Tensor exp(Loc loc = Loc::current()) const;
+  Tensor log(Loc loc = Loc::current()) const;
+  Tensor tanh(Loc loc = Loc::current()) const;
+  Tensor sqrt(Loc loc = Loc::current()) const;
+  Tensor rsqrt(Loc loc = Loc::current()) const;
+  Tensor abs(Loc loc = Loc::current()) const;
+  Tensor relu(Loc loc = Loc::current()) const;
+  Tensor sigmoid(Loc loc = Loc::current()) const;
+  Tensor pow(double exponent, Loc loc = Loc::current()) const;
+  Tensor pow(const Tensor &exponent, Loc loc = Loc::current()) const;
+  Tensor matmul(const Tensor &other, Loc loc = Loc::current()) const;
+  Tensor masked_fill(const Tensor &mask, double value, Loc loc = Loc::current()) const;
+
+  /// Human-readable: shape, dtype and (running what is pending) the values.
+  std::string toString() const;
+
+  const std::shared_ptr<TensorImpl> &impl() const { return impl_; }
+
+private:
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+/// A tensor or a number on the right of an operator, with the source line of
+/// the expression: operators cannot take a defaulted location parameter, but
+/// the implicit conversion to Operand can, at the caller's line.
+struct Operand {
+  Operand(const Tensor &tensor, Loc loc = Loc::current()) : tensor(tensor), loc(loc) {}
+  template <typename T>
+  requires std::is_arithmetic_v<T> Operand(T value, Loc loc = Loc::current())
+      : scalar(static_cast<double>(value)), loc(loc) {}
+
+  Tensor tensor;
+  std::optional<double> scalar;
+  Loc loc;
+};
+
+/// A number on the left of an operator (`2 * x`), with the expression's line.
+struct Scalar {
+  template <typename T>
+  requires std::is_arithmetic_v<T> Scalar(T value, Loc loc = Loc::current())
+      : value(static_cast<double>(value)), loc(loc) {}
+
+  double value;
+  Loc loc;
+};
+
+// Arithmetic with PyTorch's broadcasting and type promotion.
+Tensor operator+(const Tensor &a, const Operand &b);
+Tensor operator-(const Tensor &a, const Operand &b);
+Tensor operator*(const Tensor &a, const Operand &b);
+Tensor operator/(const Tensor &a, const Operand &b);
+Tensor operator+(Scalar a, const Tensor &b);
+Tensor operator-(Scalar a, const Tensor &b);
+Tensor operator*(Scalar a, const Tensor &b);
+Tensor operator/(Scalar a, const Tensor &b);
+Tensor operator-(const Tensor &a);
+// Comparisons give boolean tensors.
+Tensor operator==(const Tensor &a, const Operand &b);
+Tensor operator!=(const Tensor &a, const Operand &b);
+Tensor operator<(const Tensor &a, const Operand &b);
+Tensor operator<=(const Tensor &a, const Operand &b);
+Tensor operator>(const Tensor &a, const Operand &b);
+Tensor operator>=(const Tensor &a, const Operand &b);
+
+// Creation. `shape` is the result's shape; f32 on the CPU unless given.
+Tensor zeros(const Shape &shape, DType dtype = DType::f32, Loc loc = Loc::current());
+Tensor ones(const Shape &shape, DType dtype = DType::f32, Loc loc = Loc::current());
+Tensor full(const Shape &shape, double value, DType dtype = DType::f32, Loc loc = Loc::current());
+/// 0, 1, ..., end - 1 (i64), or start, start + step, ... below end.
+Tensor arange(int64_t end, DType dtype = DType::i64, Loc loc = Loc::current());
+Tensor arange(int64_t start, int64_t end, int64_t step = 1, DType dtype = DType::i64,
+              Loc loc = Loc::current());
+/// Standard normal / uniform [0, 1) numbers from the global generator (see
+/// manual_seed).
+Tensor randn(const Shape &shape, DType dtype = DType::f32, Loc loc = Loc::current());
+Tensor rand(const Shape &shape, DType dtype = DType::f32, Loc loc = Loc::current());
+/// A tensor holding `values` (row-major) with the given shape; the dtype
+/// follows T (float -> f32, double -> f32, int32_t -> i32, int64_t -> i64,
+/// bool -> bool) unless given.
+template <typename T>
+Tensor from_vector(const std::vector<T> &values, const Shape &shape,
+                   std::optional<DType> dtype = std::nullopt, Loc loc = Loc::current());
+/// Seeds the global random generator (Philox, counter-based).
+void manual_seed(uint64_t seed);
+
+// Free-function forms of the ops.
+Tensor matmul(const Tensor &a, const Tensor &b, Loc loc = Loc::current());
+Tensor exp(const Tensor &x, Loc loc = Loc::current());
+Tensor log(const Tensor &x, Loc loc = Loc::current());
+Tensor tanh(const Tensor &x, Loc loc = Loc::current());
+Tensor sqrt(const Tensor &x, Loc loc = Loc::current());
+Tensor rsqrt(const Tensor &x, Loc loc = Loc::current());
+Tensor abs(const Tensor &x, Loc loc = Loc::current());
+Tensor relu(const Tensor &x, Loc loc = Loc::current());
+Tensor sigmoid(const Tensor &x, Loc loc = Loc::current());
+Tensor erf(const Tensor &x, Loc loc = Loc::current());
+Tensor pow(const Tensor &x, double exponent, Loc loc = Loc::current());
+Tensor pow(const Tensor &x, const Tensor &exponent, Loc loc = Loc::current());
+Tensor maximum(const Tensor &a, const Tensor &b, Loc loc = Loc::current());
+Tensor minimum(const Tensor &a, const Tensor &b, Loc loc = Loc::current());
+/// Elementwise `condition ? a : b`, broadcasting all three.
+Tensor where(const Tensor &condition, const Tensor &a, const Tensor &b, Loc loc = Loc::current());
+Tensor masked_fill(const Tensor &x, const Tensor &mask, double value, Loc loc = Loc::current());
+Tensor cat(const std::vector<Tensor> &tensors, int64_t dim = 0, Loc loc = Loc::current());
+Tensor stack(const std::vector<Tensor> &tensors, int64_t dim = 0, Loc loc = Loc::current());
+Tensor sum(const Tensor &x, const std::vector<int64_t> &dims = {}, bool keepdim = false,
+           Loc loc = Loc::current());
+Tensor mean(const Tensor &x, const std::vector<int64_t> &dims = {}, bool keepdim = false,
+            Loc loc = Loc::current());
+Tensor amax(const Tensor &x, const std::vector<int64_t> &dims = {}, bool keepdim = false,
+            Loc loc = Loc::current());
+Tensor argmax(const Tensor &x, int64_t dim, bool keepdim = false, Loc loc = Loc::current());
+Tensor transpose(const Tensor &x, int64_t dim0, int64_t dim1, Loc loc = Loc::current());
+Tensor permute(const Tensor &x, const std::vector<int64_t> &dims, Loc loc = Loc::current());
+Tensor reshape(const Tensor &x, const Shape &shape, Loc loc = Loc::current());
+
+/// Computes every pending tensor that is still referenced and cuts the graph
+/// behind it: the end of one training step.
+void mark_step();
+
+/// While alive, ops record no gradient functions (as torch::NoGradGuard).
+class NoGradGuard {
+public:
+  NoGradGuard();
+  ~NoGradGuard();
+  NoGradGuard(const NoGradGuard &) = delete;
+  NoGradGuard &operator=(const NoGradGuard &) = delete;
+
+private:
+  bool previous_;
+};
+
+/// Whether ops currently record gradient functions.
+bool grad_enabled();
+
+} // namespace sinter
+
+#endif // SINTER_TENSOR_H

@@ -1,0 +1,148 @@
+//===- Autograd.cpp - reverse-mode differentiation over the lazy graph ----===//
+//
+// As in PyTorch: an op whose inputs require gradients records a GradFn, and
+// backward() walks those functions from the loss in reverse topological
+// order, summing the gradients that reach each tensor and accumulating into
+// the .grad of leaves. The gradient ops are recorded lazily like any other,
+// so the backward pass joins the step's graph instead of running at once.
+//
+//===----------------------------------------------------------------------===//
+#include "TensorImpl.h"
+#include "sinter/Error.h"
+
+#include "Format.h"
+
+#include <unordered_map>
+#include <unordered_set>
+
+namespace sinter {
+
+void detail::attachGrad(Tensor &result, std::string_view name, const std::vector<Tensor> &inputs,
+                        std::function<std::vector<Tensor>(const Tensor &)> backward, Loc loc) {
+  if (!grad_enabled())
+    return;
+  bool any = false;
+  auto fn = std::make_shared<GradFn>();
+  for (const Tensor &input : inputs) {
+    bool needs = input.defined() && input.impl()->requiresGrad;
+    any = any || needs;
+    fn->inputs.push_back(needs ? input.impl() : nullptr);
+  }
+  if (!any)
+    return;
+  fn->name = name;
+  fn->loc = loc;
+  fn->backward = std::move(backward);
+  result.impl()->requiresGrad = true;
+  result.impl()->gradFn = std::move(fn);
+}
+
+Tensor &Tensor::requires_grad_(bool enabled, Loc loc) {
+  SINTER_CHECK(defined(), loc, "requires_grad_: the tensor is undefined");
+  SINTER_CHECK(isFloatingPoint(dtype()), loc,
+               cat("requires_grad_: only floating-point tensors can require gradients, "
+                   "this one is ",
+                   name(dtype())));
+  SINTER_CHECK(is_leaf() || enabled, loc,
+               "requires_grad_(false) on a non-leaf tensor; use detach() instead");
+  impl()->requiresGrad = enabled;
+  return *this;
+}
+
+bool Tensor::requires_grad() const { return defined() && impl()->requiresGrad; }
+bool Tensor::is_leaf() const { return !defined() || impl()->gradFn == nullptr; }
+
+Tensor Tensor::grad() const {
+  if (!defined() || !impl()->grad)
+    return Tensor();
+  return Tensor(impl()->grad);
+}
+
+void Tensor::set_grad(const Tensor &grad) const {
+  if (defined())
+    impl()->grad = grad.impl();
+}
+
+Tensor Tensor::detach() const {
+  if (!defined())
+    return Tensor();
+  auto impl = std::make_shared<TensorImpl>();
+  impl->node = this->impl()->node;
+  return Tensor(std::move(impl));
+}
+
+void Tensor::backward(const Tensor &gradient, Loc loc) const {
+  SINTER_CHECK(defined(), loc, "backward: the tensor is undefined");
+  SINTER_CHECK(requires_grad(), loc,
+               "backward: the tensor does not require grad (no input of the ops that made it "
+               "called requires_grad_())");
+  Tensor seed = gradient;
+  if (!seed.defined()) {
+    SINTER_CHECK(numel() == 1, loc,
+                 cat("backward: the tensor has shape ", sinter::toString(shape()),
+                     "; pass a gradient of that shape, or call backward() on a "
+                     "one-element loss"));
+    seed = ones(shape(), dtype(), loc);
+  }
+  SINTER_CHECK(seed.shape() == shape(), loc,
+               cat("backward: the gradient has shape ", sinter::toString(seed.shape()),
+                   " but the tensor has shape ", sinter::toString(shape())));
+
+  // Reverse topological order of the tensors that lead to this one.
+  std::vector<TensorImpl *> order;
+  std::unordered_set<TensorImpl *> visited;
+  std::vector<std::pair<TensorImpl *, bool>> stack = {{impl().get(), false}};
+  while (!stack.empty()) {
+    auto [node, done] = stack.back();
+    stack.pop_back();
+    if (done) {
+      order.push_back(node);
+      continue;
+    }
+    if (!visited.insert(node).second)
+      continue;
+    stack.push_back({node, true});
+    if (node->gradFn)
+      for (const std::shared_ptr<TensorImpl> &input : node->gradFn->inputs)
+        if (input && !visited.count(input.get()))
+          stack.push_back({input.get(), false});
+  }
+
+  std::unordered_map<TensorImpl *, Tensor> grads;
+  grads[impl().get()] = seed;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    TensorImpl *node = *it;
+    auto found = grads.find(node);
+    if (found == grads.end())
+      continue;
+    Tensor g = found->second;
+    if (!node->gradFn) {
+      // A leaf: accumulate, as PyTorch does across backward() calls.
+      Tensor accumulated = node->grad ? Tensor(node->grad) + g : g.detach();
+      node->grad = accumulated.impl();
+      continue;
+    }
+    const GradFn &fn = *node->gradFn;
+    std::vector<Tensor> inputGrads;
+    {
+      NoGradGuard noHigherOrder; // gradients of gradients are not recorded
+      inputGrads = fn.backward(g);
+    }
+    for (size_t i = 0; i < fn.inputs.size(); ++i) {
+      if (!fn.inputs[i] || i >= inputGrads.size() || !inputGrads[i].defined())
+        continue;
+      TensorImpl *input = fn.inputs[i].get();
+      // A mismatch here is a bug in a gradient formula, not a user error.
+      SINTER_CHECK(inputGrads[i].shape() == input->node->shape, fn.loc,
+                   cat("internal error: the gradient of ", fn.name, " for input #", i,
+                       " has shape ", sinter::toString(inputGrads[i].shape()),
+                       " but the input has shape ", sinter::toString(input->node->shape)));
+      auto [slot, inserted] = grads.try_emplace(input, inputGrads[i]);
+      if (!inserted)
+        slot->second = slot->second + inputGrads[i];
+    }
+    grads.erase(found);
+  }
+}
+
+} // namespace sinter

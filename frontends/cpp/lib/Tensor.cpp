@@ -1,0 +1,225 @@
+//===- Tensor.cpp - tensor handles, creation, evaluation, mark_step -------===//
+#include "TensorImpl.h"
+#include "sinter/Error.h"
+
+#include "Format.h"
+
+#include <atomic>
+#include <cmath>
+#include <mutex>
+#include <sstream>
+
+namespace sinter {
+namespace {
+
+// Every TensorImpl ever made, so that mark_step() can find the live ones.
+// Expired entries are swept when the list doubles.
+struct LiveTensors {
+  std::mutex mutex;
+  std::vector<std::weak_ptr<TensorImpl>> tensors;
+  size_t sweepAt = 1024;
+};
+
+LiveTensors &liveTensors() {
+  static LiveTensors *live = new LiveTensors();
+  return *live;
+}
+
+void registerTensor(const std::shared_ptr<TensorImpl> &impl) {
+  LiveTensors &live = liveTensors();
+  std::lock_guard<std::mutex> lock(live.mutex);
+  if (live.tensors.size() >= live.sweepAt) {
+    std::erase_if(live.tensors, [](const std::weak_ptr<TensorImpl> &t) { return t.expired(); });
+    live.sweepAt = std::max<size_t>(1024, 2 * live.tensors.size());
+  }
+  live.tensors.push_back(impl);
+}
+
+std::atomic<uint64_t> globalSeed{0x5EED5EEDull};
+std::atomic<uint64_t> nextStream{0};
+thread_local bool gradMode = true;
+
+const TensorImpl &implOf(const Tensor &tensor, Loc loc) {
+  SINTER_CHECK(tensor.defined(), loc, "the tensor is undefined");
+  return *tensor.impl();
+}
+
+template <typename T> DType dtypeOf() {
+  if constexpr (std::is_same_v<T, bool>)
+    return DType::boolean;
+  else if constexpr (std::is_same_v<T, int32_t>)
+    return DType::i32;
+  else if constexpr (std::is_same_v<T, int64_t>)
+    return DType::i64;
+  else
+    return DType::f32;
+}
+
+} // namespace
+
+Tensor detail::record(lazy::Op op, lazy::Attrs attrs, std::vector<lazy::NodePtr> operands,
+                      Shape shape, DType dtype, Device device, Loc loc) {
+  auto node = std::make_shared<lazy::Node>();
+  node->op = op;
+  node->attrs = std::move(attrs);
+  node->operands = std::move(operands);
+  node->shape = std::move(shape);
+  node->dtype = dtype;
+  node->device = device;
+  node->loc = loc;
+  auto impl = std::make_shared<TensorImpl>();
+  impl->node = std::move(node);
+  registerTensor(impl);
+  return Tensor(std::move(impl));
+}
+
+Tensor detail::fromValue(std::shared_ptr<const lazy::Value> value, Shape shape, DType dtype,
+                         Device device, Loc loc) {
+  Tensor tensor = record(lazy::Op::Data, {}, {}, std::move(shape), dtype, device, loc);
+  tensor.impl()->node->value = std::move(value);
+  return tensor;
+}
+
+const Shape &Tensor::shape() const { return implOf(*this, Loc::current()).node->shape; }
+int64_t Tensor::dim() const { return static_cast<int64_t>(shape().size()); }
+int64_t Tensor::numel() const { return sinter::numel(shape()); }
+DType Tensor::dtype() const { return implOf(*this, Loc::current()).node->dtype; }
+Device Tensor::device() const { return implOf(*this, Loc::current()).node->device; }
+
+int64_t Tensor::size(int64_t d, Loc loc) const {
+  int64_t rank = implOf(*this, loc).node->shape.size();
+  SINTER_CHECK(d >= -rank && d < rank, loc,
+               cat("size: dimension ", d, " is out of range for a tensor of shape ",
+                   sinter::toString(shape())));
+  return shape()[d < 0 ? d + rank : d];
+}
+
+template <typename T> std::vector<T> Tensor::to_vector(Loc loc) const {
+  implOf(*this, loc);
+  std::shared_ptr<const lazy::Value> value = detail::evaluate(*this);
+  std::vector<T> out;
+  out.reserve(value->elements.size());
+  for (double x : value->elements)
+    out.push_back(static_cast<T>(x));
+  return out;
+}
+
+template <typename T> T Tensor::item(Loc loc) const {
+  SINTER_CHECK(implOf(*this, loc).node && numel() == 1, loc,
+               cat("item: the tensor has shape ", sinter::toString(shape()), " (", numel(),
+                   " elements), not one element"));
+  return to_vector<T>(loc)[0];
+}
+
+template <typename T>
+Tensor from_vector(const std::vector<T> &values, const Shape &shape, std::optional<DType> dtype,
+                   Loc loc) {
+  for (int64_t size : shape)
+    SINTER_CHECK(size >= 0, loc, "from_vector: negative size in shape " + toString(shape));
+  SINTER_CHECK(static_cast<int64_t>(values.size()) == numel(shape), loc,
+               cat("from_vector: ", values.size(), " values cannot fill shape ", toString(shape),
+                   " (", numel(shape), " elements)"));
+  DType type = dtype.value_or(dtypeOf<T>());
+  auto value = std::make_shared<lazy::Value>();
+  value->elements.reserve(values.size());
+  for (size_t i = 0; i < values.size(); ++i)
+    value->elements.push_back(detail::roundTo(type, static_cast<double>(values[i])));
+  return detail::fromValue(std::move(value), shape, type, Device::cpu(), loc);
+}
+
+#define SINTER_INSTANTIATE(T)                                                                      \
+  template std::vector<T> Tensor::to_vector<T>(Loc) const;                                         \
+  template T Tensor::item<T>(Loc) const;                                                           \
+  template Tensor from_vector<T>(const std::vector<T> &, const Shape &, std::optional<DType>, Loc);
+SINTER_INSTANTIATE(float)
+SINTER_INSTANTIATE(double)
+SINTER_INSTANTIATE(int32_t)
+SINTER_INSTANTIATE(int64_t)
+SINTER_INSTANTIATE(bool)
+#undef SINTER_INSTANTIATE
+
+namespace {
+void checkShape(const char *op, const Shape &shape, Loc loc) {
+  for (int64_t size : shape)
+    SINTER_CHECK(size >= 0, loc, cat(op, ": negative size in shape ", toString(shape)));
+}
+} // namespace
+
+Tensor full(const Shape &shape, double value, DType dtype, Loc loc) {
+  checkShape("full", shape, loc);
+  lazy::Attrs attrs;
+  attrs.value = detail::roundTo(dtype, value);
+  return detail::record(lazy::Op::Full, std::move(attrs), {}, shape, dtype, Device::cpu(), loc);
+}
+
+Tensor zeros(const Shape &shape, DType dtype, Loc loc) { return full(shape, 0.0, dtype, loc); }
+Tensor ones(const Shape &shape, DType dtype, Loc loc) { return full(shape, 1.0, dtype, loc); }
+
+void manual_seed(uint64_t seed) {
+  globalSeed.store(seed);
+  nextStream.store(0);
+}
+
+static Tensor random(const char *op, const Shape &shape, DType dtype, uint8_t kind, Loc loc) {
+  checkShape(op, shape, loc);
+  SINTER_CHECK(isFloatingPoint(dtype), loc,
+               cat(op, ": dtype must be floating point, got ", name(dtype)));
+  lazy::Attrs attrs;
+  attrs.kind = kind;
+  attrs.seed = globalSeed.load();
+  attrs.axis = static_cast<int64_t>(nextStream.fetch_add(1));
+  return detail::record(lazy::Op::Random, std::move(attrs), {}, shape, dtype, Device::cpu(), loc);
+}
+
+Tensor rand(const Shape &shape, DType dtype, Loc loc) {
+  return random("rand", shape, dtype, 0, loc);
+}
+Tensor randn(const Shape &shape, DType dtype, Loc loc) {
+  return random("randn", shape, dtype, 1, loc);
+}
+
+bool grad_enabled() { return gradMode; }
+NoGradGuard::NoGradGuard() : previous_(gradMode) { gradMode = false; }
+NoGradGuard::~NoGradGuard() { gradMode = previous_; }
+
+void mark_step() {
+  std::vector<std::shared_ptr<TensorImpl>> pending;
+  {
+    LiveTensors &live = liveTensors();
+    std::lock_guard<std::mutex> lock(live.mutex);
+    for (const std::weak_ptr<TensorImpl> &weak : live.tensors)
+      if (std::shared_ptr<TensorImpl> impl = weak.lock(); impl && impl->node->op != lazy::Op::Data)
+        pending.push_back(std::move(impl));
+  }
+  // Compute everything first (shared subgraphs once), then cut the graph:
+  // each live tensor becomes data, and the recorded history is freed.
+  for (const std::shared_ptr<TensorImpl> &impl : pending)
+    detail::evaluate(Tensor(impl));
+  for (const std::shared_ptr<TensorImpl> &impl : pending) {
+    auto data = std::make_shared<lazy::Node>();
+    data->op = lazy::Op::Data;
+    data->shape = impl->node->shape;
+    data->dtype = impl->node->dtype;
+    data->device = impl->node->device;
+    data->loc = impl->node->loc;
+    data->value = impl->node->value;
+    impl->node = std::move(data);
+  }
+}
+
+std::string Tensor::toString() const {
+  if (!defined())
+    return "Tensor(undefined)";
+  std::ostringstream os;
+  os << "Tensor(shape=" << sinter::toString(shape()) << ", dtype=" << name(dtype()) << ", values=[";
+  std::vector<double> values = to_vector<double>();
+  constexpr size_t kShown = 16;
+  for (size_t i = 0; i < values.size() && i < kShown; ++i)
+    os << (i > 0 ? ", " : "") << values[i];
+  if (values.size() > kShown)
+    os << ", ... (" << values.size() << " in all)";
+  os << "])";
+  return os.str();
+}
+
+} // namespace sinter

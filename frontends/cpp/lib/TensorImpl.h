@@ -1,0 +1,61 @@
+//===- TensorImpl.h - what a Tensor handle points to ----------------------===//
+#ifndef SINTER_LIB_TENSORIMPL_H
+#define SINTER_LIB_TENSORIMPL_H
+
+#include "lazy/Node.h"
+#include "sinter/Tensor.h"
+
+#include <functional>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+namespace sinter {
+
+/// The backward function of one recorded op: given the gradient of its
+/// result, returns the gradients of its inputs (undefined where an input
+/// needs none). Backward ops are themselves recorded lazily, so a whole
+/// training step, backward included, is one graph.
+struct GradFn {
+  std::string_view name;
+  std::source_location loc;
+  /// The op's tensor inputs; null where the input needs no gradient.
+  std::vector<std::shared_ptr<TensorImpl>> inputs;
+  std::function<std::vector<Tensor>(const Tensor &gradOutput)> backward;
+};
+
+struct TensorImpl {
+  lazy::NodePtr node;
+  bool requiresGrad = false;
+  /// Null for leaves (tensors the user made, or results recorded without grad).
+  std::shared_ptr<GradFn> gradFn;
+  /// The accumulated gradient of a leaf.
+  std::shared_ptr<TensorImpl> grad;
+};
+
+namespace detail {
+
+/// Records a node and returns a tensor for it. `operands` are the operands'
+/// nodes; shape and dtype are the result's (already checked by the caller).
+Tensor record(lazy::Op op, lazy::Attrs attrs, std::vector<lazy::NodePtr> operands, Shape shape,
+              DType dtype, Device device, Loc loc);
+
+/// A tensor holding computed values.
+Tensor fromValue(std::shared_ptr<const lazy::Value> value, Shape shape, DType dtype, Device device,
+                 Loc loc);
+
+/// When grad mode is on and an input requires a gradient, makes `result`
+/// require one too, with `backward` as its gradient function.
+void attachGrad(Tensor &result, std::string_view name, const std::vector<Tensor> &inputs,
+                std::function<std::vector<Tensor>(const Tensor &)> backward, Loc loc);
+
+/// Computes `tensor` (and what it depends on) on the reference executor.
+std::shared_ptr<const lazy::Value> evaluate(const Tensor &tensor);
+
+/// Rounds `x` to what an element of `dtype` can hold.
+double roundTo(DType dtype, double x);
+
+} // namespace detail
+} // namespace sinter
+
+#endif // SINTER_LIB_TENSORIMPL_H

@@ -1,0 +1,118 @@
+//===- Node.h - the lazy graph: one recorded op ---------------------------===//
+//
+// Note [The lazy graph]
+// Recording must cost well under a microsecond and a graph must hash cheaply
+// for the executable cache, so the lazy graph is plain C++ data, not MLIR:
+// a Node holds its op, attributes, operands (shared, so a graph is a DAG),
+// result shape, dtype, device and the user's source location. Nodes are
+// immutable once recorded, except that `value` is filled in when the node
+// has been computed (and is the whole content of a Data node). The op set is
+// that of the `sinter` dialect, so lowering is one op to one op; composite
+// ops (softmax, layer_norm, cross_entropy, ...) are recorded as primitives.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SINTER_LIB_LAZY_NODE_H
+#define SINTER_LIB_LAZY_NODE_H
+
+#include "sinter/DType.h"
+#include "sinter/Device.h"
+#include "sinter/Shape.h"
+
+#include <cstdint>
+#include <memory>
+#include <source_location>
+#include <string_view>
+#include <vector>
+
+namespace sinter::lazy {
+
+enum class Op : uint8_t {
+  // Sources.
+  Data,   // a materialised value (user data, parameters, computed results)
+  Full,   // every element = attrs.value
+  Iota,   // index along attrs.axis
+  Random, // attrs.kind: 0 uniform [0,1), 1 normal; key (attrs.seed, attrs.axis = stream)
+  // Elementwise unary.
+  Neg,
+  Abs,
+  Exp,
+  Log,
+  Tanh,
+  Sqrt,
+  Rsqrt,
+  Sigmoid,
+  Erf,
+  Not,
+  // Elementwise binary (operands already broadcast to one shape and dtype).
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Max,
+  Min,
+  Pow,
+  And,
+  Or,
+  Compare, // attrs.kind: a CompareKind
+  Select,  // (pred, on_true, on_false)
+  Convert, // to the node's dtype
+  // Layout.
+  Broadcast, // attrs.dims: operand dim i -> result dim dims[i]
+  Reshape,
+  Transpose,  // attrs.dims: result dim i = operand dim dims[i]
+  Slice,      // attrs.dims start, attrs.dims2 limit, attrs.dims3 step
+  Concat,     // along attrs.axis
+  Gather,     // (operand, indices) along attrs.axis
+  ScatterAdd, // (operand, indices, updates) along attrs.axis
+  // Reductions.
+  ReduceSum, // over attrs.dims, attrs.flag = keepdim
+  ReduceMax, // over attrs.dims, attrs.flag = keepdim
+  ArgMax,    // along attrs.axis, attrs.flag = keepdim
+  // Contractions.
+  Matmul, // attrs.flag = transpose lhs, attrs.flag2 = transpose rhs
+};
+
+/// sinter.compare's directions.
+enum class CompareKind : uint8_t { eq, ne, lt, le, gt, ge };
+
+/// The op's name in messages and in the dialect ("add", "reduce_sum", ...).
+std::string_view name(Op op);
+
+/// Attributes of every op kind; each op uses the fields its comment in Op
+/// names and leaves the rest at their defaults (so hashing can read all).
+struct Attrs {
+  std::vector<int64_t> dims;
+  std::vector<int64_t> dims2;
+  std::vector<int64_t> dims3;
+  int64_t axis = 0;
+  uint64_t seed = 0;
+  double value = 0;
+  uint8_t kind = 0;
+  bool flag = false;
+  bool flag2 = false;
+};
+
+/// The computed elements of a node. The reference executor keeps every
+/// element as a double already rounded to the node's dtype (f16/bf16/f32
+/// rounding, integer wrap-around, bool as 0/1).
+struct Value {
+  std::vector<double> elements;
+};
+
+struct Node {
+  Op op;
+  Attrs attrs;
+  std::vector<std::shared_ptr<Node>> operands;
+  Shape shape;
+  DType dtype = DType::f32;
+  Device device = Device::cpu();
+  std::source_location loc;
+  /// Filled in once computed; always set for Data.
+  std::shared_ptr<const Value> value;
+};
+
+using NodePtr = std::shared_ptr<Node>;
+
+} // namespace sinter::lazy
+
+#endif // SINTER_LIB_LAZY_NODE_H

@@ -1,0 +1,441 @@
+//===- Primitives.cpp - recording the dialect's ops, with their gradients -===//
+#include "Primitives.h"
+
+#include <cmath>
+#include <numbers>
+#include <numeric>
+
+namespace sinter::prim {
+namespace {
+
+using lazy::Op;
+
+Tensor rec(Op op, lazy::Attrs attrs, const std::vector<Tensor> &inputs, Shape shape, DType dtype,
+           Loc loc) {
+  std::vector<lazy::NodePtr> operands;
+  operands.reserve(inputs.size());
+  for (const Tensor &input : inputs)
+    operands.push_back(input.impl()->node);
+  Device device = inputs.empty() ? Device::cpu() : inputs.front().device();
+  return detail::record(op, std::move(attrs), std::move(operands), std::move(shape), dtype, device,
+                        loc);
+}
+
+Tensor fullOf(const Shape &shape, DType dtype, double value, Loc loc) {
+  lazy::Attrs attrs;
+  attrs.value = value;
+  return rec(Op::Full, std::move(attrs), {}, shape, dtype, loc);
+}
+
+Tensor mul(const Tensor &a, const Tensor &b, Loc loc) { return binary(Op::Mul, a, b, loc); }
+Tensor sub(const Tensor &a, const Tensor &b, Loc loc) { return binary(Op::Sub, a, b, loc); }
+Tensor div(const Tensor &a, const Tensor &b, Loc loc) { return binary(Op::Div, a, b, loc); }
+Tensor scale(const Tensor &a, double c, Loc loc) { return mul(a, fullLike(a, c, loc), loc); }
+Tensor choose(const Tensor &pred, const Tensor &a, const Tensor &b, Loc loc) {
+  return select(pred, a, b, loc);
+}
+Tensor zerosLike(const Tensor &x, Loc loc) { return fullLike(x, 0.0, loc); }
+
+/// The gradient of a broadcast back to its operand's shape: sums over every
+/// result dimension the operand did not have or had with size 1.
+Tensor unbroadcast(const Tensor &g, const Shape &operandShape, const std::vector<int64_t> &dims,
+                   Loc loc) {
+  std::vector<bool> kept(g.dim(), false);
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (operandShape[i] == g.shape()[dims[i]])
+      kept[dims[i]] = true;
+  std::vector<int64_t> summed;
+  for (int64_t d = 0; d < g.dim(); ++d)
+    if (!kept[d])
+      summed.push_back(d);
+  Tensor reduced = summed.empty() ? g : reduceSum(g, summed, false, loc);
+  return reduced.shape() == operandShape ? reduced : prim::reshape(reduced, operandShape, loc);
+}
+
+/// `g` placed back at the positions a slice took from a tensor of `shape`,
+/// zeros elsewhere.
+Tensor unslice(Tensor g, const Shape &shape, const std::vector<int64_t> &start,
+               const std::vector<int64_t> &step, Loc loc) {
+  for (int64_t d = 0; d < g.dim(); ++d) {
+    int64_t taken = g.shape()[d];
+    if (taken == shape[d])
+      continue;
+    if (step[d] > 1 && taken > 0) {
+      // Interleave step - 1 zeros after each element: [m] -> [m, step] -> [m * step].
+      Shape wide = g.shape();
+      wide.insert(wide.begin() + d + 1, 1);
+      Tensor column = prim::reshape(g, wide, loc);
+      Shape gapShape = wide;
+      gapShape[d + 1] = step[d] - 1;
+      Tensor spread = concat({column, fullOf(gapShape, g.dtype(), 0.0, loc)}, d + 1, loc);
+      Shape flat = g.shape();
+      flat[d] = taken * step[d];
+      g = prim::reshape(spread, flat, loc);
+      int64_t span = std::min(flat[d], shape[d] - start[d]);
+      std::vector<int64_t> from(g.dim(), 0), to = g.shape(), unit(g.dim(), 1);
+      to[d] = span;
+      g = slice(g, from, to, unit, loc);
+    }
+    std::vector<Tensor> parts;
+    Shape before = g.shape(), after = g.shape();
+    before[d] = start[d];
+    after[d] = shape[d] - start[d] - g.shape()[d];
+    if (before[d] > 0)
+      parts.push_back(fullOf(before, g.dtype(), 0.0, loc));
+    parts.push_back(g);
+    if (after[d] > 0)
+      parts.push_back(fullOf(after, g.dtype(), 0.0, loc));
+    g = parts.size() == 1 ? g : concat(parts, d, loc);
+  }
+  return g;
+}
+
+Shape keepdimShape(const Shape &shape, const std::vector<int64_t> &dims) {
+  Shape kept = shape;
+  for (int64_t d : dims)
+    kept[d] = 1;
+  return kept;
+}
+
+Shape reducedShape(const Shape &shape, const std::vector<int64_t> &dims, bool keepdim) {
+  Shape result;
+  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d) {
+    bool reduced = std::find(dims.begin(), dims.end(), d) != dims.end();
+    if (!reduced)
+      result.push_back(shape[d]);
+    else if (keepdim)
+      result.push_back(1);
+  }
+  return result;
+}
+
+std::vector<int64_t> identityDims(int64_t rank) {
+  std::vector<int64_t> dims(rank);
+  std::iota(dims.begin(), dims.end(), 0);
+  return dims;
+}
+
+Tensor swapLastTwo(const Tensor &x, Loc loc) {
+  std::vector<int64_t> perm = identityDims(x.dim());
+  std::swap(perm[x.dim() - 1], perm[x.dim() - 2]);
+  return transpose(x, perm, loc);
+}
+
+} // namespace
+
+Tensor fullLike(const Tensor &like, double value, Loc loc) {
+  return fullOf(like.shape(), like.dtype(), detail::roundTo(like.dtype(), value), loc);
+}
+
+Tensor iota(const Shape &shape, int64_t axis, DType dtype, Loc loc) {
+  lazy::Attrs attrs;
+  attrs.axis = axis;
+  return rec(Op::Iota, std::move(attrs), {}, shape, dtype, loc);
+}
+
+Tensor unary(Op op, const Tensor &x, Loc loc) {
+  Tensor y = rec(op, {}, {x}, x.shape(), x.dtype(), loc);
+  auto backward = [op, x, y, loc](const Tensor &g) -> std::vector<Tensor> {
+    switch (op) {
+    case Op::Neg:
+      return {unary(Op::Neg, g, loc)};
+    case Op::Abs: {
+      Tensor zero = zerosLike(x, loc);
+      return {choose(
+          compare(lazy::CompareKind::gt, x, zero, loc), g,
+          choose(compare(lazy::CompareKind::lt, x, zero, loc), unary(Op::Neg, g, loc), zero, loc),
+          loc)};
+    }
+    case Op::Exp:
+      return {mul(g, y, loc)};
+    case Op::Log:
+      return {div(g, x, loc)};
+    case Op::Tanh:
+      return {mul(g, sub(fullLike(y, 1.0, loc), mul(y, y, loc), loc), loc)};
+    case Op::Sqrt:
+      return {div(scale(g, 0.5, loc), y, loc)};
+    case Op::Rsqrt:
+      return {mul(scale(g, -0.5, loc), mul(y, mul(y, y, loc), loc), loc)};
+    case Op::Sigmoid:
+      return {mul(g, mul(y, sub(fullLike(y, 1.0, loc), y, loc), loc), loc)};
+    case Op::Erf:
+      return {mul(scale(g, 2.0 / std::sqrt(std::numbers::pi), loc),
+                  unary(Op::Exp, unary(Op::Neg, mul(x, x, loc), loc), loc), loc)};
+    default:
+      return {};
+    }
+  };
+  detail::attachGrad(y, lazy::name(op), {x}, backward, loc);
+  return y;
+}
+
+Tensor binary(Op op, const Tensor &a, const Tensor &b, Loc loc) {
+  Tensor y = rec(op, {}, {a, b}, a.shape(), a.dtype(), loc);
+  auto backward = [op, a, b, y, loc](const Tensor &g) -> std::vector<Tensor> {
+    switch (op) {
+    case Op::Add:
+      return {g, g};
+    case Op::Sub:
+      return {g, unary(Op::Neg, g, loc)};
+    case Op::Mul:
+      return {mul(g, b, loc), mul(g, a, loc)};
+    case Op::Div:
+      return {div(g, b, loc), unary(Op::Neg, div(mul(g, y, loc), b, loc), loc)};
+    case Op::Max:
+    case Op::Min: {
+      // Ties split the gradient evenly, as PyTorch's maximum/minimum do.
+      auto wins = op == Op::Max ? lazy::CompareKind::gt : lazy::CompareKind::lt;
+      Tensor zero = zerosLike(g, loc), half = scale(g, 0.5, loc);
+      Tensor tie = compare(lazy::CompareKind::eq, a, b, loc);
+      return {choose(compare(wins, a, b, loc), g, choose(tie, half, zero, loc), loc),
+              choose(compare(wins, b, a, loc), g, choose(tie, half, zero, loc), loc)};
+    }
+    case Op::Pow:
+      return {mul(g, mul(b, binary(Op::Pow, a, sub(b, fullLike(b, 1.0, loc), loc), loc), loc), loc),
+              mul(g, mul(y, unary(Op::Log, a, loc), loc), loc)};
+    default:
+      return {};
+    }
+  };
+  detail::attachGrad(y, lazy::name(op), {a, b}, backward, loc);
+  return y;
+}
+
+Tensor compare(lazy::CompareKind kind, const Tensor &a, const Tensor &b, Loc loc) {
+  lazy::Attrs attrs;
+  attrs.kind = static_cast<uint8_t>(kind);
+  return rec(Op::Compare, std::move(attrs), {a, b}, a.shape(), DType::boolean, loc);
+}
+
+Tensor select(const Tensor &pred, const Tensor &a, const Tensor &b, Loc loc) {
+  Tensor y = rec(Op::Select, {}, {pred, a, b}, a.shape(), a.dtype(), loc);
+  detail::attachGrad(
+      y, "select", {pred, a, b},
+      [pred, loc](const Tensor &g) -> std::vector<Tensor> {
+        Tensor zero = zerosLike(g, loc);
+        return {Tensor(), choose(pred, g, zero, loc), choose(pred, zero, g, loc)};
+      },
+      loc);
+  return y;
+}
+
+Tensor convert(const Tensor &x, DType dtype, Loc loc) {
+  Tensor y = rec(Op::Convert, {}, {x}, x.shape(), dtype, loc);
+  if (isFloatingPoint(dtype))
+    detail::attachGrad(
+        y, "convert", {x},
+        [from = x.dtype(), loc](const Tensor &g) -> std::vector<Tensor> {
+          return {convert(g, from, loc)};
+        },
+        loc);
+  return y;
+}
+
+Tensor broadcast(const Tensor &x, const Shape &shape, std::vector<int64_t> dims, Loc loc) {
+  lazy::Attrs attrs;
+  attrs.dims = dims;
+  Tensor y = rec(Op::Broadcast, std::move(attrs), {x}, shape, x.dtype(), loc);
+  detail::attachGrad(
+      y, "broadcast_in_dim", {x},
+      [from = x.shape(), dims, loc](const Tensor &g) -> std::vector<Tensor> {
+        return {unbroadcast(g, from, dims, loc)};
+      },
+      loc);
+  return y;
+}
+
+Tensor reshape(const Tensor &x, const Shape &shape, Loc loc) {
+  Tensor y = rec(Op::Reshape, {}, {x}, shape, x.dtype(), loc);
+  detail::attachGrad(
+      y, "reshape", {x},
+      [from = x.shape(), loc](const Tensor &g) -> std::vector<Tensor> {
+        return {prim::reshape(g, from, loc)};
+      },
+      loc);
+  return y;
+}
+
+Tensor transpose(const Tensor &x, std::vector<int64_t> perm, Loc loc) {
+  Shape shape;
+  for (int64_t p : perm)
+    shape.push_back(x.shape()[p]);
+  lazy::Attrs attrs;
+  attrs.dims = perm;
+  Tensor y = rec(Op::Transpose, std::move(attrs), {x}, shape, x.dtype(), loc);
+  detail::attachGrad(
+      y, "transpose", {x},
+      [perm, loc](const Tensor &g) -> std::vector<Tensor> {
+        std::vector<int64_t> inverse(perm.size());
+        for (size_t i = 0; i < perm.size(); ++i)
+          inverse[perm[i]] = static_cast<int64_t>(i);
+        return {transpose(g, inverse, loc)};
+      },
+      loc);
+  return y;
+}
+
+Tensor slice(const Tensor &x, std::vector<int64_t> start, std::vector<int64_t> limit,
+             std::vector<int64_t> step, Loc loc) {
+  Shape shape;
+  for (int64_t d = 0; d < x.dim(); ++d)
+    shape.push_back((limit[d] - start[d] + step[d] - 1) / step[d]);
+  lazy::Attrs attrs;
+  attrs.dims = start;
+  attrs.dims2 = limit;
+  attrs.dims3 = step;
+  Tensor y = rec(Op::Slice, std::move(attrs), {x}, shape, x.dtype(), loc);
+  detail::attachGrad(
+      y, "slice", {x},
+      [from = x.shape(), start, step, loc](const Tensor &g) -> std::vector<Tensor> {
+        return {unslice(g, from, start, step, loc)};
+      },
+      loc);
+  return y;
+}
+
+Tensor concat(const std::vector<Tensor> &xs, int64_t axis, Loc loc) {
+  Shape shape = xs.front().shape();
+  for (size_t i = 1; i < xs.size(); ++i)
+    shape[axis] += xs[i].shape()[axis];
+  lazy::Attrs attrs;
+  attrs.axis = axis;
+  Tensor y = rec(Op::Concat, std::move(attrs), xs, shape, xs.front().dtype(), loc);
+  std::vector<int64_t> sizes;
+  for (const Tensor &x : xs)
+    sizes.push_back(x.shape()[axis]);
+  detail::attachGrad(
+      y, "concat", xs,
+      [sizes, axis, loc](const Tensor &g) -> std::vector<Tensor> {
+        std::vector<Tensor> grads;
+        int64_t offset = 0;
+        for (int64_t size : sizes) {
+          std::vector<int64_t> start(g.dim(), 0), limit = g.shape(), step(g.dim(), 1);
+          start[axis] = offset;
+          limit[axis] = offset + size;
+          grads.push_back(slice(g, start, limit, step, loc));
+          offset += size;
+        }
+        return grads;
+      },
+      loc);
+  return y;
+}
+
+Tensor gather(const Tensor &x, const Tensor &indices, int64_t axis, Loc loc) {
+  Shape shape(x.shape().begin(), x.shape().begin() + axis);
+  shape.insert(shape.end(), indices.shape().begin(), indices.shape().end());
+  shape.insert(shape.end(), x.shape().begin() + axis + 1, x.shape().end());
+  lazy::Attrs attrs;
+  attrs.axis = axis;
+  Tensor y = rec(Op::Gather, std::move(attrs), {x, indices}, shape, x.dtype(), loc);
+  detail::attachGrad(
+      y, "gather", {x, indices},
+      [x, indices, axis, loc](const Tensor &g) -> std::vector<Tensor> {
+        return {scatterAdd(zerosLike(x, loc), indices, g, axis, loc), Tensor()};
+      },
+      loc);
+  return y;
+}
+
+Tensor scatterAdd(const Tensor &x, const Tensor &indices, const Tensor &updates, int64_t axis,
+                  Loc loc) {
+  lazy::Attrs attrs;
+  attrs.axis = axis;
+  Tensor y =
+      rec(Op::ScatterAdd, std::move(attrs), {x, indices, updates}, x.shape(), x.dtype(), loc);
+  detail::attachGrad(
+      y, "scatter_add", {x, indices, updates},
+      [indices, axis, loc](const Tensor &g) -> std::vector<Tensor> {
+        return {g, Tensor(), gather(g, indices, axis, loc)};
+      },
+      loc);
+  return y;
+}
+
+Tensor reduceSum(const Tensor &x, std::vector<int64_t> dims, bool keepdim, Loc loc) {
+  Shape kept = keepdimShape(x.shape(), dims), shape = reducedShape(x.shape(), dims, keepdim);
+  lazy::Attrs attrs;
+  attrs.dims = dims;
+  attrs.flag = keepdim;
+  Tensor y = rec(Op::ReduceSum, std::move(attrs), {x}, shape, x.dtype(), loc);
+  detail::attachGrad(
+      y, "reduce_sum", {x},
+      [from = x.shape(), kept, loc](const Tensor &g) -> std::vector<Tensor> {
+        Tensor gk = g.shape() == kept ? g : prim::reshape(g, kept, loc);
+        return {broadcast(gk, from, identityDims(static_cast<int64_t>(from.size())), loc)};
+      },
+      loc);
+  return y;
+}
+
+Tensor reduceMax(const Tensor &x, std::vector<int64_t> dims, bool keepdim, Loc loc) {
+  Shape kept = keepdimShape(x.shape(), dims), shape = reducedShape(x.shape(), dims, keepdim);
+  lazy::Attrs attrs;
+  attrs.dims = dims;
+  attrs.flag = keepdim;
+  Tensor y = rec(Op::ReduceMax, std::move(attrs), {x}, shape, x.dtype(), loc);
+  detail::attachGrad(
+      y, "reduce_max", {x},
+      [x, y, dims, kept, loc](const Tensor &g) -> std::vector<Tensor> {
+        // Ties share the gradient evenly, as PyTorch's amax does.
+        std::vector<int64_t> all = identityDims(x.dim());
+        Tensor yk = y.shape() == kept ? y : prim::reshape(y, kept, loc);
+        Tensor gk = g.shape() == kept ? g : prim::reshape(g, kept, loc);
+        Tensor mask =
+            convert(compare(lazy::CompareKind::eq, x, broadcast(yk, x.shape(), all, loc), loc),
+                    x.dtype(), loc);
+        Tensor count = reduceSum(mask, dims, true, loc);
+        return {mul(mask, broadcast(div(gk, count, loc), x.shape(), all, loc), loc)};
+      },
+      loc);
+  return y;
+}
+
+Tensor argmax(const Tensor &x, int64_t axis, bool keepdim, Loc loc) {
+  Shape shape;
+  for (int64_t d = 0; d < x.dim(); ++d)
+    if (d != axis)
+      shape.push_back(x.shape()[d]);
+    else if (keepdim)
+      shape.push_back(1);
+  lazy::Attrs attrs;
+  attrs.axis = axis;
+  attrs.flag = keepdim;
+  return rec(Op::ArgMax, std::move(attrs), {x}, shape, DType::i64, loc);
+}
+
+Tensor matmul(const Tensor &a, const Tensor &b, bool ta, bool tb, Loc loc) {
+  int64_t rank = a.dim();
+  Shape shape(a.shape().begin(), a.shape().end() - 2);
+  shape.push_back(ta ? a.shape()[rank - 1] : a.shape()[rank - 2]);
+  shape.push_back(tb ? b.shape()[b.dim() - 2] : b.shape()[b.dim() - 1]);
+  lazy::Attrs attrs;
+  attrs.flag = ta;
+  attrs.flag2 = tb;
+  Tensor y = rec(Op::Matmul, std::move(attrs), {a, b}, shape, a.dtype(), loc);
+  detail::attachGrad(
+      y, "matmul", {a, b},
+      [a, b, ta, tb, loc](const Tensor &g) -> std::vector<Tensor> {
+        // y = op(a) op(b): d op(a) = g op(b)^T and d op(b) = op(a)^T g; a
+        // transposed operand's gradient is the transpose of its op's.
+        Tensor gOpA = matmul(g, b, false, !tb, loc);
+        Tensor ga = ta ? swapLastTwo(gOpA, loc) : gOpA;
+        Tensor gOpB;
+        if (b.dim() == 2 && a.dim() > 2) {
+          // A matrix shared by the batch: its gradient sums over the batch,
+          // so fold the batch into the rows.
+          Tensor opA = ta ? swapLastTwo(a, loc) : a;
+          int64_t k = opA.shape().back(), n = g.shape().back();
+          gOpB = matmul(prim::reshape(opA, {opA.numel() / k, k}, loc),
+                        prim::reshape(g, {g.numel() / n, n}, loc), true, false, loc);
+        } else {
+          gOpB = matmul(a, g, !ta, false, loc);
+        }
+        Tensor gb = tb ? swapLastTwo(gOpB, loc) : gOpB;
+        return {ga, gb};
+      },
+      loc);
+  return y;
+}
+
+} // namespace sinter::prim

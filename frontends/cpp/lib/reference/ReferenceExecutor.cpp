@@ -1,0 +1,446 @@
+//===- ReferenceExecutor.cpp - the oracle: plain loops for every op -------===//
+//
+// Runs a lazy graph with the most obvious C++ loops, one op at a time, on the
+// CPU. It is slow on purpose: it is the reference every faster path (eager
+// and compiled, CPU and GPU) is checked against, so each op reads like its
+// definition. Elements are kept as doubles rounded to the node's dtype after
+// every op (see Note [Reference precision]); reductions add in index order.
+//
+//===----------------------------------------------------------------------===//
+#include "../TensorImpl.h"
+#include "common/philox.h"
+#include "sinter/Error.h"
+#include "sinter/Reference.h"
+
+#include <atomic>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <unordered_set>
+
+namespace sinter {
+namespace {
+
+using lazy::Node;
+using lazy::Op;
+using lazy::Value;
+
+// Note [Reference precision]
+// By default every result is rounded to its dtype, so the reference computes
+// what a real f32/f16/bf16 kernel would (up to summation order). In high
+// precision mode f32 results keep all 53 bits of a double: finite-difference
+// gradient checks need that, and PyTorch's gradcheck runs in float64 too.
+std::atomic<bool> highPrecision{false};
+
+float roundToBf16(float x) {
+  if (std::isnan(x))
+    return x;
+  uint32_t bits = std::bit_cast<uint32_t>(x);
+  uint32_t rounding = 0x7FFFu + ((bits >> 16) & 1u); // to nearest, ties to even
+  bits = (bits + rounding) & 0xFFFF0000u;
+  return std::bit_cast<float>(bits);
+}
+
+std::vector<int64_t> stridesOf(const Shape &shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
+  return strides;
+}
+
+/// The coordinates of flat (row-major) index `index` in `shape`.
+std::vector<int64_t> coordsOf(int64_t index, const Shape &shape) {
+  std::vector<int64_t> coords(shape.size());
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+    coords[d] = index % shape[d];
+    index /= shape[d];
+  }
+  return coords;
+}
+
+int64_t flatIndex(const std::vector<int64_t> &coords, const std::vector<int64_t> &strides) {
+  int64_t index = 0;
+  for (size_t d = 0; d < coords.size(); ++d)
+    index += coords[d] * strides[d];
+  return index;
+}
+
+const std::vector<double> &in(const Node &node, size_t i) {
+  return node.operands[i]->value->elements;
+}
+
+double unary(Op op, double x) {
+  switch (op) {
+  case Op::Neg:
+    return -x;
+  case Op::Abs:
+    return std::fabs(x);
+  case Op::Exp:
+    return std::exp(x);
+  case Op::Log:
+    return std::log(x);
+  case Op::Tanh:
+    return std::tanh(x);
+  case Op::Sqrt:
+    return std::sqrt(x);
+  case Op::Rsqrt:
+    return 1.0 / std::sqrt(x);
+  case Op::Sigmoid:
+    return 1.0 / (1.0 + std::exp(-x));
+  case Op::Erf:
+    return std::erf(x);
+  case Op::Not:
+    return x == 0 ? 1.0 : 0.0;
+  default:
+    break;
+  }
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+double binary(Op op, DType dtype, double a, double b) {
+  switch (op) {
+  case Op::Add:
+    return a + b;
+  case Op::Sub:
+    return a - b;
+  case Op::Mul:
+    return a * b;
+  case Op::Div:
+    if (isFloatingPoint(dtype))
+      return a / b;
+    return b == 0 ? 0.0 : std::trunc(a / b); // integer division; see sinter.div
+  case Op::Max:
+    return std::isnan(a) || std::isnan(b) ? std::numeric_limits<double>::quiet_NaN()
+                                          : std::max(a, b);
+  case Op::Min:
+    return std::isnan(a) || std::isnan(b) ? std::numeric_limits<double>::quiet_NaN()
+                                          : std::min(a, b);
+  case Op::Pow:
+    return std::pow(a, b);
+  case Op::And:
+    return (a != 0 && b != 0) ? 1.0 : 0.0;
+  case Op::Or:
+    return (a != 0 || b != 0) ? 1.0 : 0.0;
+  default:
+    break;
+  }
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+bool compare(lazy::CompareKind kind, double a, double b) {
+  switch (kind) {
+  case lazy::CompareKind::eq:
+    return a == b;
+  case lazy::CompareKind::ne:
+    return a != b;
+  case lazy::CompareKind::lt:
+    return a < b;
+  case lazy::CompareKind::le:
+    return a <= b;
+  case lazy::CompareKind::gt:
+    return a > b;
+  case lazy::CompareKind::ge:
+    return a >= b;
+  }
+  return false;
+}
+
+/// out[i] for a result whose coordinates map to the operand through `map`.
+template <typename MapFn>
+void gatherByCoords(const Node &node, const Shape &operandShape, const std::vector<double> &src,
+                    std::vector<double> &out, MapFn map) {
+  std::vector<int64_t> operandStrides = stridesOf(operandShape);
+  for (int64_t i = 0; i < static_cast<int64_t>(out.size()); ++i) {
+    std::vector<int64_t> coords = coordsOf(i, node.shape);
+    out[i] = src[flatIndex(map(coords), operandStrides)];
+  }
+}
+
+void checkIndex(const Node &node, double index, int64_t size, int64_t axis) {
+  SINTER_CHECK(index >= 0 && index < size, node.loc,
+               "index " + std::to_string(static_cast<int64_t>(index)) +
+                   " is out of range for dimension " + std::to_string(axis) + " of size " +
+                   std::to_string(size) + " (" + std::string(lazy::name(node.op)) + ")");
+}
+
+void matmul(const Node &node, std::vector<double> &out) {
+  const Shape &lhsShape = node.operands[0]->shape, &rhsShape = node.operands[1]->shape;
+  const std::vector<double> &lhs = in(node, 0), &rhs = in(node, 1);
+  bool tl = node.attrs.flag, tr = node.attrs.flag2;
+  int64_t rank = static_cast<int64_t>(lhsShape.size());
+  int64_t m = node.shape[rank - 2], n = node.shape[rank - 1];
+  int64_t k = tl ? lhsShape[rank - 2] : lhsShape[rank - 1];
+  int64_t batch = numel(node.shape) / (m * n);
+  bool sharedRhs = rhsShape.size() == 2 && rank > 2;
+  int64_t lr = lhsShape[rank - 2], lc = lhsShape[rank - 1];
+  int64_t rr = rhsShape[rhsShape.size() - 2], rc = rhsShape[rhsShape.size() - 1];
+  for (int64_t b = 0; b < batch; ++b) {
+    const double *a = lhs.data() + b * lr * lc;
+    const double *w = rhs.data() + (sharedRhs ? 0 : b * rr * rc);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double acc = 0;
+        for (int64_t p = 0; p < k; ++p)
+          acc += (tl ? a[p * lc + i] : a[i * lc + p]) * (tr ? w[j * rc + p] : w[p * rc + j]);
+        out[(b * m + i) * n + j] = acc;
+      }
+  }
+}
+
+/// sum, max or argmax over the reduced dimensions, visiting the operand in
+/// index order (so sums are deterministic and argmax picks the first max).
+void reduce(const Node &node, std::vector<double> &out) {
+  const lazy::Attrs &attrs = node.attrs;
+  const Shape &operandShape = node.operands[0]->shape;
+  const std::vector<double> &x = in(node, 0);
+  std::vector<char> reduced(operandShape.size(), 0);
+  if (node.op == Op::ArgMax)
+    reduced[attrs.axis] = 1;
+  else
+    for (int64_t d : attrs.dims)
+      reduced[d] = 1;
+  Shape keptShape;
+  for (size_t d = 0; d < operandShape.size(); ++d)
+    keptShape.push_back(reduced[d] ? 1 : operandShape[d]);
+  std::vector<int64_t> keptStrides = stridesOf(keptShape);
+  std::vector<char> seen(out.size(), 0);
+  std::vector<double> best(out.size());
+  for (int64_t i = 0; i < static_cast<int64_t>(x.size()); ++i) {
+    std::vector<int64_t> c = coordsOf(i, operandShape);
+    int64_t position = c.empty() ? 0 : c[node.op == Op::ArgMax ? attrs.axis : 0];
+    for (size_t d = 0; d < c.size(); ++d)
+      if (reduced[d])
+        c[d] = 0;
+    int64_t o = flatIndex(c, keptStrides);
+    if (node.op == Op::ReduceSum) {
+      out[o] += x[i];
+    } else if (!seen[o] || x[i] > best[o] || (std::isnan(x[i]) && !std::isnan(best[o]))) {
+      seen[o] = 1;
+      best[o] = x[i];
+      out[o] = node.op == Op::ReduceMax ? x[i] : static_cast<double>(position);
+    }
+  }
+}
+
+/// Computes one node whose operands are computed.
+std::shared_ptr<const Value> compute(const Node &node) {
+  auto value = std::make_shared<Value>();
+  std::vector<double> &out = value->elements;
+  out.assign(numel(node.shape), 0.0);
+  const lazy::Attrs &attrs = node.attrs;
+  switch (node.op) {
+  case Op::Data:
+    SINTER_CHECK(false, node.loc, "internal: a data node has no value");
+    break;
+  case Op::Full:
+    std::fill(out.begin(), out.end(), attrs.value);
+    break;
+  case Op::Iota: {
+    std::vector<int64_t> strides = stridesOf(node.shape);
+    for (int64_t i = 0; i < static_cast<int64_t>(out.size()); ++i)
+      out[i] = static_cast<double>((i / strides[attrs.axis]) % node.shape[attrs.axis]);
+    break;
+  }
+  case Op::Random:
+    for (int64_t i = 0; i < static_cast<int64_t>(out.size()); ++i)
+      out[i] = attrs.kind == 0 ? kernels::philoxUniform(attrs.seed, attrs.axis, i)
+                               : kernels::philoxNormal(attrs.seed, attrs.axis, i);
+    break;
+  case Op::Neg:
+  case Op::Abs:
+  case Op::Exp:
+  case Op::Log:
+  case Op::Tanh:
+  case Op::Sqrt:
+  case Op::Rsqrt:
+  case Op::Sigmoid:
+  case Op::Erf:
+  case Op::Not: {
+    const std::vector<double> &x = in(node, 0);
+    for (size_t i = 0; i < out.size(); ++i)
+      out[i] = unary(node.op, x[i]);
+    break;
+  }
+  case Op::Add:
+  case Op::Sub:
+  case Op::Mul:
+  case Op::Div:
+  case Op::Max:
+  case Op::Min:
+  case Op::Pow:
+  case Op::And:
+  case Op::Or: {
+    const std::vector<double> &a = in(node, 0), &b = in(node, 1);
+    for (size_t i = 0; i < out.size(); ++i)
+      out[i] = binary(node.op, node.dtype, a[i], b[i]);
+    break;
+  }
+  case Op::Compare: {
+    const std::vector<double> &a = in(node, 0), &b = in(node, 1);
+    for (size_t i = 0; i < out.size(); ++i)
+      out[i] = compare(static_cast<lazy::CompareKind>(attrs.kind), a[i], b[i]) ? 1.0 : 0.0;
+    break;
+  }
+  case Op::Select: {
+    const std::vector<double> &p = in(node, 0), &a = in(node, 1), &b = in(node, 2);
+    for (size_t i = 0; i < out.size(); ++i)
+      out[i] = p[i] != 0 ? a[i] : b[i];
+    break;
+  }
+  case Op::Convert:
+    out = in(node, 0);
+    break;
+  case Op::Broadcast: {
+    const Shape &operandShape = node.operands[0]->shape;
+    gatherByCoords(node, operandShape, in(node, 0), out, [&](const std::vector<int64_t> &c) {
+      std::vector<int64_t> src(operandShape.size());
+      for (size_t d = 0; d < src.size(); ++d)
+        src[d] = operandShape[d] == 1 ? 0 : c[attrs.dims[d]];
+      return src;
+    });
+    break;
+  }
+  case Op::Reshape:
+    out = in(node, 0);
+    break;
+  case Op::Transpose: {
+    const Shape &operandShape = node.operands[0]->shape;
+    gatherByCoords(node, operandShape, in(node, 0), out, [&](const std::vector<int64_t> &c) {
+      std::vector<int64_t> src(c.size());
+      for (size_t d = 0; d < c.size(); ++d)
+        src[attrs.dims[d]] = c[d];
+      return src;
+    });
+    break;
+  }
+  case Op::Slice:
+    gatherByCoords(node, node.operands[0]->shape, in(node, 0), out,
+                   [&](const std::vector<int64_t> &c) {
+                     std::vector<int64_t> src(c.size());
+                     for (size_t d = 0; d < c.size(); ++d)
+                       src[d] = attrs.dims[d] + c[d] * attrs.dims3[d];
+                     return src;
+                   });
+    break;
+  case Op::Concat: {
+    std::vector<int64_t> outStrides = stridesOf(node.shape);
+    int64_t offset = 0;
+    for (size_t k = 0; k < node.operands.size(); ++k) {
+      const Node &operand = *node.operands[k];
+      const std::vector<double> &src = operand.value->elements;
+      for (int64_t i = 0; i < static_cast<int64_t>(src.size()); ++i) {
+        std::vector<int64_t> c = coordsOf(i, operand.shape);
+        c[attrs.axis] += offset;
+        out[flatIndex(c, outStrides)] = src[i];
+      }
+      offset += operand.shape[attrs.axis];
+    }
+    break;
+  }
+  case Op::Gather: {
+    const Shape &operandShape = node.operands[0]->shape;
+    const std::vector<double> &indices = in(node, 1);
+    int64_t indexRank = static_cast<int64_t>(node.operands[1]->shape.size());
+    std::vector<int64_t> indexStrides = stridesOf(node.operands[1]->shape);
+    int64_t axis = attrs.axis;
+    gatherByCoords(node, operandShape, in(node, 0), out, [&](const std::vector<int64_t> &c) {
+      std::vector<int64_t> indexCoords(c.begin() + axis, c.begin() + axis + indexRank);
+      double index = indices[flatIndex(indexCoords, indexStrides)];
+      checkIndex(node, index, operandShape[axis], axis);
+      std::vector<int64_t> src(c.begin(), c.begin() + axis);
+      src.push_back(static_cast<int64_t>(index));
+      src.insert(src.end(), c.begin() + axis + indexRank, c.end());
+      return src;
+    });
+    break;
+  }
+  case Op::ScatterAdd: {
+    out = in(node, 0);
+    const Shape &updatesShape = node.operands[2]->shape;
+    const std::vector<double> &indices = in(node, 1), &updates = in(node, 2);
+    int64_t indexRank = static_cast<int64_t>(node.operands[1]->shape.size());
+    std::vector<int64_t> indexStrides = stridesOf(node.operands[1]->shape);
+    std::vector<int64_t> outStrides = stridesOf(node.shape);
+    int64_t axis = attrs.axis;
+    for (int64_t i = 0; i < static_cast<int64_t>(updates.size()); ++i) {
+      std::vector<int64_t> c = coordsOf(i, updatesShape);
+      std::vector<int64_t> indexCoords(c.begin() + axis, c.begin() + axis + indexRank);
+      double index = indices[flatIndex(indexCoords, indexStrides)];
+      checkIndex(node, index, node.shape[axis], axis);
+      std::vector<int64_t> dst(c.begin(), c.begin() + axis);
+      dst.push_back(static_cast<int64_t>(index));
+      dst.insert(dst.end(), c.begin() + axis + indexRank, c.end());
+      out[flatIndex(dst, outStrides)] += updates[i];
+    }
+    break;
+  }
+  case Op::ReduceSum:
+  case Op::ReduceMax:
+  case Op::ArgMax:
+    reduce(node, out);
+    break;
+  case Op::Matmul:
+    matmul(node, out);
+    break;
+  }
+  for (double &x : out)
+    x = detail::roundTo(node.dtype, x);
+  return value;
+}
+
+} // namespace
+
+double detail::roundTo(DType dtype, double x) {
+  switch (dtype) {
+  case DType::f32:
+    return highPrecision.load(std::memory_order_relaxed) ? x : static_cast<float>(x);
+  case DType::f16:
+    return static_cast<double>(static_cast<_Float16>(static_cast<float>(x)));
+  case DType::bf16:
+    return roundToBf16(static_cast<float>(x));
+  case DType::i32:
+    return std::isfinite(x) ? static_cast<double>(static_cast<int32_t>(static_cast<int64_t>(x)))
+                            : 0.0;
+  case DType::i64:
+    return std::isfinite(x) ? static_cast<double>(static_cast<int64_t>(x)) : 0.0;
+  case DType::boolean:
+    return x != 0 ? 1.0 : 0.0;
+  }
+  return x;
+}
+
+std::shared_ptr<const Value> detail::evaluate(const Tensor &tensor) {
+  lazy::NodePtr root = tensor.impl()->node;
+  if (root->value)
+    return root->value;
+  // Iterative post-order: graphs of a training step are deep.
+  std::vector<std::pair<Node *, bool>> stack = {{root.get(), false}};
+  std::unordered_set<Node *> visited;
+  while (!stack.empty()) {
+    auto [node, expanded] = stack.back();
+    stack.pop_back();
+    if (node->value)
+      continue;
+    if (expanded) {
+      node->value = compute(*node);
+      continue;
+    }
+    if (!visited.insert(node).second)
+      continue;
+    stack.push_back({node, true});
+    for (const lazy::NodePtr &operand : node->operands)
+      if (!operand->value)
+        stack.push_back({operand.get(), false});
+  }
+  return root->value;
+}
+
+namespace reference {
+
+HighPrecisionGuard::HighPrecisionGuard() : previous_(highPrecision.exchange(true)) {}
+HighPrecisionGuard::~HighPrecisionGuard() { highPrecision.store(previous_); }
+
+} // namespace reference
+} // namespace sinter

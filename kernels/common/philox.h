@@ -1,0 +1,78 @@
+//===- philox.h - counter-based random numbers (Philox 4x32-10) -----------===//
+//
+// Why counter-based: element i of a random tensor is a pure function of
+// (seed, stream, i), so the same seed gives the same numbers on the CPU
+// reference, the generated CPU kernels and the CUDA kernels, in any order and
+// under any fusion, and a dropout mask recomputed in the backward pass equals
+// the forward one. This header is plain C++ that NVRTC also compiles; the
+// functions are __host__ __device__ under CUDA.
+//
+// The generator is Philox 4x32 with 10 rounds (Salmon et al., "Parallel
+// random numbers: as easy as 1, 2, 3", SC 2011), the one cuRAND and PyTorch
+// use. Sinter's mapping: counter = {i_lo, i_hi, stream_lo, stream_hi},
+// key = {seed_lo, seed_hi}; word 0 gives a uniform number, words 0 and 1 a
+// normal one (Box-Muller).
+//
+//===----------------------------------------------------------------------===//
+#ifndef SINTER_KERNELS_COMMON_PHILOX_H
+#define SINTER_KERNELS_COMMON_PHILOX_H
+
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define SINTER_HOST_DEVICE __host__ __device__
+#else
+#define SINTER_HOST_DEVICE
+#include <cmath>
+#include <cstdint>
+#endif
+
+namespace sinter::kernels {
+
+struct Philox4x32 {
+  uint32_t v[4];
+};
+
+SINTER_HOST_DEVICE inline void philoxMulhilo(uint32_t a, uint32_t b, uint32_t &hi, uint32_t &lo) {
+  uint64_t product = static_cast<uint64_t>(a) * b;
+  hi = static_cast<uint32_t>(product >> 32);
+  lo = static_cast<uint32_t>(product);
+}
+
+/// Philox 4x32-10 of `counter` under `key`.
+SINTER_HOST_DEVICE inline Philox4x32 philox4x32_10(Philox4x32 counter, uint32_t key0,
+                                                   uint32_t key1) {
+  constexpr uint32_t kMul0 = 0xD2511F53u, kMul1 = 0xCD9E8D57u;
+  constexpr uint32_t kWeyl0 = 0x9E3779B9u, kWeyl1 = 0xBB67AE85u;
+  for (int round = 0; round < 10; ++round) {
+    uint32_t hi0, lo0, hi1, lo1;
+    philoxMulhilo(kMul0, counter.v[0], hi0, lo0);
+    philoxMulhilo(kMul1, counter.v[2], hi1, lo1);
+    counter = {{hi1 ^ counter.v[1] ^ key0, lo1, hi0 ^ counter.v[3] ^ key1, lo0}};
+    key0 += kWeyl0;
+    key1 += kWeyl1;
+  }
+  return counter;
+}
+
+/// The four random words of element `index` of stream `stream` under `seed`.
+SINTER_HOST_DEVICE inline Philox4x32 philoxWords(uint64_t seed, uint64_t stream, uint64_t index) {
+  Philox4x32 counter = {{static_cast<uint32_t>(index), static_cast<uint32_t>(index >> 32),
+                         static_cast<uint32_t>(stream), static_cast<uint32_t>(stream >> 32)}};
+  return philox4x32_10(counter, static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
+}
+
+/// A uniform number in [0, 1) with 24 random bits (exact in f32).
+SINTER_HOST_DEVICE inline float philoxUniform(uint64_t seed, uint64_t stream, uint64_t index) {
+  return static_cast<float>(philoxWords(seed, stream, index).v[0] >> 8) * (1.0f / 16777216.0f);
+}
+
+/// A standard normal number (Box-Muller on words 0 and 1).
+SINTER_HOST_DEVICE inline float philoxNormal(uint64_t seed, uint64_t stream, uint64_t index) {
+  Philox4x32 words = philoxWords(seed, stream, index);
+  float u1 = static_cast<float>((words.v[0] >> 8) + 1) * (1.0f / 16777216.0f); // (0, 1]
+  float u2 = static_cast<float>(words.v[1] >> 8) * (1.0f / 16777216.0f);       // [0, 1)
+  return sqrtf(-2.0f * logf(u1)) * cosf(6.283185307179586f * u2);
+}
+
+} // namespace sinter::kernels
+
+#endif // SINTER_KERNELS_COMMON_PHILOX_H
