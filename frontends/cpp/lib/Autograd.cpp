@@ -63,6 +63,19 @@ void Tensor::set_grad(const Tensor &grad) const {
     impl()->grad = grad.impl();
 }
 
+Tensor &Tensor::copy_(const Tensor &source, Loc loc) {
+  SINTER_CHECK(defined() && source.defined(), loc, "copy_: the tensor is undefined");
+  SINTER_CHECK(source.shape() == shape(), loc,
+               cat("copy_: source has shape ", sinter::toString(source.shape()),
+                   " but the tensor has shape ", sinter::toString(shape())));
+  SINTER_CHECK(!(requires_grad() && is_leaf() && grad_enabled()), loc,
+               "copy_: in-place update of a leaf that requires grad; do it under "
+               "sinter::NoGradGuard (as optimizers do)");
+  Tensor value = source.dtype() == dtype() ? source : source.to(dtype(), loc);
+  impl()->node = value.impl()->node;
+  return *this;
+}
+
 Tensor Tensor::detach() const {
   if (!defined())
     return Tensor();
@@ -118,7 +131,7 @@ void Tensor::backward(const Tensor &gradient, Loc loc) const {
     Tensor g = found->second;
     if (!node->gradFn) {
       // A leaf: accumulate, as PyTorch does across backward() calls.
-      Tensor accumulated = node->grad ? Tensor(node->grad) + g : g.detach();
+      Tensor accumulated = node->grad ? Tensor(node->grad) + Operand(g, loc) : g.detach();
       node->grad = accumulated.impl();
       continue;
     }

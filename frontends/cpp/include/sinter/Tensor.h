@@ -110,6 +110,13 @@ public:
   Tensor matmul(const Tensor &other, Loc loc = Loc::current()) const;
   Tensor masked_fill(const Tensor &mask, double value, Loc loc = Loc::current()) const;
 
+  /// Makes this tensor hold `source`'s values (converted to this dtype), in
+  /// place: every handle to this tensor sees them. Only values move: the
+  /// source's autograd history is not recorded, and this tensor keeps its
+  /// requires_grad and grad. REQUIRES: same shape, and grad mode off when this
+  /// is a leaf that requires grad (as PyTorch's in-place update of a parameter).
+  Tensor &copy_(const Tensor &source, Loc loc = Loc::current());
+
   /// Human-readable: shape, dtype and (running what is pending) the values.
   std::string toString() const;
 

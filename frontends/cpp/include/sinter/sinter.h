@@ -14,5 +14,10 @@
 #include "sinter/Shape.h"
 #include "sinter/Tensor.h"
 #include "sinter/Version.h"
+#include "sinter/models/Models.h"
+#include "sinter/nn/Functional.h"
+#include "sinter/nn/Layers.h"
+#include "sinter/nn/Module.h"
+#include "sinter/optim/Optimizer.h"
 
 #endif // SINTER_SINTER_H

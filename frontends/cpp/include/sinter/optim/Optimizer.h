@@ -1,0 +1,135 @@
+//===- Optimizer.h - sinter::optim: optimizers and learning-rate schedules ===//
+//
+// As torch.optim: an optimizer holds parameter handles and per-parameter
+// state; step() records the update lazily and writes it into the parameters
+// in place (copy_), so the update joins the training step's graph and
+// parameters and optimizer state can be donated by the compiled path.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SINTER_OPTIM_OPTIMIZER_H
+#define SINTER_OPTIM_OPTIMIZER_H
+
+#include "sinter/Tensor.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace sinter::optim {
+
+class Optimizer {
+public:
+  Optimizer(std::vector<Tensor> params, double lr, Loc loc);
+  virtual ~Optimizer() = default;
+  /// Updates every parameter that has a gradient.
+  virtual void step(Loc loc = Loc::current()) = 0;
+  /// Clears the gradients (sets them to none, as PyTorch's default).
+  void zero_grad();
+  double lr() const { return lr_; }
+  void set_lr(double lr) { lr_ = lr; }
+  const std::vector<Tensor> &params() const { return params_; }
+
+protected:
+  std::vector<Tensor> params_;
+  double lr_;
+};
+
+struct SGDOptions {
+  double lr = 0.01;
+  double momentum = 0;
+  double dampening = 0;
+  double weight_decay = 0;
+  bool nesterov = false;
+};
+
+/// Stochastic gradient descent with optional (Nesterov) momentum and L2
+/// weight decay, as torch.optim.SGD.
+class SGD : public Optimizer {
+public:
+  SGD(std::vector<Tensor> params, SGDOptions options = {}, Loc loc = Loc::current());
+  void step(Loc loc = Loc::current()) override;
+
+private:
+  SGDOptions options_;
+  std::vector<Tensor> momentum_;
+};
+
+struct AdamOptions {
+  double lr = 1e-3;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  double weight_decay = 0;
+};
+
+/// Adam (weight decay added to the gradient), as torch.optim.Adam.
+class Adam : public Optimizer {
+public:
+  Adam(std::vector<Tensor> params, AdamOptions options = {}, Loc loc = Loc::current());
+  void step(Loc loc = Loc::current()) override;
+
+protected:
+  /// decoupled: AdamW's weight decay (p -= lr * wd * p) instead of Adam's.
+  Adam(std::vector<Tensor> params, AdamOptions options, bool decoupled, Loc loc);
+
+private:
+  AdamOptions options_;
+  bool decoupled_;
+  int64_t steps_ = 0;
+  std::vector<Tensor> exp_avg_, exp_avg_sq_;
+};
+
+/// Adam with decoupled weight decay (default 0.01), as torch.optim.AdamW.
+class AdamW : public Adam {
+public:
+  AdamW(std::vector<Tensor> params, AdamOptions options = {.weight_decay = 1e-2},
+        Loc loc = Loc::current());
+};
+
+/// Scales the gradients of `params` so that their global L2 norm is at most
+/// max_norm; returns the norm before clipping (a lazy scalar tensor).
+Tensor clip_grad_norm_(const std::vector<Tensor> &params, double max_norm,
+                       Loc loc = Loc::current());
+
+/// A learning-rate schedule: step() once per training step sets the
+/// optimizer's lr to lr_at(steps taken).
+class LRScheduler {
+public:
+  explicit LRScheduler(Optimizer &optimizer);
+  virtual ~LRScheduler() = default;
+  void step();
+  /// The learning rate after `step` calls of step().
+  virtual double lr_at(int64_t step) const = 0;
+  int64_t last_step() const { return step_; }
+
+protected:
+  Optimizer &optimizer_;
+  double base_lr_;
+  int64_t step_ = 0;
+};
+
+/// lr * (step + 1) / warmup_steps for the first warmup_steps steps, then lr.
+class LinearWarmup : public LRScheduler {
+public:
+  LinearWarmup(Optimizer &optimizer, int64_t warmup_steps);
+  double lr_at(int64_t step) const override;
+
+private:
+  int64_t warmup_steps_;
+};
+
+/// Linear warmup over warmup_steps, then cosine decay to min_lr at
+/// total_steps (and min_lr after).
+class WarmupCosine : public LRScheduler {
+public:
+  WarmupCosine(Optimizer &optimizer, int64_t warmup_steps, int64_t total_steps,
+               double min_lr = 0.0);
+  double lr_at(int64_t step) const override;
+
+private:
+  int64_t warmup_steps_, total_steps_;
+  double min_lr_;
+};
+
+} // namespace sinter::optim
+
+#endif // SINTER_OPTIM_OPTIMIZER_H

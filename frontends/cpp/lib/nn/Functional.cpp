@@ -1,0 +1,194 @@
+//===- Functional.cpp - sinter::nn::functional ----------------------------===//
+#include "sinter/nn/Functional.h"
+
+#include "../Format.h"
+#include "../ops/Primitives.h"
+#include "sinter/Error.h"
+
+#include <cmath>
+#include <numbers>
+
+namespace sinter::nn::functional {
+namespace {
+
+void checkFloat(const Tensor &x, std::string_view op, Loc loc) {
+  SINTER_CHECK(x.defined(), loc, cat(op, ": the tensor is undefined"));
+  SINTER_CHECK(isFloatingPoint(x.dtype()), loc,
+               cat(op, ": expects a floating-point tensor, got ", name(x.dtype()), " of shape ",
+                   toString(x.shape())));
+}
+
+Tensor reduce(const Tensor &losses, Reduction reduction, Loc loc) {
+  switch (reduction) {
+  case Reduction::mean:
+    return losses.mean({}, false, loc);
+  case Reduction::sum:
+    return losses.sum({}, false, loc);
+  case Reduction::none:
+    return losses;
+  }
+  return losses;
+}
+
+} // namespace
+
+Tensor linear(const Tensor &x, const Tensor &weight, const Tensor &bias, Loc loc) {
+  checkFloat(x, "linear", loc);
+  checkFloat(weight, "linear", loc);
+  SINTER_CHECK(
+      weight.dim() == 2, loc,
+      cat("linear: weight must be [out_features, in_features], got ", toString(weight.shape())));
+  SINTER_CHECK(x.dim() >= 1 && x.shape().back() == weight.shape()[1], loc,
+               cat("linear: input ", toString(x.shape()), " has ",
+                   x.dim() >= 1 ? x.shape().back() : 0, " features but weight ",
+                   toString(weight.shape()), " expects ", weight.shape()[1]));
+  Tensor y = matmul(x, weight.t(loc), loc);
+  if (!bias.defined())
+    return y;
+  SINTER_CHECK(bias.shape() == Shape{weight.shape()[0]}, loc,
+               cat("linear: bias has shape ", toString(bias.shape()), " but weight ",
+                   toString(weight.shape()), " needs [", weight.shape()[0], "]"));
+  return y + Operand(bias, loc);
+}
+
+Tensor relu(const Tensor &x, Loc loc) { return sinter::relu(x, loc); }
+
+Tensor gelu(const Tensor &x, std::string_view approximate, Loc loc) {
+  checkFloat(x, "gelu", loc);
+  if (approximate == "tanh") {
+    constexpr double kC = 0.7978845608028654; // sqrt(2 / pi)
+    Tensor inner = (x + Operand(Scalar(0.044715, loc) * x.pow(3.0, loc), loc)) * Operand(kC, loc);
+    return Scalar(0.5, loc) * x * Operand(Scalar(1.0, loc) + tanh(inner, loc), loc);
+  }
+  SINTER_CHECK(approximate == "none", loc,
+               cat("gelu: approximate must be \"none\" or \"tanh\", got \"", approximate, "\""));
+  return Scalar(0.5, loc) * x *
+         Operand(Scalar(1.0, loc) + erf(x * Operand(1.0 / std::numbers::sqrt2, loc), loc), loc);
+}
+
+Tensor softmax(const Tensor &x, int64_t dim, Loc loc) {
+  checkFloat(x, "softmax", loc);
+  // Shifting by the (constant) maximum changes nothing but the range of exp.
+  Tensor shifted = x - Operand(x.amax({dim}, true, loc).detach(), loc);
+  Tensor e = exp(shifted, loc);
+  return e / Operand(e.sum({dim}, true, loc), loc);
+}
+
+Tensor log_softmax(const Tensor &x, int64_t dim, Loc loc) {
+  checkFloat(x, "log_softmax", loc);
+  Tensor shifted = x - Operand(x.amax({dim}, true, loc).detach(), loc);
+  return shifted - Operand(log(exp(shifted, loc).sum({dim}, true, loc), loc), loc);
+}
+
+Tensor layer_norm(const Tensor &x, const Shape &normalized_shape, const Tensor &weight,
+                  const Tensor &bias, double eps, Loc loc) {
+  checkFloat(x, "layer_norm", loc);
+  int64_t k = static_cast<int64_t>(normalized_shape.size());
+  bool fits =
+      k >= 1 && k <= x.dim() && Shape(x.shape().end() - k, x.shape().end()) == normalized_shape;
+  SINTER_CHECK(fits, loc,
+               cat("layer_norm: normalized_shape ", toString(normalized_shape),
+                   " must be the trailing dims of the input ", toString(x.shape())));
+  for (const Tensor *affine : {&weight, &bias})
+    SINTER_CHECK(!affine->defined() || affine->shape() == normalized_shape, loc,
+                 cat("layer_norm: weight and bias must have shape ", toString(normalized_shape),
+                     ", got ", toString(affine->shape())));
+  std::vector<int64_t> dims;
+  for (int64_t d = x.dim() - k; d < x.dim(); ++d)
+    dims.push_back(d);
+  Tensor centered = x - Operand(x.mean(dims, true, loc), loc);
+  Tensor variance = (centered * Operand(centered, loc)).mean(dims, true, loc);
+  Tensor y = centered * Operand(rsqrt(variance + Operand(eps, loc), loc), loc);
+  if (weight.defined())
+    y = y * Operand(weight, loc);
+  if (bias.defined())
+    y = y + Operand(bias, loc);
+  return y;
+}
+
+Tensor dropout(const Tensor &x, double p, bool training, Loc loc) {
+  checkFloat(x, "dropout", loc);
+  SINTER_CHECK(p >= 0 && p <= 1, loc, cat("dropout: p must be in [0, 1], got ", p));
+  if (!training || p == 0)
+    return x;
+  if (p == 1)
+    return x * Operand(0.0, loc);
+  Tensor keep = rand(x.shape(), x.dtype(), loc) >= Operand(p, loc);
+  return where(keep, x * Operand(1.0 / (1.0 - p), loc), prim::fullLike(x, 0.0, loc), loc);
+}
+
+Tensor embedding(const Tensor &indices, const Tensor &weight, Loc loc) {
+  SINTER_CHECK(indices.defined() && weight.defined(), loc, "embedding: the tensor is undefined");
+  SINTER_CHECK(indices.dtype() == DType::i32 || indices.dtype() == DType::i64, loc,
+               cat("embedding: indices must be i32 or i64, got ", name(indices.dtype())));
+  SINTER_CHECK(
+      weight.dim() == 2, loc,
+      cat("embedding: weight must be [num_embeddings, dim], got ", toString(weight.shape())));
+  return prim::gather(weight, indices, 0, loc);
+}
+
+Tensor cross_entropy(const Tensor &logits, const Tensor &targets, int64_t ignore_index,
+                     Reduction reduction, Loc loc) {
+  checkFloat(logits, "cross_entropy", loc);
+  SINTER_CHECK(targets.defined(), loc, "cross_entropy: the targets are undefined");
+  SINTER_CHECK(targets.dtype() == DType::i32 || targets.dtype() == DType::i64, loc,
+               cat("cross_entropy: targets must be class indices (i32 or i64), got ",
+                   name(targets.dtype())));
+  SINTER_CHECK(logits.dim() == 2 && targets.dim() == 1 && targets.shape()[0] == logits.shape()[0],
+               loc,
+               cat("cross_entropy: expects logits [N, C] and targets [N], got ",
+                   toString(logits.shape()), " and ", toString(targets.shape())));
+  int64_t classes = logits.shape()[1];
+  // Targets already known (data from the user) are checked now, at this line;
+  // an out-of-range class would otherwise silently select nothing.
+  if (const auto &value = targets.impl()->node->value)
+    for (double t : value->elements)
+      SINTER_CHECK(t == static_cast<double>(ignore_index) || (t >= 0 && t < classes), loc,
+                   cat("cross_entropy: target ", static_cast<int64_t>(t), " is out of range for ",
+                       classes, " classes"));
+  Tensor logp = log_softmax(logits, 1, loc);
+  Tensor classIds = prim::iota(logits.shape(), 1, targets.dtype(), loc);
+  Tensor hit = classIds == Operand(targets.unsqueeze(1, loc), loc);
+  Tensor picked = where(hit, logp, prim::fullLike(logp, 0.0, loc), loc).sum({1}, false, loc);
+  Tensor valid = (targets != Operand(ignore_index, loc)).to(logits.dtype(), loc);
+  Tensor losses = picked * Operand(valid, loc) * Operand(-1.0, loc);
+  if (reduction == Reduction::mean)
+    return losses.sum({}, false, loc) / Operand(valid.sum({}, false, loc), loc);
+  return reduce(losses, reduction, loc);
+}
+
+Tensor mse_loss(const Tensor &input, const Tensor &target, Reduction reduction, Loc loc) {
+  checkFloat(input, "mse_loss", loc);
+  checkFloat(target, "mse_loss", loc);
+  SINTER_CHECK(input.shape() == target.shape(), loc,
+               cat("mse_loss: input has shape ", toString(input.shape()), " but target has ",
+                   toString(target.shape())));
+  Tensor diff = input - Operand(target, loc);
+  return reduce(diff * Operand(diff, loc), reduction, loc);
+}
+
+Tensor scaled_dot_product_attention(const Tensor &query, const Tensor &key, const Tensor &value,
+                                    bool is_causal, Loc loc) {
+  for (const Tensor *t : {&query, &key, &value})
+    checkFloat(*t, "scaled_dot_product_attention", loc);
+  SINTER_CHECK(query.dim() >= 2 && key.dim() == query.dim() && value.dim() == query.dim() &&
+                   query.shape().back() == key.shape().back() &&
+                   key.shape()[key.dim() - 2] == value.shape()[value.dim() - 2],
+               loc,
+               cat("scaled_dot_product_attention: expects query [..., L, d], key [..., S, d] and "
+                   "value [..., S, dv], got ",
+                   toString(query.shape()), ", ", toString(key.shape()), " and ",
+                   toString(value.shape())));
+  int64_t d = query.shape().back();
+  Tensor scores = matmul(query, key.transpose(-2, -1, loc), loc) *
+                  Operand(1.0 / std::sqrt(static_cast<double>(d)), loc);
+  if (is_causal) {
+    int64_t l = query.shape()[query.dim() - 2], s = key.shape()[key.dim() - 2];
+    Tensor rows = prim::iota({l, s}, 0, DType::i64, loc);
+    Tensor cols = prim::iota({l, s}, 1, DType::i64, loc);
+    scores = scores.masked_fill(cols > Operand(rows, loc), -INFINITY, loc);
+  }
+  return matmul(softmax(scores, -1, loc), value, loc);
+}
+
+} // namespace sinter::nn::functional

@@ -1,0 +1,169 @@
+//===- Optimizer.cpp - sinter::optim --------------------------------------===//
+//
+// Updates read like their definitions in torch.optim; every op records the
+// caller's line of step(). The update runs under NoGradGuard and writes the
+// parameters in place.
+//
+//===----------------------------------------------------------------------===//
+#include "sinter/optim/Optimizer.h"
+
+#include "../Format.h"
+#include "sinter/Error.h"
+
+#include <cmath>
+#include <numbers>
+
+namespace sinter::optim {
+
+Optimizer::Optimizer(std::vector<Tensor> params, double lr, Loc loc)
+    : params_(std::move(params)), lr_(lr) {
+  SINTER_CHECK(!params_.empty(), loc, "optimizer: got an empty parameter list");
+  SINTER_CHECK(lr >= 0, loc, cat("optimizer: learning rate must be >= 0, got ", lr));
+  for (size_t i = 0; i < params_.size(); ++i)
+    SINTER_CHECK(params_[i].defined() && params_[i].requires_grad(), loc,
+                 cat("optimizer: parameter #", i, " does not require grad"));
+}
+
+void Optimizer::zero_grad() {
+  for (Tensor &p : params_)
+    p.set_grad(Tensor());
+}
+
+SGD::SGD(std::vector<Tensor> params, SGDOptions options, Loc loc)
+    : Optimizer(std::move(params), options.lr, loc), options_(options), momentum_(params_.size()) {
+  SINTER_CHECK(options.momentum >= 0 && options.weight_decay >= 0, loc,
+               "SGD: momentum and weight_decay must be >= 0");
+  SINTER_CHECK(!options.nesterov || (options.momentum > 0 && options.dampening == 0), loc,
+               "SGD: Nesterov momentum requires a momentum and zero dampening");
+}
+
+void SGD::step(Loc loc) {
+  NoGradGuard noGrad;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    Tensor &p = params_[i];
+    Tensor g = p.grad();
+    if (!g.defined())
+      continue;
+    if (options_.weight_decay != 0)
+      g = g + Operand(p * Operand(options_.weight_decay, loc), loc);
+    if (options_.momentum != 0) {
+      Tensor &buf = momentum_[i];
+      buf = buf.defined() ? buf * Operand(options_.momentum, loc) +
+                                Operand(g * Operand(1 - options_.dampening, loc), loc)
+                          : g;
+      g = options_.nesterov ? g + Operand(buf * Operand(options_.momentum, loc), loc) : buf;
+    }
+    p.copy_(p - Operand(g * Operand(lr_, loc), loc), loc);
+  }
+}
+
+Adam::Adam(std::vector<Tensor> params, AdamOptions options, Loc loc)
+    : Adam(std::move(params), options, false, loc) {}
+
+Adam::Adam(std::vector<Tensor> params, AdamOptions options, bool decoupled, Loc loc)
+    : Optimizer(std::move(params), options.lr, loc), options_(options), decoupled_(decoupled),
+      exp_avg_(params_.size()), exp_avg_sq_(params_.size()) {
+  SINTER_CHECK(
+      options.beta1 >= 0 && options.beta1 < 1 && options.beta2 >= 0 && options.beta2 < 1, loc,
+      cat("Adam: betas must be in [0, 1), got (", options.beta1, ", ", options.beta2, ")"));
+  SINTER_CHECK(options.eps >= 0 && options.weight_decay >= 0, loc,
+               "Adam: eps and weight_decay must be >= 0");
+}
+
+void Adam::step(Loc loc) {
+  NoGradGuard noGrad;
+  ++steps_;
+  double correction1 = 1 - std::pow(options_.beta1, static_cast<double>(steps_));
+  double correction2 = 1 - std::pow(options_.beta2, static_cast<double>(steps_));
+  for (size_t i = 0; i < params_.size(); ++i) {
+    Tensor &p = params_[i];
+    Tensor g = p.grad();
+    if (!g.defined())
+      continue;
+    Tensor weights = p;
+    if (options_.weight_decay != 0) {
+      if (decoupled_)
+        weights = p * Operand(1 - lr_ * options_.weight_decay, loc);
+      else
+        g = g + Operand(p * Operand(options_.weight_decay, loc), loc);
+    }
+    Tensor &m = exp_avg_[i], &v = exp_avg_sq_[i];
+    if (!m.defined()) {
+      m = zeros(p.shape(), p.dtype(), loc);
+      v = zeros(p.shape(), p.dtype(), loc);
+    }
+    m = m * Operand(options_.beta1, loc) + Operand(g * Operand(1 - options_.beta1, loc), loc);
+    v = v * Operand(options_.beta2, loc) +
+        Operand(g * Operand(g, loc) * Operand(1 - options_.beta2, loc), loc);
+    Tensor denominator = sqrt(v * Operand(1 / correction2, loc), loc) + Operand(options_.eps, loc);
+    Tensor update = m * Operand(lr_ / correction1, loc) / Operand(denominator, loc);
+    p.copy_(weights - Operand(update, loc), loc);
+  }
+}
+
+AdamW::AdamW(std::vector<Tensor> params, AdamOptions options, Loc loc)
+    : Adam(std::move(params), options, true, loc) {}
+
+Tensor clip_grad_norm_(const std::vector<Tensor> &params, double max_norm, Loc loc) {
+  SINTER_CHECK(max_norm > 0, loc, cat("clip_grad_norm_: max_norm must be > 0, got ", max_norm));
+  NoGradGuard noGrad;
+  Tensor total;
+  for (const Tensor &p : params) {
+    Tensor g = p.grad();
+    if (!g.defined())
+      continue;
+    Tensor squares = (g * Operand(g, loc)).sum({}, false, loc).to(DType::f32, loc);
+    total = total.defined() ? total + Operand(squares, loc) : squares;
+  }
+  if (!total.defined())
+    return zeros({}, DType::f32, loc);
+  Tensor norm = sqrt(total, loc);
+  // As PyTorch: scale by min(1, max_norm / (norm + 1e-6)).
+  Tensor scale =
+      minimum(Scalar(max_norm, loc) / (norm + Operand(1e-6, loc)), ones({}, DType::f32, loc), loc);
+  for (const Tensor &p : params)
+    if (Tensor g = p.grad(); g.defined())
+      p.set_grad(g * Operand(scale.to(g.dtype(), loc), loc));
+  return norm;
+}
+
+LRScheduler::LRScheduler(Optimizer &optimizer) : optimizer_(optimizer), base_lr_(optimizer.lr()) {}
+
+void LRScheduler::step() {
+  ++step_;
+  optimizer_.set_lr(lr_at(step_));
+}
+
+LinearWarmup::LinearWarmup(Optimizer &optimizer, int64_t warmup_steps)
+    : LRScheduler(optimizer), warmup_steps_(warmup_steps) {
+  SINTER_CHECK(warmup_steps >= 0, Loc::current(), "LinearWarmup: warmup_steps must be >= 0");
+  optimizer.set_lr(lr_at(0));
+}
+
+double LinearWarmup::lr_at(int64_t step) const {
+  if (step >= warmup_steps_)
+    return base_lr_;
+  return base_lr_ * static_cast<double>(step + 1) / static_cast<double>(warmup_steps_);
+}
+
+WarmupCosine::WarmupCosine(Optimizer &optimizer, int64_t warmup_steps, int64_t total_steps,
+                           double min_lr)
+    : LRScheduler(optimizer), warmup_steps_(warmup_steps), total_steps_(total_steps),
+      min_lr_(min_lr) {
+  SINTER_CHECK(warmup_steps >= 0 && total_steps > warmup_steps, Loc::current(),
+               cat("WarmupCosine: needs 0 <= warmup_steps < total_steps, got ", warmup_steps,
+                   " and ", total_steps));
+  optimizer.set_lr(lr_at(0));
+}
+
+double WarmupCosine::lr_at(int64_t step) const {
+  if (step < warmup_steps_)
+    return base_lr_ * static_cast<double>(step + 1) / static_cast<double>(warmup_steps_);
+  if (step >= total_steps_)
+    return min_lr_;
+  double progress =
+      static_cast<double>(step - warmup_steps_) / static_cast<double>(total_steps_ - warmup_steps_);
+  return min_lr_ + 0.5 * (base_lr_ - min_lr_) * (1 + std::cos(std::numbers::pi * progress));
+}
+
+} // namespace sinter::optim

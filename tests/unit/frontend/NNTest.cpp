@@ -1,0 +1,299 @@
+//===- NNTest.cpp - nn::functional, layers, optimizers, models ------------===//
+#include "GradCheck.h"
+
+#include <gmock/gmock.h>
+
+#include <cmath>
+
+namespace sinter {
+namespace {
+
+namespace F = nn::functional;
+using ::testing::ElementsAre;
+using testing::gradcheck;
+using ::testing::HasSubstr;
+using testing::sample;
+using V = std::vector<Tensor>;
+
+std::vector<double> values(const Tensor &t) { return t.to_vector<double>(); }
+
+template <typename Fn> std::string errorOf(Fn f) {
+  try {
+    f();
+  } catch (const Error &error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+TEST(Functional, Gradients) {
+  gradcheck("linear", [](const V &x) { return F::linear(x[0], x[1], x[2]); },
+            {sample({2, 3}), sample({4, 3}, 1), sample({4}, 2)});
+  gradcheck("gelu erf", [](const V &x) { return F::gelu(x[0]); }, {sample({2, 3})});
+  gradcheck("gelu tanh", [](const V &x) { return F::gelu(x[0], "tanh"); }, {sample({2, 3})});
+  gradcheck("softmax", [](const V &x) { return F::softmax(x[0], 1); }, {sample({2, 4})});
+  gradcheck("log_softmax", [](const V &x) { return F::log_softmax(x[0], -1); }, {sample({2, 4})});
+  gradcheck("layer_norm", [](const V &x) { return F::layer_norm(x[0], {4}, x[1], x[2]); },
+            {sample({3, 4}), sample({4}, 1), sample({4}, 2)});
+  gradcheck("mse_loss", [](const V &x) { return F::mse_loss(x[0], x[1]); },
+            {sample({2, 3}), sample({2, 3}, 1)});
+  Tensor targets = from_vector<int64_t>({2, 0, -100, 1}, {4});
+  gradcheck("cross_entropy", [&](const V &x) { return F::cross_entropy(x[0], targets); },
+            {sample({4, 3})});
+  gradcheck("cross_entropy sum",
+            [&](const V &x) { return F::cross_entropy(x[0], targets, -100, F::Reduction::sum); },
+            {sample({4, 3})});
+  gradcheck("sdpa causal",
+            [](const V &x) { return F::scaled_dot_product_attention(x[0], x[1], x[2], true); },
+            {sample({2, 3, 4}), sample({2, 3, 4}, 1), sample({2, 3, 4}, 2)});
+  Tensor ids = from_vector<int64_t>({1, 3, 1}, {3});
+  gradcheck("embedding", [&](const V &x) { return F::embedding(ids, x[0]); }, {sample({4, 2})});
+}
+
+TEST(Functional, Values) {
+  Tensor logits = from_vector<float>({1, 2, 3, 1, 1, 1}, {2, 3});
+  std::vector<double> p = values(F::softmax(logits, 1));
+  double z = std::exp(1) + std::exp(2) + std::exp(3);
+  EXPECT_NEAR(p[0], std::exp(1) / z, 1e-6);
+  EXPECT_NEAR(p[2], std::exp(3) / z, 1e-6);
+  EXPECT_NEAR(p[4], 1.0 / 3, 1e-6);
+  Tensor targets = from_vector<int64_t>({2, 0}, {2});
+  double expected = (-std::log(std::exp(3) / z) - std::log(1.0 / 3)) / 2;
+  EXPECT_NEAR(F::cross_entropy(logits, targets).item<double>(), expected, 1e-6);
+  // ignore_index drops a row from the mean.
+  Tensor ignored = from_vector<int64_t>({2, -100}, {2});
+  EXPECT_NEAR(F::cross_entropy(logits, ignored).item<double>(), -std::log(std::exp(3) / z), 1e-6);
+  Tensor ln = F::layer_norm(from_vector<float>({1, 2, 3, 4}, {1, 4}), {4});
+  EXPECT_NEAR(ln.mean().item<double>(), 0, 1e-6);
+  EXPECT_NEAR((ln * ln).mean().item<double>(), 1, 1e-4);
+  EXPECT_THAT(values(F::gelu(from_vector<float>({0}, {1}))), ElementsAre(0));
+  EXPECT_NEAR(F::gelu(full({1}, 1.0)).item<double>(), 0.8413447, 1e-6);
+  EXPECT_NEAR(F::gelu(full({1}, 1.0), "tanh").item<double>(), 0.8411920, 1e-6);
+}
+
+TEST(Functional, CausalAttentionIgnoresTheFuture) {
+  // With is_causal, changing a later key/value cannot change earlier outputs.
+  Tensor q = randn({1, 4, 8}), k = randn({1, 4, 8}), v = randn({1, 4, 8});
+  Tensor out = F::scaled_dot_product_attention(q, k, v, true);
+  Tensor k2 = cat({k.slice(1, 0, 3), randn({1, 1, 8})}, 1);
+  Tensor v2 = cat({v.slice(1, 0, 3), randn({1, 1, 8})}, 1);
+  Tensor out2 = F::scaled_dot_product_attention(q, k2, v2, true);
+  EXPECT_EQ(values(out.slice(1, 0, 3)), values(out2.slice(1, 0, 3)));
+  EXPECT_NE(values(out.slice(1, 3, 4)), values(out2.slice(1, 3, 4)));
+}
+
+TEST(Functional, DropoutIsSeededAndScaled) {
+  Tensor x = ones({10000});
+  manual_seed(7);
+  std::vector<double> a = values(F::dropout(x, 0.25));
+  manual_seed(7);
+  std::vector<double> b = values(F::dropout(x, 0.25));
+  EXPECT_EQ(a, b);
+  int64_t kept = 0;
+  for (double v : a) {
+    EXPECT_TRUE(v == 0 || std::fabs(v - 4.0 / 3.0) < 1e-6) << v;
+    kept += v != 0;
+  }
+  EXPECT_NEAR(kept / 10000.0, 0.75, 0.02);
+  EXPECT_EQ(values(F::dropout(x, 0.25, /*training=*/false)), values(x));
+}
+
+TEST(Functional, ErrorsNameTheProblem) {
+  Tensor logits = zeros({2, 3});
+  EXPECT_THAT(errorOf([&] {
+                return F::cross_entropy(logits, from_vector<int64_t>({0, 3}, {2}));
+              }),
+              HasSubstr("cross_entropy: target 3 is out of range for 3 classes"));
+  EXPECT_THAT(errorOf([&] { return F::cross_entropy(logits, zeros({2})); }),
+              HasSubstr("cross_entropy: targets must be class indices (i32 or i64), got f32"));
+  EXPECT_THAT(errorOf([&] {
+                return F::linear(zeros({2, 3}), zeros({4, 5}));
+              }),
+              HasSubstr("linear: input [2, 3] has 3 features but weight [4, 5] expects 5"));
+  EXPECT_THAT(errorOf([&] {
+                return F::embedding(zeros({2}), zeros({4, 2}));
+              }),
+              HasSubstr("embedding: indices must be i32 or i64, got f32"));
+  EXPECT_THAT(
+      errorOf([&] {
+        return F::layer_norm(zeros({2, 3}), {4});
+      }),
+      HasSubstr("layer_norm: normalized_shape [4] must be the trailing dims of the input [2, 3]"));
+  EXPECT_THAT(errorOf([&] { return F::gelu(zeros({2}), "fast"); }),
+              HasSubstr("gelu: approximate must be \"none\" or \"tanh\""));
+  // An index out of range is found when the graph runs, and reported at the
+  // line that recorded the lookup.
+  int line = __LINE__ + 1;
+  Tensor looked = F::embedding(from_vector<int64_t>({1, 4}, {2}), zeros({4, 2}));
+  std::string message = errorOf([&] { return looked.to_vector<float>(); });
+  EXPECT_THAT(message, HasSubstr("NNTest.cpp:" + std::to_string(line)));
+  EXPECT_THAT(message, HasSubstr("index 4 is out of range for dimension 0 of size 4 (gather)"));
+}
+
+TEST(Layers, ParametersNamesAndInit) {
+  manual_seed(1);
+  nn::Linear linear(100, 50);
+  auto named = linear.named_parameters();
+  ASSERT_EQ(named.size(), 2u);
+  EXPECT_EQ(named[0].first, "weight");
+  EXPECT_EQ(named[0].second.shape(), (Shape{50, 100}));
+  EXPECT_TRUE(named[0].second.requires_grad());
+  for (double w : values(linear.weight))
+    EXPECT_LE(std::fabs(w), 0.1 + 1e-7); // 1 / sqrt(100)
+  auto model = models::mlp({.in_features = 4, .hidden = {8, 8}, .num_classes = 3});
+  std::vector<std::string> names;
+  for (auto &[name, p] : model->named_parameters())
+    names.push_back(name);
+  EXPECT_THAT(names, ElementsAre("0.weight", "0.bias", "2.weight", "2.bias", "4.weight", "4.bias"));
+  EXPECT_EQ((*model)(zeros({5, 4})).shape(), (Shape{5, 3}));
+  nn::MultiheadAttention mha(16, 4);
+  EXPECT_EQ(mha.in_proj_weight.shape(), (Shape{48, 16}));
+  EXPECT_EQ(mha(randn({2, 5, 16})).shape(), (Shape{2, 5, 16}));
+  model->eval();
+  EXPECT_FALSE(model->children()[0].second->is_training());
+}
+
+TEST(Layers, MultiheadAttentionMatchesItsDefinition) {
+  // One head, identity projections: MHA is plain softmax(x x^T / sqrt(d)) x.
+  nn::MultiheadAttention mha(2, 1);
+  {
+    NoGradGuard noGrad;
+    mha.in_proj_weight.copy_(from_vector<float>({1, 0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1}, {6, 2}));
+    mha.out_proj->weight.copy_(from_vector<float>({1, 0, 0, 1}, {2, 2}));
+  }
+  Tensor x = from_vector<float>({1, 0, 0, 1}, {1, 2, 2});
+  double a = std::exp(1 / std::sqrt(2.0)), b = 1.0;
+  std::vector<double> out = values(mha(x));
+  EXPECT_NEAR(out[0], a / (a + b), 1e-6);
+  EXPECT_NEAR(out[1], b / (a + b), 1e-6);
+}
+
+TEST(Optim, SGDWithMomentumAndWeightDecay) {
+  Tensor w = from_vector<float>({1.0, -2.0}, {2}).requires_grad_();
+  optim::SGD sgd({w}, {.lr = 0.1, .momentum = 0.9, .weight_decay = 0.01});
+  for (int step = 0; step < 2; ++step) {
+    sgd.zero_grad();
+    (w * w).sum().backward(); // grad = 2w
+    sgd.step();
+  }
+  // By hand: g1 = 2w0 + 0.01 w0 = 2.01 w0; b1 = g1; w1 = w0 - 0.1 g1 = 0.799 w0;
+  // g2 = 2.01 w1; b2 = 0.9 b1 + g2; w2 = w1 - 0.1 b2.
+  double w0 = 1.0, g1 = 2.01 * w0, w1 = w0 - 0.1 * g1, b2 = 0.9 * g1 + 2.01 * w1;
+  EXPECT_NEAR(values(w)[0], w1 - 0.1 * b2, 1e-6);
+  EXPECT_NEAR(values(w)[1], -2 * (w1 - 0.1 * b2), 1e-6);
+}
+
+TEST(Optim, AdamAndAdamWFirstSteps) {
+  for (bool decoupled : {false, true}) {
+    Tensor w = from_vector<float>({0.5}, {1}).requires_grad_();
+    std::unique_ptr<optim::Optimizer> opt;
+    if (decoupled)
+      opt = std::make_unique<optim::AdamW>(std::vector<Tensor>{w},
+                                           optim::AdamOptions{.lr = 0.1, .weight_decay = 0.1});
+    else
+      opt = std::make_unique<optim::Adam>(std::vector<Tensor>{w},
+                                          optim::AdamOptions{.lr = 0.1, .weight_decay = 0.1});
+    double p = 0.5, m = 0, v = 0;
+    for (int t = 1; t <= 3; ++t) {
+      opt->zero_grad();
+      (w * w * w).sum().backward(); // grad = 3 w^2
+      opt->step();
+      double g = 3 * p * p;
+      if (decoupled)
+        p *= 1 - 0.1 * 0.1;
+      else
+        g += 0.1 * p;
+      m = 0.9 * m + 0.1 * g;
+      v = 0.999 * v + 0.001 * g * g;
+      p -= 0.1 * (m / (1 - std::pow(0.9, t))) / (std::sqrt(v / (1 - std::pow(0.999, t))) + 1e-8);
+      EXPECT_NEAR(values(w)[0], p, 1e-5) << (decoupled ? "AdamW" : "Adam") << " step " << t;
+    }
+  }
+}
+
+TEST(Optim, ClipGradNormAndSchedules) {
+  Tensor a = from_vector<float>({3}, {1}).requires_grad_();
+  Tensor b = from_vector<float>({4}, {1}).requires_grad_();
+  (a * 1 + b * 1).sum().backward();
+  (a * 2 + b * 3).sum().backward(); // grads 3 and 4: norm 5
+  Tensor norm = optim::clip_grad_norm_({a, b}, 1.0);
+  EXPECT_NEAR(norm.item<double>(), 5.0, 1e-6);
+  EXPECT_NEAR(a.grad().item<double>(), 3.0 / 5.0, 1e-5);
+  EXPECT_NEAR(b.grad().item<double>(), 4.0 / 5.0, 1e-5);
+
+  optim::SGD sgd({a}, {.lr = 1.0});
+  optim::WarmupCosine schedule(sgd, 2, 10, 0.1);
+  EXPECT_NEAR(sgd.lr(), 0.5, 1e-12);
+  schedule.step();
+  EXPECT_NEAR(sgd.lr(), 1.0, 1e-12);
+  for (int i = 0; i < 4; ++i)
+    schedule.step();
+  EXPECT_NEAR(sgd.lr(), 0.1 + 0.45 * (1 + std::cos(M_PI * 3 / 8)), 1e-12);
+  for (int i = 0; i < 10; ++i)
+    schedule.step();
+  EXPECT_NEAR(sgd.lr(), 0.1, 1e-12);
+  optim::LinearWarmup warmup(sgd, 4);
+  EXPECT_NEAR(sgd.lr(), 0.025, 1e-12);
+}
+
+TEST(Optim, RejectsBadArguments) {
+  Tensor frozen = ones({2});
+  EXPECT_THAT(errorOf([&] { optim::SGD sgd({frozen}); }),
+              HasSubstr("optimizer: parameter #0 does not require grad"));
+  Tensor w = ones({2}).requires_grad_();
+  EXPECT_THAT(errorOf([&] { optim::Adam adam({w}, {.beta1 = 1.0}); }),
+              HasSubstr("Adam: betas must be in [0, 1)"));
+  EXPECT_THAT(errorOf([&] { w.copy_(zeros({2})); }), HasSubstr("copy_: in-place update of a leaf"));
+}
+
+TEST(Models, ShapesAndParameterCounts) {
+  manual_seed(0);
+  models::GPTConfig tiny{.vocab_size = 50, .context = 8, .layers = 2, .heads = 2, .d_model = 16};
+  models::GPT gpt(tiny);
+  Tensor ids = from_vector<int64_t>({1, 2, 3, 4, 5, 6}, {2, 3});
+  EXPECT_EQ(gpt(ids).shape(), (Shape{2, 3, 50}));
+  int64_t count = 0;
+  for (const Tensor &p : gpt.parameters())
+    count += p.numel();
+  // wte + wpe + per block (2 LN, attn in/out, fc, proj) + ln_f.
+  int64_t d = 16, block = 2 * 2 * d + (3 * d * d + 3 * d) + (d * d + d) + (4 * d * d + 4 * d) +
+                          (4 * d * d + d);
+  EXPECT_EQ(count, 50 * d + 8 * d + 2 * block + 2 * d);
+  EXPECT_THAT(errorOf([&] {
+                return gpt(zeros({1, 9}, DType::i64));
+              }),
+              HasSubstr("GPT: sequence length 9 exceeds the model's 8 positions"));
+  models::BERT bert({.vocab_size = 50,
+                     .max_positions = 8,
+                     .layers = 1,
+                     .heads = 2,
+                     .d_model = 16,
+                     .num_classes = 3});
+  EXPECT_EQ(bert(ids).shape(), (Shape{2, 3}));
+  EXPECT_EQ(models::GPTConfig::named("gpt2").d_model, 768);
+  EXPECT_THAT(errorOf([] { return models::GPTConfig::named("gpt5"); }),
+              HasSubstr("unknown GPT config 'gpt5'"));
+}
+
+TEST(Training, MLPLearnsXor) {
+  // A real (if tiny) learning problem: XOR is not linearly separable.
+  manual_seed(3);
+  auto model = models::mlp({.in_features = 2, .hidden = {16}, .num_classes = 2});
+  optim::Adam adam(model->parameters(), {.lr = 0.05});
+  Tensor x = from_vector<float>({0, 0, 0, 1, 1, 0, 1, 1}, {4, 2});
+  Tensor y = from_vector<int64_t>({0, 1, 1, 0}, {4});
+  double first = 0, last = 0;
+  for (int step = 0; step < 150; ++step) {
+    adam.zero_grad();
+    Tensor loss = F::cross_entropy((*model)(x), y);
+    loss.backward();
+    adam.step();
+    mark_step();
+    (step == 0 ? first : last) = loss.item<double>();
+  }
+  EXPECT_LT(last, 0.05 * first);
+  EXPECT_THAT((*model)(x).argmax(1).to_vector<int64_t>(), ElementsAre(0, 1, 1, 0));
+}
+
+} // namespace
+} // namespace sinter
