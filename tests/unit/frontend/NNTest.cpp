@@ -50,6 +50,71 @@ TEST(Functional, Gradients) {
   gradcheck("embedding", [&](const V &x) { return F::embedding(ids, x[0]); }, {sample({4, 2})});
 }
 
+TEST(Functional, ConvolutionAndPoolingGradients) {
+  gradcheck("conv2d", [](const V &x) { return F::conv2d(x[0], x[1], x[2]); },
+            {sample({2, 2, 4, 4}), sample({3, 2, 3, 3}, 1), sample({3}, 2)});
+  gradcheck("conv2d stride pad dilation groups",
+            [](const V &x) {
+              return F::conv2d(x[0], x[1], Tensor(), {2, 1}, {1, 2}, {1, 2}, 2);
+            },
+            {sample({1, 4, 5, 5}), sample({2, 2, 3, 2}, 1)});
+  gradcheck("max_pool2d",
+            [](const V &x) {
+              return F::max_pool2d(x[0], {2, 2});
+            },
+            {sample({1, 2, 4, 4})});
+  gradcheck("max_pool2d padded",
+            [](const V &x) {
+              return F::max_pool2d(x[0], {3, 3}, {2, 2}, {1, 1});
+            },
+            {sample({1, 1, 5, 5})});
+  gradcheck("avg_pool2d",
+            [](const V &x) {
+              return F::avg_pool2d(x[0], {3, 2}, {1, 2}, {1, 1});
+            },
+            {sample({2, 1, 4, 4})});
+  Tensor mean = zeros({3}), var = ones({3});
+  gradcheck("batch_norm train",
+            [&](const V &x) { return F::batch_norm(x[0], mean, var, x[1], x[2], true); },
+            {sample({4, 3, 2, 2}), sample({3}, 1), sample({3}, 2)});
+}
+
+TEST(Functional, ConvolutionValues) {
+  // A 3x3 box filter over a 4x4 ramp, padding 1: each output sums its window.
+  Tensor x = arange(16, DType::f32).reshape({1, 1, 4, 4});
+  Tensor box = ones({1, 1, 3, 3});
+  std::vector<double> y = values(F::conv2d(x, box, Tensor(), {1, 1}, {1, 1}));
+  EXPECT_EQ(y[0], 0 + 1 + 4 + 5);
+  EXPECT_EQ(y[5], 0 + 1 + 2 + 4 + 5 + 6 + 8 + 9 + 10);
+  EXPECT_EQ(F::conv2d(x, box, Tensor(), {2, 2}).shape(), (Shape{1, 1, 1, 1}));
+  EXPECT_THAT(values(F::max_pool2d(x, {2, 2})), ElementsAre(5, 7, 13, 15));
+  EXPECT_THAT(values(F::avg_pool2d(x, {2, 2})), ElementsAre(2.5, 4.5, 10.5, 12.5));
+  // Batch norm in training normalises per channel and updates running stats.
+  Tensor rm = zeros({1}), rv = ones({1});
+  Tensor z = F::batch_norm(x, rm, rv, Tensor(), Tensor(), true, 0.5);
+  EXPECT_NEAR(z.mean().item<double>(), 0, 1e-6);
+  EXPECT_NEAR(rm.item<double>(), 0.5 * 7.5, 1e-5);
+  EXPECT_NEAR(rv.item<double>(), 0.5 + 0.5 * (85.0 / 4) * 16 / 15, 1e-4);
+  EXPECT_THAT(
+      errorOf([&] {
+        return F::conv2d(x, zeros({1, 2, 3, 3}));
+      }),
+      HasSubstr("conv2d: input [1, 1, 4, 4] has 1 channels but weight [1, 2, 3, 3] expects 2"));
+  EXPECT_THAT(
+      errorOf([&] {
+        return F::conv2d(x, zeros({1, 1, 5, 5}));
+      }),
+      HasSubstr("conv2d: the kernel [1, 1, 5, 5] is larger than the padded input [1, 1, 4, 4]"));
+  EXPECT_THAT(errorOf([&] {
+                return F::max_pool2d(x, {2, 2}, {}, {2, 2});
+              }),
+              HasSubstr("max_pool2d: padding [2, 2] must be at most half of kernel_size [2, 2]"));
+  EXPECT_THAT(errorOf([&] {
+                return F::max_pool2d(zeros({4, 4}), {2, 2});
+              }),
+              HasSubstr("max_pool2d: expects an input [N, C, H, W], got [4, 4]"));
+}
+
 TEST(Functional, Values) {
   Tensor logits = from_vector<float>({1, 2, 3, 1, 1, 1}, {2, 3});
   std::vector<double> p = values(F::softmax(logits, 1));
@@ -263,6 +328,14 @@ TEST(Models, ShapesAndParameterCounts) {
                 return gpt(zeros({1, 9}, DType::i64));
               }),
               HasSubstr("GPT: sequence length 9 exceeds the model's 8 positions"));
+  auto le = models::lenet();
+  EXPECT_EQ((*le)(zeros({2, 1, 28, 28})).shape(), (Shape{2, 10}));
+  auto resnet = models::resnet18(10);
+  EXPECT_EQ((*resnet)(zeros({2, 3, 8, 8})).shape(), (Shape{2, 10}));
+  int64_t resnetParams = 0;
+  for (const Tensor &p : resnet->parameters())
+    resnetParams += p.numel();
+  EXPECT_EQ(resnetParams, 11173962); // torchvision's resnet18 with a 3x3 stem and 10 classes
   models::BERT bert({.vocab_size = 50,
                      .max_positions = 8,
                      .layers = 1,

@@ -79,6 +79,16 @@ std::string_view name(Op op) {
     return "argmax";
   case Op::Matmul:
     return "matmul";
+  case Op::Conv2d:
+    return "conv2d";
+  case Op::Conv2dBackwardInput:
+    return "conv2d_backward_input";
+  case Op::Conv2dBackwardFilter:
+    return "conv2d_backward_filter";
+  case Op::Pool2d:
+    return "pool2d";
+  case Op::Pool2dBackward:
+    return "pool2d_backward";
   }
   return "?";
 }

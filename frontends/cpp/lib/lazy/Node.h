@@ -68,8 +68,13 @@ enum class Op : uint8_t {
   ReduceSum, // over attrs.dims, attrs.flag = keepdim
   ReduceMax, // over attrs.dims, attrs.flag = keepdim
   ArgMax,    // along attrs.axis, attrs.flag = keepdim
-  // Contractions.
+  // Contractions and windows (NCHW activations, OIHW filters).
   Matmul, // attrs.flag = transpose lhs, attrs.flag2 = transpose rhs
+  Conv2d, // (input, filter); attrs.dims stride, dims2 padding, dims3 dilation, axis groups
+  Conv2dBackwardInput,  // (grad_output, filter) -> input shape; attributes as Conv2d
+  Conv2dBackwardFilter, // (input, grad_output) -> filter shape; attributes as Conv2d
+  Pool2d,               // attrs.kind: 0 max, 1 avg; dims kernel, dims2 stride, dims3 padding
+  Pool2dBackward,       // (input, grad_output); attributes as Pool2d
 };
 
 /// sinter.compare's directions.

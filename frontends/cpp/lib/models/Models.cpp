@@ -207,3 +207,96 @@ Tensor BERT::forward(const Tensor &ids, Loc loc) {
 }
 
 } // namespace sinter::models
+
+namespace sinter::models {
+namespace {
+
+/// ResNet's basic block: two 3x3 conv + BN, with a 1x1 conv + BN shortcut
+/// when the shape changes.
+class BasicBlock : public nn::Module {
+public:
+  BasicBlock(int64_t in, int64_t out, int64_t stride) {
+    conv1 =
+        register_module("conv1", std::make_shared<nn::Conv2d>(in, out, 3, stride, 1, 1, 1, false));
+    bn1 = register_module("bn1", std::make_shared<nn::BatchNorm2d>(out));
+    conv2 = register_module("conv2", std::make_shared<nn::Conv2d>(out, out, 3, 1, 1, 1, 1, false));
+    bn2 = register_module("bn2", std::make_shared<nn::BatchNorm2d>(out));
+    if (stride != 1 || in != out) {
+      auto shortcut = std::make_shared<nn::Sequential>();
+      shortcut->push_back(std::make_shared<nn::Conv2d>(in, out, 1, stride, 0, 1, 1, false));
+      shortcut->push_back(std::make_shared<nn::BatchNorm2d>(out));
+      downsample = register_module("downsample", shortcut);
+    }
+  }
+
+  Tensor forward(const Tensor &x, Loc loc) override {
+    Tensor y = relu(bn1->forward(conv1->forward(x, loc), loc), loc);
+    y = bn2->forward(conv2->forward(y, loc), loc);
+    Tensor skip = downsample ? downsample->forward(x, loc) : x;
+    return relu(y + Operand(skip, loc), loc);
+  }
+  std::string type() const override { return "BasicBlock"; }
+
+  std::shared_ptr<nn::Conv2d> conv1, conv2;
+  std::shared_ptr<nn::BatchNorm2d> bn1, bn2;
+  std::shared_ptr<nn::Sequential> downsample;
+};
+
+class ResNet : public nn::Module {
+public:
+  ResNet(int64_t num_classes, int64_t in_channels) {
+    auto stem = register_module("stem", std::make_shared<nn::Sequential>());
+    stem->push_back(std::make_shared<nn::Conv2d>(in_channels, 64, 3, 1, 1, 1, 1, false));
+    stem->push_back(std::make_shared<nn::BatchNorm2d>(64));
+    stem->push_back(std::make_shared<nn::ReLU>());
+    int64_t width = 64;
+    for (int64_t stage = 0; stage < 4; ++stage) {
+      int64_t channels = 64 << stage;
+      auto layer =
+          register_module("layer" + std::to_string(stage + 1), std::make_shared<nn::Sequential>());
+      layer->push_back(std::make_shared<BasicBlock>(width, channels, stage == 0 ? 1 : 2));
+      layer->push_back(std::make_shared<BasicBlock>(channels, channels, 1));
+      width = channels;
+    }
+    fc = register_module("fc", std::make_shared<nn::Linear>(width, num_classes));
+  }
+
+  Tensor forward(const Tensor &x, Loc loc) override {
+    SINTER_CHECK(x.defined() && x.dim() == 4, loc,
+                 cat("resnet18: expects images [N, C, H, W], got ",
+                     x.defined() ? toString(x.shape()) : "undefined"));
+    Tensor y = x;
+    for (const auto &[name, child] : children())
+      if (child != fc)
+        y = child->forward(y, loc);
+    return fc->forward(y.mean({2, 3}, false, loc), loc); // global average pooling
+  }
+  std::string type() const override { return "ResNet"; }
+
+  std::shared_ptr<nn::Linear> fc;
+};
+
+} // namespace
+
+std::shared_ptr<nn::Sequential> lenet(int64_t in_channels, int64_t num_classes) {
+  auto model = std::make_shared<nn::Sequential>();
+  model->push_back(std::make_shared<nn::Conv2d>(in_channels, 6, 5, 1, 2));
+  model->push_back(std::make_shared<nn::ReLU>());
+  model->push_back(std::make_shared<nn::MaxPool2d>(2));
+  model->push_back(std::make_shared<nn::Conv2d>(6, 16, 5));
+  model->push_back(std::make_shared<nn::ReLU>());
+  model->push_back(std::make_shared<nn::MaxPool2d>(2));
+  model->push_back(std::make_shared<nn::Flatten>());
+  model->push_back(std::make_shared<nn::Linear>(16 * 5 * 5, 120));
+  model->push_back(std::make_shared<nn::ReLU>());
+  model->push_back(std::make_shared<nn::Linear>(120, 84));
+  model->push_back(std::make_shared<nn::ReLU>());
+  model->push_back(std::make_shared<nn::Linear>(84, num_classes));
+  return model;
+}
+
+std::shared_ptr<nn::Module> resnet18(int64_t num_classes, int64_t in_channels) {
+  return std::make_shared<ResNet>(num_classes, in_channels);
+}
+
+} // namespace sinter::models

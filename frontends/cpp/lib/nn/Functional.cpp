@@ -192,3 +192,143 @@ Tensor scaled_dot_product_attention(const Tensor &query, const Tensor &key, cons
 }
 
 } // namespace sinter::nn::functional
+
+namespace sinter::nn::functional {
+namespace {
+
+/// Checks a [h, w] attribute and returns it.
+std::vector<int64_t> pair(std::vector<int64_t> values, std::string_view what, int64_t least,
+                          std::string_view op, Loc loc) {
+  SINTER_CHECK(values.size() == 2 && values[0] >= least && values[1] >= least, loc,
+               cat(op, ": ", what, " must be two values [h, w] >= ", least, ", got ",
+                   toString(Shape(values))));
+  return values;
+}
+
+void checkNCHW(const Tensor &x, std::string_view op, Loc loc) {
+  checkFloat(x, op, loc);
+  SINTER_CHECK(x.dim() == 4, loc,
+               cat(op, ": expects an input [N, C, H, W], got ", toString(x.shape())));
+}
+
+Tensor pool(const Tensor &input, bool max, std::vector<int64_t> kernel, std::vector<int64_t> stride,
+            std::vector<int64_t> padding, std::string_view op, Loc loc) {
+  checkNCHW(input, op, loc);
+  prim::PoolParams p;
+  p.max = max;
+  p.kernel = pair(std::move(kernel), "kernel_size", 1, op, loc);
+  p.stride = stride.empty() ? p.kernel : pair(std::move(stride), "stride", 1, op, loc);
+  p.padding = pair(std::move(padding), "padding", 0, op, loc);
+  for (int d = 0; d < 2; ++d) {
+    SINTER_CHECK(2 * p.padding[d] <= p.kernel[d], loc,
+                 cat(op, ": padding ", toString(Shape(p.padding)),
+                     " must be at most half of kernel_size ", toString(Shape(p.kernel))));
+    SINTER_CHECK(input.shape()[2 + d] + 2 * p.padding[d] >= p.kernel[d], loc,
+                 cat(op, ": kernel_size ", toString(Shape(p.kernel)),
+                     " is larger than the padded input ", toString(input.shape())));
+  }
+  return prim::pool2d(input, p, loc);
+}
+
+} // namespace
+
+Tensor conv2d(const Tensor &input, const Tensor &weight, const Tensor &bias,
+              std::vector<int64_t> stride, std::vector<int64_t> padding,
+              std::vector<int64_t> dilation, int64_t groups, Loc loc) {
+  checkNCHW(input, "conv2d", loc);
+  checkFloat(weight, "conv2d", loc);
+  SINTER_CHECK(
+      weight.dim() == 4, loc,
+      cat("conv2d: weight must be [out, in / groups, kh, kw], got ", toString(weight.shape())));
+  prim::ConvParams p{pair(std::move(stride), "stride", 1, "conv2d", loc),
+                     pair(std::move(padding), "padding", 0, "conv2d", loc),
+                     pair(std::move(dilation), "dilation", 1, "conv2d", loc), groups};
+  int64_t channels = input.shape()[1], out = weight.shape()[0];
+  SINTER_CHECK(groups >= 1 && channels % groups == 0 && out % groups == 0, loc,
+               cat("conv2d: groups = ", groups, " must divide both the ", channels,
+                   " input channels and the ", out, " output channels"));
+  SINTER_CHECK(weight.shape()[1] * groups == channels, loc,
+               cat("conv2d: input ", toString(input.shape()), " has ", channels,
+                   " channels but weight ", toString(weight.shape()), " expects ",
+                   weight.shape()[1] * groups));
+  for (int d = 0; d < 2; ++d) {
+    int64_t span = p.dilation[d] * (weight.shape()[2 + d] - 1) + 1;
+    SINTER_CHECK(span <= input.shape()[2 + d] + 2 * p.padding[d], loc,
+                 cat("conv2d: the kernel ", toString(weight.shape()),
+                     " is larger than the padded input ", toString(input.shape())));
+  }
+  Tensor x = input, w = weight;
+  if (w.dtype() != x.dtype())
+    w = w.to(x.dtype(), loc);
+  Tensor y = prim::conv2d(x, w, p, loc);
+  if (!bias.defined())
+    return y;
+  SINTER_CHECK(bias.shape() == Shape{out}, loc,
+               cat("conv2d: bias has shape ", toString(bias.shape()), " but needs [", out, "]"));
+  return y + Operand(bias.reshape({out, 1, 1}, loc), loc);
+}
+
+Tensor max_pool2d(const Tensor &input, std::vector<int64_t> kernel_size,
+                  std::vector<int64_t> stride, std::vector<int64_t> padding, Loc loc) {
+  return pool(input, true, std::move(kernel_size), std::move(stride), std::move(padding),
+              "max_pool2d", loc);
+}
+
+Tensor avg_pool2d(const Tensor &input, std::vector<int64_t> kernel_size,
+                  std::vector<int64_t> stride, std::vector<int64_t> padding, Loc loc) {
+  return pool(input, false, std::move(kernel_size), std::move(stride), std::move(padding),
+              "avg_pool2d", loc);
+}
+
+Tensor batch_norm(const Tensor &input, const Tensor &running_mean, const Tensor &running_var,
+                  const Tensor &weight, const Tensor &bias, bool training, double momentum,
+                  double eps, Loc loc) {
+  checkFloat(input, "batch_norm", loc);
+  SINTER_CHECK(input.dim() >= 2, loc,
+               cat("batch_norm: expects an input [N, C, ...], got ", toString(input.shape())));
+  int64_t channels = input.shape()[1];
+  for (const Tensor *t : {&running_mean, &running_var, &weight, &bias})
+    SINTER_CHECK(!t->defined() || t->shape() == Shape{channels}, loc,
+                 cat("batch_norm: per-channel tensors must have shape [", channels, "], got ",
+                     toString(t->shape())));
+  SINTER_CHECK(training || (running_mean.defined() && running_var.defined()), loc,
+               "batch_norm: evaluation mode needs running_mean and running_var");
+  Shape perChannel(input.dim(), 1);
+  perChannel[1] = channels;
+  std::vector<int64_t> dims = {0};
+  for (int64_t d = 2; d < input.dim(); ++d)
+    dims.push_back(d);
+  Tensor mean, var;
+  if (training) {
+    int64_t count = input.numel() / channels;
+    SINTER_CHECK(count > 1, loc,
+                 cat("batch_norm: training needs more than one value per channel, got input ",
+                     toString(input.shape())));
+    mean = input.mean(dims, true, loc);
+    Tensor centered = input - Operand(mean, loc);
+    var = (centered * Operand(centered, loc)).mean(dims, true, loc);
+    if (running_mean.defined()) {
+      NoGradGuard noGrad;
+      Tensor rm = running_mean, rv = running_var;
+      double unbias = static_cast<double>(count) / static_cast<double>(count - 1);
+      rm.copy_(rm * Operand(1 - momentum, loc) +
+                   Operand(mean.detach().reshape({channels}, loc) * Operand(momentum, loc), loc),
+               loc);
+      rv.copy_(
+          rv * Operand(1 - momentum, loc) +
+              Operand(var.detach().reshape({channels}, loc) * Operand(momentum * unbias, loc), loc),
+          loc);
+    }
+  } else {
+    mean = running_mean.reshape(perChannel, loc);
+    var = running_var.reshape(perChannel, loc);
+  }
+  Tensor y = (input - Operand(mean, loc)) * Operand(rsqrt(var + Operand(eps, loc), loc), loc);
+  if (weight.defined())
+    y = y * Operand(weight.reshape(perChannel, loc), loc);
+  if (bias.defined())
+    y = y + Operand(bias.reshape(perChannel, loc), loc);
+  return y;
+}
+
+} // namespace sinter::nn::functional

@@ -54,6 +54,56 @@ Tensor ReLU::forward(const Tensor &x, Loc loc) { return F::relu(x, loc); }
 GELU::GELU(std::string approximate_) : approximate(std::move(approximate_)) {}
 Tensor GELU::forward(const Tensor &x, Loc loc) { return F::gelu(x, approximate, loc); }
 
+Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, int64_t stride_,
+               int64_t padding_, int64_t dilation_, int64_t groups_, bool with_bias)
+    : stride(stride_), padding(padding_), dilation(dilation_), groups(groups_) {
+  SINTER_CHECK(in_channels > 0 && out_channels > 0 && kernel_size > 0 && groups > 0 &&
+                   in_channels % groups == 0 && out_channels % groups == 0,
+               Loc::current(),
+               cat("Conv2d: invalid configuration ", in_channels, " -> ", out_channels, ", kernel ",
+                   kernel_size, ", groups ", groups));
+  int64_t fanIn = in_channels / groups * kernel_size * kernel_size;
+  double bound = 1.0 / std::sqrt(static_cast<double>(fanIn));
+  weight = register_parameter(
+      "weight",
+      uniform({out_channels, in_channels / groups, kernel_size, kernel_size}, bound).detach());
+  if (with_bias)
+    bias = register_parameter("bias", uniform({out_channels}, bound).detach());
+}
+
+Tensor Conv2d::forward(const Tensor &x, Loc loc) {
+  return F::conv2d(x, weight, bias, {stride, stride}, {padding, padding}, {dilation, dilation},
+                   groups, loc);
+}
+
+BatchNorm2d::BatchNorm2d(int64_t num_features, double eps_, double momentum_)
+    : eps(eps_), momentum(momentum_) {
+  weight = register_parameter("weight", ones({num_features}));
+  bias = register_parameter("bias", zeros({num_features}));
+  running_mean = register_buffer("running_mean", zeros({num_features}));
+  running_var = register_buffer("running_var", ones({num_features}));
+}
+
+Tensor BatchNorm2d::forward(const Tensor &x, Loc loc) {
+  SINTER_CHECK(x.defined() && x.dim() == 4, loc,
+               cat("BatchNorm2d: expects an input [N, C, H, W], got ",
+                   x.defined() ? toString(x.shape()) : "undefined"));
+  return F::batch_norm(x, running_mean, running_var, weight, bias, is_training(), momentum, eps,
+                       loc);
+}
+
+Tensor Flatten::forward(const Tensor &x, Loc loc) {
+  SINTER_CHECK(x.defined() && x.dim() >= 1, loc, "Flatten: expects a tensor of rank >= 1");
+  return x.reshape({x.shape()[0], -1}, loc);
+}
+
+MaxPool2d::MaxPool2d(int64_t kernel_size_, int64_t stride_, int64_t padding_)
+    : kernel_size(kernel_size_), stride(stride_ == 0 ? kernel_size_ : stride_), padding(padding_) {}
+
+Tensor MaxPool2d::forward(const Tensor &x, Loc loc) {
+  return F::max_pool2d(x, {kernel_size, kernel_size}, {stride, stride}, {padding, padding}, loc);
+}
+
 Sequential::Sequential(std::initializer_list<std::shared_ptr<Module>> modules) {
   for (const auto &m : modules)
     push_back(m);

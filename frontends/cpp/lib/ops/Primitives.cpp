@@ -439,3 +439,63 @@ Tensor matmul(const Tensor &a, const Tensor &b, bool ta, bool tb, Loc loc) {
 }
 
 } // namespace sinter::prim
+
+namespace sinter::prim {
+namespace {
+
+lazy::Attrs convAttrs(const ConvParams &p) {
+  lazy::Attrs attrs;
+  attrs.dims = p.stride;
+  attrs.dims2 = p.padding;
+  attrs.dims3 = p.dilation;
+  attrs.axis = p.groups;
+  return attrs;
+}
+
+lazy::Attrs poolAttrs(const PoolParams &p) {
+  lazy::Attrs attrs;
+  attrs.kind = p.max ? 0 : 1;
+  attrs.dims = p.kernel;
+  attrs.dims2 = p.stride;
+  attrs.dims3 = p.padding;
+  return attrs;
+}
+
+} // namespace
+
+Tensor conv2d(const Tensor &input, const Tensor &filter, const ConvParams &p, Loc loc) {
+  const Shape &in = input.shape(), &w = filter.shape();
+  Shape shape = {in[0], w[0]};
+  for (int d = 0; d < 2; ++d)
+    shape.push_back(
+        (in[2 + d] + 2 * p.padding[d] - p.dilation[d] * (w[2 + d] - 1) - 1) / p.stride[d] + 1);
+  Tensor y = rec(Op::Conv2d, convAttrs(p), {input, filter}, shape, input.dtype(), loc);
+  detail::attachGrad(
+      y, "conv2d", {input, filter},
+      [input, filter, p, loc](const Tensor &g) -> std::vector<Tensor> {
+        return {rec(Op::Conv2dBackwardInput, convAttrs(p), {g, filter}, input.shape(),
+                    input.dtype(), loc),
+                rec(Op::Conv2dBackwardFilter, convAttrs(p), {input, g}, filter.shape(),
+                    filter.dtype(), loc)};
+      },
+      loc);
+  return y;
+}
+
+Tensor pool2d(const Tensor &input, const PoolParams &p, Loc loc) {
+  const Shape &in = input.shape();
+  Shape shape = {in[0], in[1]};
+  for (int d = 0; d < 2; ++d)
+    shape.push_back((in[2 + d] + 2 * p.padding[d] - p.kernel[d]) / p.stride[d] + 1);
+  Tensor y = rec(Op::Pool2d, poolAttrs(p), {input}, shape, input.dtype(), loc);
+  detail::attachGrad(
+      y, "pool2d", {input},
+      [input, p, loc](const Tensor &g) -> std::vector<Tensor> {
+        return {
+            rec(Op::Pool2dBackward, poolAttrs(p), {input, g}, input.shape(), input.dtype(), loc)};
+      },
+      loc);
+  return y;
+}
+
+} // namespace sinter::prim

@@ -38,6 +38,19 @@ Tensor reduceMax(const Tensor &x, std::vector<int64_t> dims, bool keepdim, Loc l
 Tensor argmax(const Tensor &x, int64_t axis, bool keepdim, Loc loc);
 /// Batched matmul of the last two dims; rhs may be a shared matrix.
 Tensor matmul(const Tensor &a, const Tensor &b, bool transposeA, bool transposeB, Loc loc);
+/// The attributes of a 2-D convolution ([h, w] pairs).
+struct ConvParams {
+  std::vector<int64_t> stride, padding, dilation;
+  int64_t groups = 1;
+};
+/// REQUIRES: shapes and attributes checked (see F::conv2d).
+Tensor conv2d(const Tensor &input, const Tensor &filter, const ConvParams &params, Loc loc);
+struct PoolParams {
+  bool max = true;
+  std::vector<int64_t> kernel, stride, padding;
+};
+Tensor pool2d(const Tensor &input, const PoolParams &params, Loc loc);
+
 /// A constant of `like`'s shape and dtype.
 Tensor fullLike(const Tensor &like, double value, Loc loc);
 Tensor iota(const Shape &shape, int64_t axis, DType dtype, Loc loc);

@@ -224,6 +224,83 @@ void reduce(const Node &node, std::vector<double> &out) {
   }
 }
 
+/// Visits every (input, filter, output) index triple of a conv2d tap that
+/// reads the input (padding taps are skipped). The three conv ops are the
+/// same loop with different accumulations.
+template <typename Visit>
+void forEachConvTap(const Shape &input, const Shape &filter, const Shape &output,
+                    const lazy::Attrs &attrs, Visit visit) {
+  int64_t n = input[0], c = input[1], h = input[2], w = input[3];
+  int64_t o = filter[0], cg = filter[1], kh = filter[2], kw = filter[3];
+  int64_t oh = output[2], ow = output[3], groups = attrs.axis, og = o / groups;
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t oc = 0; oc < o; ++oc)
+      for (int64_t y = 0; y < oh; ++y)
+        for (int64_t x = 0; x < ow; ++x)
+          for (int64_t ic = 0; ic < cg; ++ic)
+            for (int64_t ky = 0; ky < kh; ++ky)
+              for (int64_t kx = 0; kx < kw; ++kx) {
+                int64_t iy = y * attrs.dims[0] - attrs.dims2[0] + ky * attrs.dims3[0];
+                int64_t ix = x * attrs.dims[1] - attrs.dims2[1] + kx * attrs.dims3[1];
+                if (iy < 0 || iy >= h || ix < 0 || ix >= w)
+                  continue;
+                int64_t channel = (oc / og) * cg + ic;
+                visit(((b * c + channel) * h + iy) * w + ix, ((oc * cg + ic) * kh + ky) * kw + kx,
+                      ((b * o + oc) * oh + y) * ow + x);
+              }
+}
+
+/// Visits every (input, output) index pair of a pooling window that reads
+/// the input, in window order.
+template <typename Visit>
+void forEachPoolTap(const Shape &input, const Shape &output, const lazy::Attrs &attrs,
+                    Visit visit) {
+  int64_t planes = input[0] * input[1], h = input[2], w = input[3];
+  int64_t oh = output[2], ow = output[3];
+  for (int64_t p = 0; p < planes; ++p)
+    for (int64_t y = 0; y < oh; ++y)
+      for (int64_t x = 0; x < ow; ++x)
+        for (int64_t ky = 0; ky < attrs.dims[0]; ++ky)
+          for (int64_t kx = 0; kx < attrs.dims[1]; ++kx) {
+            int64_t iy = y * attrs.dims2[0] - attrs.dims3[0] + ky;
+            int64_t ix = x * attrs.dims2[1] - attrs.dims3[1] + kx;
+            if (iy >= 0 && iy < h && ix >= 0 && ix < w)
+              visit((p * h + iy) * w + ix, (p * oh + y) * ow + x);
+          }
+}
+
+/// pool2d (backward = false) or its gradient: max routes each output's
+/// gradient to the first largest element of its window; avg divides by the
+/// window size (padding included, as PyTorch's default).
+void pool(const Node &node, bool backward, std::vector<double> &out) {
+  const lazy::Attrs &attrs = node.attrs;
+  const Shape &inputShape = node.operands[0]->shape;
+  Shape outputShape = backward ? node.operands[1]->shape : node.shape;
+  const std::vector<double> &x = in(node, 0);
+  double window = static_cast<double>(attrs.dims[0] * attrs.dims[1]);
+  int64_t outputs = numel(outputShape);
+  if (attrs.kind == 1) {
+    forEachPoolTap(inputShape, outputShape, attrs, [&](int64_t i, int64_t o) {
+      if (backward)
+        out[i] += in(node, 1)[o] / window;
+      else
+        out[o] += x[i] / window;
+    });
+    return;
+  }
+  std::vector<int64_t> argmax(outputs, -1);
+  forEachPoolTap(inputShape, outputShape, attrs, [&](int64_t i, int64_t o) {
+    if (argmax[o] < 0 || x[i] > x[argmax[o]] || (std::isnan(x[i]) && !std::isnan(x[argmax[o]])))
+      argmax[o] = i;
+  });
+  for (int64_t o = 0; o < outputs; ++o) {
+    if (backward)
+      out[argmax[o]] += in(node, 1)[o];
+    else
+      out[o] = x[argmax[o]];
+  }
+}
+
 /// Computes one node whose operands are computed.
 std::shared_ptr<const Value> compute(const Node &node) {
   auto value = std::make_shared<Value>();
@@ -383,6 +460,30 @@ std::shared_ptr<const Value> compute(const Node &node) {
     break;
   case Op::Matmul:
     matmul(node, out);
+    break;
+  case Op::Conv2d: {
+    const std::vector<double> &x = in(node, 0), &w = in(node, 1);
+    forEachConvTap(node.operands[0]->shape, node.operands[1]->shape, node.shape, attrs,
+                   [&](int64_t i, int64_t f, int64_t o) { out[o] += x[i] * w[f]; });
+    break;
+  }
+  case Op::Conv2dBackwardInput: {
+    const std::vector<double> &g = in(node, 0), &w = in(node, 1);
+    forEachConvTap(node.shape, node.operands[1]->shape, node.operands[0]->shape, attrs,
+                   [&](int64_t i, int64_t f, int64_t o) { out[i] += w[f] * g[o]; });
+    break;
+  }
+  case Op::Conv2dBackwardFilter: {
+    const std::vector<double> &x = in(node, 0), &g = in(node, 1);
+    forEachConvTap(node.operands[0]->shape, node.shape, node.operands[1]->shape, attrs,
+                   [&](int64_t i, int64_t f, int64_t o) { out[f] += x[i] * g[o]; });
+    break;
+  }
+  case Op::Pool2d:
+    pool(node, false, out);
+    break;
+  case Op::Pool2dBackward:
+    pool(node, true, out);
     break;
   }
   for (double &x : out)

@@ -28,6 +28,15 @@ struct MLPConfig {
 /// classes. forward: [B, in] -> logits [B, classes].
 std::shared_ptr<nn::Sequential> mlp(const MLPConfig &config = {});
 
+/// LeNet-5 for [N, channels, 28, 28] (or 32x32 with padding 0) images:
+/// conv(5, pad 2) 6 -> pool -> conv(5) 16 -> pool -> 120 -> 84 -> classes.
+std::shared_ptr<nn::Sequential> lenet(int64_t in_channels = 1, int64_t num_classes = 10);
+
+/// ResNet-18 for small images (CIFAR style: a 3x3 stem, no max pool), four
+/// stages of two basic blocks (64, 128, 256, 512 channels), global average
+/// pooling and a Linear to the classes. forward: [N, 3, H, W] -> [N, classes].
+std::shared_ptr<nn::Module> resnet18(int64_t num_classes = 10, int64_t in_channels = 3);
+
 struct GPTConfig {
   int64_t vocab_size = 4096;
   int64_t context = 128;

@@ -41,6 +41,28 @@ Tensor cross_entropy(const Tensor &logits, const Tensor &targets, int64_t ignore
                      Reduction reduction = Reduction::mean, Loc loc = Loc::current());
 Tensor mse_loss(const Tensor &input, const Tensor &target, Reduction reduction = Reduction::mean,
                 Loc loc = Loc::current());
+/// 2-D convolution of input [N, C, H, W] with weight [O, C / groups, KH, KW]
+/// and optional bias [O]; stride, padding (symmetric, zeros) and dilation
+/// are [h, w].
+Tensor conv2d(const Tensor &input, const Tensor &weight, const Tensor &bias = Tensor(),
+              std::vector<int64_t> stride = {1, 1}, std::vector<int64_t> padding = {0, 0},
+              std::vector<int64_t> dilation = {1, 1}, int64_t groups = 1, Loc loc = Loc::current());
+/// Max pooling over [N, C, H, W]; stride defaults to the kernel size.
+Tensor max_pool2d(const Tensor &input, std::vector<int64_t> kernel_size,
+                  std::vector<int64_t> stride = {}, std::vector<int64_t> padding = {0, 0},
+                  Loc loc = Loc::current());
+/// Average pooling (padding counted in the average, as PyTorch's default).
+Tensor avg_pool2d(const Tensor &input, std::vector<int64_t> kernel_size,
+                  std::vector<int64_t> stride = {}, std::vector<int64_t> padding = {0, 0},
+                  Loc loc = Loc::current());
+/// Batch normalisation over [N, C, ...] per channel. In training, uses the
+/// batch's statistics and updates running_mean / running_var in place
+/// (unbiased variance, as PyTorch); otherwise uses the running statistics.
+Tensor batch_norm(const Tensor &input, const Tensor &running_mean, const Tensor &running_var,
+                  const Tensor &weight = Tensor(), const Tensor &bias = Tensor(),
+                  bool training = false, double momentum = 0.1, double eps = 1e-5,
+                  Loc loc = Loc::current());
+
 /// softmax(q k^T / sqrt(d) + mask) v over the last two dims of [..., L, d]
 /// tensors; with is_causal, position i attends to positions <= i.
 Tensor scaled_dot_product_attention(const Tensor &query, const Tensor &key, const Tensor &value,

@@ -66,6 +66,44 @@ public:
   std::string approximate;
 };
 
+/// 2-D convolution; weight [out, in / groups, k, k] and bias uniform in
+/// +-1/sqrt(fan_in), as PyTorch.
+class Conv2d : public Module {
+public:
+  Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, int64_t stride = 1,
+         int64_t padding = 0, int64_t dilation = 1, int64_t groups = 1, bool bias = true);
+  Tensor forward(const Tensor &x, Loc loc = Loc::current()) override;
+  std::string type() const override { return "Conv2d"; }
+  int64_t stride, padding, dilation, groups;
+  Tensor weight, bias;
+};
+
+/// Batch normalisation of [N, C, H, W] with running statistics (buffers
+/// running_mean, running_var) updated in training mode.
+class BatchNorm2d : public Module {
+public:
+  explicit BatchNorm2d(int64_t num_features, double eps = 1e-5, double momentum = 0.1);
+  Tensor forward(const Tensor &x, Loc loc = Loc::current()) override;
+  std::string type() const override { return "BatchNorm2d"; }
+  double eps, momentum;
+  Tensor weight, bias, running_mean, running_var;
+};
+
+/// Flattens all dimensions after the first: [N, ...] -> [N, prod(...)].
+class Flatten : public Module {
+public:
+  Tensor forward(const Tensor &x, Loc loc = Loc::current()) override;
+  std::string type() const override { return "Flatten"; }
+};
+
+class MaxPool2d : public Module {
+public:
+  explicit MaxPool2d(int64_t kernel_size, int64_t stride = 0, int64_t padding = 0);
+  Tensor forward(const Tensor &x, Loc loc = Loc::current()) override;
+  std::string type() const override { return "MaxPool2d"; }
+  int64_t kernel_size, stride, padding;
+};
+
 /// Runs its children in order; children are named "0", "1", ...
 class Sequential : public Module {
 public:
