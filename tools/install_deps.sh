@@ -16,6 +16,13 @@ PACKAGES=(
   # Collectives on CPU (Gloo) and CPU matmul/convolution (oneDNN; its CMake
   # config also needs the OpenCL ICD loader headers).
   libgloo-dev libdnnl-dev ocl-icd-opencl-dev
+  # Reading gzip-compressed datasets.
+  zlib1g-dev
+  # The outside oracle of the golden tests: PyTorch (CPU) for the system python3.
+  python3-torch python3-numpy
+  # Real data for the training example and tests (IDX files under
+  # /usr/share/datasets/fashion-mnist).
+  dataset-fashion-mnist
 )
 
 missing=()

@@ -208,6 +208,10 @@ Tensor minimum(const Tensor &a, const Tensor &b, Loc loc = Loc::current());
 Tensor where(const Tensor &condition, const Tensor &a, const Tensor &b, Loc loc = Loc::current());
 Tensor masked_fill(const Tensor &x, const Tensor &mask, double value, Loc loc = Loc::current());
 Tensor cat(const std::vector<Tensor> &tensors, int64_t dim = 0, Loc loc = Loc::current());
+/// The slices of x at `index` (integer, any shape) along dim, as
+/// torch.index_select generalised to any index shape: the result's shape is
+/// x.shape[:dim] + index.shape + x.shape[dim+1:].
+Tensor index_select(const Tensor &x, int64_t dim, const Tensor &index, Loc loc = Loc::current());
 Tensor stack(const std::vector<Tensor> &tensors, int64_t dim = 0, Loc loc = Loc::current());
 Tensor sum(const Tensor &x, const std::vector<int64_t> &dims = {}, bool keepdim = false,
            Loc loc = Loc::current());

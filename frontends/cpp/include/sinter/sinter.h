@@ -14,6 +14,7 @@
 #include "sinter/Shape.h"
 #include "sinter/Tensor.h"
 #include "sinter/Version.h"
+#include "sinter/data/Datasets.h"
 #include "sinter/models/Models.h"
 #include "sinter/nn/Functional.h"
 #include "sinter/nn/Layers.h"

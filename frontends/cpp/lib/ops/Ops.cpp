@@ -490,6 +490,15 @@ Tensor cat(const std::vector<Tensor> &tensors, int64_t dim, Loc loc) {
   return inputs.size() == 1 ? inputs.front() : prim::concat(inputs, axis, loc);
 }
 
+Tensor index_select(const Tensor &x, int64_t dim, const Tensor &index, Loc loc) {
+  checkDefined(x, "index_select", loc);
+  checkDefined(index, "index_select", loc);
+  SINTER_CHECK(index.dtype() == DType::i32 || index.dtype() == DType::i64, loc,
+               cat("index_select: index must be i32 or i64, got ", name(index.dtype())));
+  SINTER_CHECK(x.dim() > 0, loc, "index_select: cannot index a scalar");
+  return prim::gather(x, index, normDim(dim, x.dim(), "index_select", loc), loc);
+}
+
 Tensor stack(const std::vector<Tensor> &tensors, int64_t dim, Loc loc) {
   SINTER_CHECK(!tensors.empty(), loc, "stack: expects at least one tensor");
   checkDefined(tensors.front(), "stack", loc);

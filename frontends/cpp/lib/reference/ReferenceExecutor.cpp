@@ -174,17 +174,27 @@ void matmul(const Node &node, std::vector<double> &out) {
   int64_t k = tl ? lhsShape[rank - 2] : lhsShape[rank - 1];
   int64_t batch = numel(node.shape) / (m * n);
   bool sharedRhs = rhsShape.size() == 2 && rank > 2;
-  int64_t lr = lhsShape[rank - 2], lc = lhsShape[rank - 1];
-  int64_t rr = rhsShape[rhsShape.size() - 2], rc = rhsShape[rhsShape.size() - 1];
-  for (int64_t b = 0; b < batch; ++b) {
-    const double *a = lhs.data() + b * lr * lc;
-    const double *w = rhs.data() + (sharedRhs ? 0 : b * rr * rc);
+  // Each product reads op(a) as m x k and op(b) as k x n, row-major; the
+  // sum over p runs in increasing order for every output element.
+  std::vector<double> a(m * k), b(k * n);
+  for (int64_t z = 0; z < batch; ++z) {
+    const double *lhsBase = lhs.data() + z * m * k;
+    const double *rhsBase = rhs.data() + (sharedRhs ? 0 : z * k * n);
     for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) {
-        double acc = 0;
-        for (int64_t p = 0; p < k; ++p)
-          acc += (tl ? a[p * lc + i] : a[i * lc + p]) * (tr ? w[j * rc + p] : w[p * rc + j]);
-        out[(b * m + i) * n + j] = acc;
+      for (int64_t p = 0; p < k; ++p)
+        a[i * k + p] = tl ? lhsBase[p * m + i] : lhsBase[i * k + p];
+    if (z == 0 || !sharedRhs)
+      for (int64_t p = 0; p < k; ++p)
+        for (int64_t j = 0; j < n; ++j)
+          b[p * n + j] = tr ? rhsBase[j * k + p] : rhsBase[p * n + j];
+    double *c = out.data() + z * m * n;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t p = 0; p < k; ++p) {
+        double aip = a[i * k + p];
+        const double *bRow = b.data() + p * n;
+        double *cRow = c + i * n;
+        for (int64_t j = 0; j < n; ++j)
+          cRow[j] += aip * bRow[j];
       }
   }
 }
@@ -299,6 +309,18 @@ void pool(const Node &node, bool backward, std::vector<double> &out) {
     else
       out[o] = x[argmax[o]];
   }
+}
+
+/// detail::roundTo over a whole result, with the dtype decided once.
+void roundAll(DType dtype, std::vector<double> &values) {
+  if (dtype == DType::f32) {
+    if (!highPrecision.load(std::memory_order_relaxed))
+      for (double &x : values)
+        x = static_cast<float>(x);
+    return;
+  }
+  for (double &x : values)
+    x = detail::roundTo(dtype, x);
 }
 
 /// Computes one node whose operands are computed.
@@ -486,8 +508,7 @@ std::shared_ptr<const Value> compute(const Node &node) {
     pool(node, true, out);
     break;
   }
-  for (double &x : out)
-    x = detail::roundTo(node.dtype, x);
+  roundAll(node.dtype, out);
   return value;
 }
 
