@@ -79,9 +79,10 @@ Tensor &Tensor::copy_(const Tensor &source, Loc loc) {
 Tensor Tensor::detach() const {
   if (!defined())
     return Tensor();
-  auto impl = std::make_shared<TensorImpl>();
-  impl->node = this->impl()->node;
-  return Tensor(std::move(impl));
+  // Registered like every tensor: parameters are made with detach(), and
+  // mark_step() must turn them into data or each step's update would keep
+  // the previous step's graph alive.
+  return detail::wrap(impl()->node);
 }
 
 void Tensor::backward(const Tensor &gradient, Loc loc) const {

@@ -1,6 +1,7 @@
 //===- Tensor.cpp - tensor handles, creation, evaluation, mark_step -------===//
 #include "TensorImpl.h"
 #include "sinter/Error.h"
+#include "sinter/Reference.h"
 
 #include "Format.h"
 
@@ -176,6 +177,15 @@ Tensor rand(const Shape &shape, DType dtype, Loc loc) {
 }
 Tensor randn(const Shape &shape, DType dtype, Loc loc) {
   return random("randn", shape, dtype, 1, loc);
+}
+
+int64_t reference::live_node_count() { return lazy::Node::liveCount(); }
+
+Tensor detail::wrap(lazy::NodePtr node) {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->node = std::move(node);
+  registerTensor(impl);
+  return Tensor(std::move(impl));
 }
 
 bool grad_enabled() { return gradMode; }

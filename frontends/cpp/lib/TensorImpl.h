@@ -40,6 +40,10 @@ namespace detail {
 Tensor record(lazy::Op op, lazy::Attrs attrs, std::vector<lazy::NodePtr> operands, Shape shape,
               DType dtype, Device device, Loc loc);
 
+/// A new handle (no autograd history) for an existing node, registered so
+/// that mark_step() computes it and cuts the graph behind it.
+Tensor wrap(lazy::NodePtr node);
+
 /// A tensor holding computed values.
 Tensor fromValue(std::shared_ptr<const lazy::Value> value, Shape shape, DType dtype, Device device,
                  Loc loc);

@@ -348,6 +348,27 @@ TEST(Models, ShapesAndParameterCounts) {
               HasSubstr("unknown GPT config 'gpt5'"));
 }
 
+TEST(Training, StepsDoNotKeepEarlierGraphsAlive) {
+  // A step's graph must die with the step: a gradient function holding its
+  // own result (a reference cycle), or a parameter handle that mark_step()
+  // does not cut, would keep every earlier graph alive. After the first
+  // steps, the number of live nodes must stop growing.
+  manual_seed(5);
+  models::GPT gpt({.vocab_size = 32, .context = 8, .layers = 1, .heads = 2, .d_model = 8});
+  optim::AdamW adamw(gpt.parameters());
+  Tensor ids = from_vector<int64_t>({1, 2, 3, 4, 5, 6, 7, 8}, {1, 8});
+  std::vector<int64_t> live;
+  for (int step = 0; step < 6; ++step) {
+    adamw.zero_grad();
+    Tensor loss = F::cross_entropy(gpt(ids).reshape({8, 32}), ids.reshape({8}));
+    loss.backward();
+    adamw.step();
+    mark_step();
+    live.push_back(reference::live_node_count());
+  }
+  EXPECT_EQ(live[3], live[5]) << "live nodes after steps 4 and 6: " << live[3] << ", " << live[5];
+}
+
 TEST(Training, MLPLearnsXor) {
   // A real (if tiny) learning problem: XOR is not linearly separable.
   manual_seed(3);

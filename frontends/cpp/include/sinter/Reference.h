@@ -7,6 +7,8 @@
 #ifndef SINTER_REFERENCE_H
 #define SINTER_REFERENCE_H
 
+#include <cstdint>
+
 namespace sinter::reference {
 
 /// While alive, the reference executor keeps f32 results in double precision
@@ -22,6 +24,10 @@ public:
 private:
   bool previous_;
 };
+
+/// The number of lazy-graph nodes alive now, for tests that check a
+/// training loop does not keep earlier steps' graphs alive.
+int64_t live_node_count();
 
 } // namespace sinter::reference
 

@@ -18,6 +18,7 @@
 #include "sinter/Device.h"
 #include "sinter/Shape.h"
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <source_location>
@@ -105,7 +106,14 @@ struct Value {
 };
 
 struct Node {
-  Op op;
+  Node() { live().fetch_add(1, std::memory_order_relaxed); }
+  ~Node() { live().fetch_sub(1, std::memory_order_relaxed); }
+  Node(const Node &) = delete;
+  Node &operator=(const Node &) = delete;
+  /// Nodes alive in the process (for leak tests).
+  static int64_t liveCount() { return live().load(std::memory_order_relaxed); }
+
+  Op op = Op::Data;
   Attrs attrs;
   std::vector<std::shared_ptr<Node>> operands;
   Shape shape;
@@ -114,6 +122,12 @@ struct Node {
   std::source_location loc;
   /// Filled in once computed; always set for Data.
   std::shared_ptr<const Value> value;
+
+private:
+  static std::atomic<int64_t> &live() {
+    static std::atomic<int64_t> count{0};
+    return count;
+  }
 };
 
 using NodePtr = std::shared_ptr<Node>;

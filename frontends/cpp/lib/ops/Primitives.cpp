@@ -36,6 +36,17 @@ Tensor choose(const Tensor &pred, const Tensor &a, const Tensor &b, Loc loc) {
 }
 Tensor zerosLike(const Tensor &x, Loc loc) { return fullLike(x, 0.0, loc); }
 
+// Note [Results in gradient functions]
+// A gradient function must not hold its own result's Tensor: the result's
+// TensorImpl owns the gradient function, so that would be a cycle and leak
+// every step's graph. It holds the result's node instead and wraps it in a
+// fresh, gradient-free handle when the backward pass runs.
+Tensor resultOf(const lazy::NodePtr &node) {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->node = node;
+  return Tensor(std::move(impl));
+}
+
 /// The gradient of a broadcast back to its operand's shape: sums over every
 /// result dimension the operand did not have or had with size 1.
 Tensor unbroadcast(const Tensor &g, const Shape &operandShape, const std::vector<int64_t> &dims,
@@ -135,7 +146,8 @@ Tensor iota(const Shape &shape, int64_t axis, DType dtype, Loc loc) {
 
 Tensor unary(Op op, const Tensor &x, Loc loc) {
   Tensor y = rec(op, {}, {x}, x.shape(), x.dtype(), loc);
-  auto backward = [op, x, y, loc](const Tensor &g) -> std::vector<Tensor> {
+  auto backward = [op, x, yNode = y.impl()->node, loc](const Tensor &g) -> std::vector<Tensor> {
+    Tensor y = resultOf(yNode);
     switch (op) {
     case Op::Neg:
       return {unary(Op::Neg, g, loc)};
@@ -171,7 +183,8 @@ Tensor unary(Op op, const Tensor &x, Loc loc) {
 
 Tensor binary(Op op, const Tensor &a, const Tensor &b, Loc loc) {
   Tensor y = rec(op, {}, {a, b}, a.shape(), a.dtype(), loc);
-  auto backward = [op, a, b, y, loc](const Tensor &g) -> std::vector<Tensor> {
+  auto backward = [op, a, b, yNode = y.impl()->node, loc](const Tensor &g) -> std::vector<Tensor> {
+    Tensor y = resultOf(yNode);
     switch (op) {
     case Op::Add:
       return {g, g};
@@ -376,7 +389,8 @@ Tensor reduceMax(const Tensor &x, std::vector<int64_t> dims, bool keepdim, Loc l
   Tensor y = rec(Op::ReduceMax, std::move(attrs), {x}, shape, x.dtype(), loc);
   detail::attachGrad(
       y, "reduce_max", {x},
-      [x, y, dims, kept, loc](const Tensor &g) -> std::vector<Tensor> {
+      [x, yNode = y.impl()->node, dims, kept, loc](const Tensor &g) -> std::vector<Tensor> {
+        Tensor y = resultOf(yNode);
         // Ties share the gradient evenly, as PyTorch's amax does.
         std::vector<int64_t> all = identityDims(x.dim());
         Tensor yk = y.shape() == kept ? y : prim::reshape(y, kept, loc);
