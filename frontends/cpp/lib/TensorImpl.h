@@ -48,6 +48,21 @@ Tensor wrap(lazy::NodePtr node);
 Tensor fromValue(std::shared_ptr<const lazy::Value> value, Shape shape, DType dtype, Device device,
                  Loc loc);
 
+/// Whether an op on these inputs records a gradient function: grad mode is
+/// on and an input requires a gradient. Checked before building the
+/// function, so that recording without gradients allocates nothing for it.
+template <typename... Ts> bool needsGrad(const Ts &...inputs) {
+  return grad_enabled() && (inputs.requires_grad() || ...);
+}
+inline bool needsGrad(const std::vector<Tensor> &inputs) {
+  if (!grad_enabled())
+    return false;
+  for (const Tensor &input : inputs)
+    if (input.requires_grad())
+      return true;
+  return false;
+}
+
 /// When grad mode is on and an input requires a gradient, makes `result`
 /// require one too, with `backward` as its gradient function.
 void attachGrad(Tensor &result, std::string_view name, const std::vector<Tensor> &inputs,

@@ -135,6 +135,8 @@ std::pair<Tensor, Tensor> align(const Tensor &a, const Operand &b, std::string_v
   checkDefined(b.tensor, op, loc);
   checkSameDevice(a, b.tensor, op, loc);
   DType dtype = forced.value_or(promote(a.dtype(), b.tensor.dtype()));
+  if (a.shape() == b.tensor.shape()) // the common case, without a new shape
+    return {castTo(a, dtype, loc), castTo(b.tensor, dtype, loc)};
   Shape shape = broadcastShapes(a.shape(), b.tensor.shape(), op, loc);
   return {expandTo(castTo(a, dtype, loc), shape, loc),
           expandTo(castTo(b.tensor, dtype, loc), shape, loc)};

@@ -10,6 +10,17 @@ namespace {
 
 using lazy::Op;
 
+Tensor rec(Op op, lazy::Attrs attrs, std::initializer_list<const Tensor *> inputs, Shape shape,
+           DType dtype, Loc loc) {
+  std::vector<lazy::NodePtr> operands;
+  operands.reserve(inputs.size());
+  for (const Tensor *input : inputs)
+    operands.push_back(input->impl()->node);
+  Device device = inputs.size() == 0 ? Device::cpu() : (*inputs.begin())->device();
+  return detail::record(op, std::move(attrs), std::move(operands), std::move(shape), dtype, device,
+                        loc);
+}
+
 Tensor rec(Op op, lazy::Attrs attrs, const std::vector<Tensor> &inputs, Shape shape, DType dtype,
            Loc loc) {
   std::vector<lazy::NodePtr> operands;
@@ -145,7 +156,9 @@ Tensor iota(const Shape &shape, int64_t axis, DType dtype, Loc loc) {
 }
 
 Tensor unary(Op op, const Tensor &x, Loc loc) {
-  Tensor y = rec(op, {}, {x}, x.shape(), x.dtype(), loc);
+  Tensor y = rec(op, {}, {&x}, x.shape(), x.dtype(), loc);
+  if (!detail::needsGrad(x))
+    return y;
   auto backward = [op, x, yNode = y.impl()->node, loc](const Tensor &g) -> std::vector<Tensor> {
     Tensor y = resultOf(yNode);
     switch (op) {
@@ -182,7 +195,9 @@ Tensor unary(Op op, const Tensor &x, Loc loc) {
 }
 
 Tensor binary(Op op, const Tensor &a, const Tensor &b, Loc loc) {
-  Tensor y = rec(op, {}, {a, b}, a.shape(), a.dtype(), loc);
+  Tensor y = rec(op, {}, {&a, &b}, a.shape(), a.dtype(), loc);
+  if (!detail::needsGrad(a, b))
+    return y;
   auto backward = [op, a, b, yNode = y.impl()->node, loc](const Tensor &g) -> std::vector<Tensor> {
     Tensor y = resultOf(yNode);
     switch (op) {
@@ -217,54 +232,58 @@ Tensor binary(Op op, const Tensor &a, const Tensor &b, Loc loc) {
 Tensor compare(lazy::CompareKind kind, const Tensor &a, const Tensor &b, Loc loc) {
   lazy::Attrs attrs;
   attrs.kind = static_cast<uint8_t>(kind);
-  return rec(Op::Compare, std::move(attrs), {a, b}, a.shape(), DType::boolean, loc);
+  return rec(Op::Compare, std::move(attrs), {&a, &b}, a.shape(), DType::boolean, loc);
 }
 
 Tensor select(const Tensor &pred, const Tensor &a, const Tensor &b, Loc loc) {
-  Tensor y = rec(Op::Select, {}, {pred, a, b}, a.shape(), a.dtype(), loc);
-  detail::attachGrad(
-      y, "select", {pred, a, b},
-      [pred, loc](const Tensor &g) -> std::vector<Tensor> {
-        Tensor zero = zerosLike(g, loc);
-        return {Tensor(), choose(pred, g, zero, loc), choose(pred, zero, g, loc)};
-      },
-      loc);
+  Tensor y = rec(Op::Select, {}, {&pred, &a, &b}, a.shape(), a.dtype(), loc);
+  if (detail::needsGrad(pred, a, b))
+    detail::attachGrad(
+        y, "select", {pred, a, b},
+        [pred, loc](const Tensor &g) -> std::vector<Tensor> {
+          Tensor zero = zerosLike(g, loc);
+          return {Tensor(), choose(pred, g, zero, loc), choose(pred, zero, g, loc)};
+        },
+        loc);
   return y;
 }
 
 Tensor convert(const Tensor &x, DType dtype, Loc loc) {
-  Tensor y = rec(Op::Convert, {}, {x}, x.shape(), dtype, loc);
+  Tensor y = rec(Op::Convert, {}, {&x}, x.shape(), dtype, loc);
   if (isFloatingPoint(dtype))
-    detail::attachGrad(
-        y, "convert", {x},
-        [from = x.dtype(), loc](const Tensor &g) -> std::vector<Tensor> {
-          return {convert(g, from, loc)};
-        },
-        loc);
+    if (detail::needsGrad(x))
+      detail::attachGrad(
+          y, "convert", {x},
+          [from = x.dtype(), loc](const Tensor &g) -> std::vector<Tensor> {
+            return {convert(g, from, loc)};
+          },
+          loc);
   return y;
 }
 
 Tensor broadcast(const Tensor &x, const Shape &shape, std::vector<int64_t> dims, Loc loc) {
   lazy::Attrs attrs;
   attrs.dims = dims;
-  Tensor y = rec(Op::Broadcast, std::move(attrs), {x}, shape, x.dtype(), loc);
-  detail::attachGrad(
-      y, "broadcast_in_dim", {x},
-      [from = x.shape(), dims, loc](const Tensor &g) -> std::vector<Tensor> {
-        return {unbroadcast(g, from, dims, loc)};
-      },
-      loc);
+  Tensor y = rec(Op::Broadcast, std::move(attrs), {&x}, shape, x.dtype(), loc);
+  if (detail::needsGrad(x))
+    detail::attachGrad(
+        y, "broadcast_in_dim", {x},
+        [from = x.shape(), dims, loc](const Tensor &g) -> std::vector<Tensor> {
+          return {unbroadcast(g, from, dims, loc)};
+        },
+        loc);
   return y;
 }
 
 Tensor reshape(const Tensor &x, const Shape &shape, Loc loc) {
-  Tensor y = rec(Op::Reshape, {}, {x}, shape, x.dtype(), loc);
-  detail::attachGrad(
-      y, "reshape", {x},
-      [from = x.shape(), loc](const Tensor &g) -> std::vector<Tensor> {
-        return {prim::reshape(g, from, loc)};
-      },
-      loc);
+  Tensor y = rec(Op::Reshape, {}, {&x}, shape, x.dtype(), loc);
+  if (detail::needsGrad(x))
+    detail::attachGrad(
+        y, "reshape", {x},
+        [from = x.shape(), loc](const Tensor &g) -> std::vector<Tensor> {
+          return {prim::reshape(g, from, loc)};
+        },
+        loc);
   return y;
 }
 
@@ -274,16 +293,17 @@ Tensor transpose(const Tensor &x, std::vector<int64_t> perm, Loc loc) {
     shape.push_back(x.shape()[p]);
   lazy::Attrs attrs;
   attrs.dims = perm;
-  Tensor y = rec(Op::Transpose, std::move(attrs), {x}, shape, x.dtype(), loc);
-  detail::attachGrad(
-      y, "transpose", {x},
-      [perm, loc](const Tensor &g) -> std::vector<Tensor> {
-        std::vector<int64_t> inverse(perm.size());
-        for (size_t i = 0; i < perm.size(); ++i)
-          inverse[perm[i]] = static_cast<int64_t>(i);
-        return {transpose(g, inverse, loc)};
-      },
-      loc);
+  Tensor y = rec(Op::Transpose, std::move(attrs), {&x}, shape, x.dtype(), loc);
+  if (detail::needsGrad(x))
+    detail::attachGrad(
+        y, "transpose", {x},
+        [perm, loc](const Tensor &g) -> std::vector<Tensor> {
+          std::vector<int64_t> inverse(perm.size());
+          for (size_t i = 0; i < perm.size(); ++i)
+            inverse[perm[i]] = static_cast<int64_t>(i);
+          return {transpose(g, inverse, loc)};
+        },
+        loc);
   return y;
 }
 
@@ -296,13 +316,14 @@ Tensor slice(const Tensor &x, std::vector<int64_t> start, std::vector<int64_t> l
   attrs.dims = start;
   attrs.dims2 = limit;
   attrs.dims3 = step;
-  Tensor y = rec(Op::Slice, std::move(attrs), {x}, shape, x.dtype(), loc);
-  detail::attachGrad(
-      y, "slice", {x},
-      [from = x.shape(), start, step, loc](const Tensor &g) -> std::vector<Tensor> {
-        return {unslice(g, from, start, step, loc)};
-      },
-      loc);
+  Tensor y = rec(Op::Slice, std::move(attrs), {&x}, shape, x.dtype(), loc);
+  if (detail::needsGrad(x))
+    detail::attachGrad(
+        y, "slice", {x},
+        [from = x.shape(), start, step, loc](const Tensor &g) -> std::vector<Tensor> {
+          return {unslice(g, from, start, step, loc)};
+        },
+        loc);
   return y;
 }
 
@@ -316,21 +337,22 @@ Tensor concat(const std::vector<Tensor> &xs, int64_t axis, Loc loc) {
   std::vector<int64_t> sizes;
   for (const Tensor &x : xs)
     sizes.push_back(x.shape()[axis]);
-  detail::attachGrad(
-      y, "concat", xs,
-      [sizes, axis, loc](const Tensor &g) -> std::vector<Tensor> {
-        std::vector<Tensor> grads;
-        int64_t offset = 0;
-        for (int64_t size : sizes) {
-          std::vector<int64_t> start(g.dim(), 0), limit = g.shape(), step(g.dim(), 1);
-          start[axis] = offset;
-          limit[axis] = offset + size;
-          grads.push_back(slice(g, start, limit, step, loc));
-          offset += size;
-        }
-        return grads;
-      },
-      loc);
+  if (detail::needsGrad(xs))
+    detail::attachGrad(
+        y, "concat", xs,
+        [sizes, axis, loc](const Tensor &g) -> std::vector<Tensor> {
+          std::vector<Tensor> grads;
+          int64_t offset = 0;
+          for (int64_t size : sizes) {
+            std::vector<int64_t> start(g.dim(), 0), limit = g.shape(), step(g.dim(), 1);
+            start[axis] = offset;
+            limit[axis] = offset + size;
+            grads.push_back(slice(g, start, limit, step, loc));
+            offset += size;
+          }
+          return grads;
+        },
+        loc);
   return y;
 }
 
@@ -340,13 +362,14 @@ Tensor gather(const Tensor &x, const Tensor &indices, int64_t axis, Loc loc) {
   shape.insert(shape.end(), x.shape().begin() + axis + 1, x.shape().end());
   lazy::Attrs attrs;
   attrs.axis = axis;
-  Tensor y = rec(Op::Gather, std::move(attrs), {x, indices}, shape, x.dtype(), loc);
-  detail::attachGrad(
-      y, "gather", {x, indices},
-      [x, indices, axis, loc](const Tensor &g) -> std::vector<Tensor> {
-        return {scatterAdd(zerosLike(x, loc), indices, g, axis, loc), Tensor()};
-      },
-      loc);
+  Tensor y = rec(Op::Gather, std::move(attrs), {&x, &indices}, shape, x.dtype(), loc);
+  if (detail::needsGrad(x, indices))
+    detail::attachGrad(
+        y, "gather", {x, indices},
+        [x, indices, axis, loc](const Tensor &g) -> std::vector<Tensor> {
+          return {scatterAdd(zerosLike(x, loc), indices, g, axis, loc), Tensor()};
+        },
+        loc);
   return y;
 }
 
@@ -355,13 +378,14 @@ Tensor scatterAdd(const Tensor &x, const Tensor &indices, const Tensor &updates,
   lazy::Attrs attrs;
   attrs.axis = axis;
   Tensor y =
-      rec(Op::ScatterAdd, std::move(attrs), {x, indices, updates}, x.shape(), x.dtype(), loc);
-  detail::attachGrad(
-      y, "scatter_add", {x, indices, updates},
-      [indices, axis, loc](const Tensor &g) -> std::vector<Tensor> {
-        return {g, Tensor(), gather(g, indices, axis, loc)};
-      },
-      loc);
+      rec(Op::ScatterAdd, std::move(attrs), {&x, &indices, &updates}, x.shape(), x.dtype(), loc);
+  if (detail::needsGrad(x, indices, updates))
+    detail::attachGrad(
+        y, "scatter_add", {x, indices, updates},
+        [indices, axis, loc](const Tensor &g) -> std::vector<Tensor> {
+          return {g, Tensor(), gather(g, indices, axis, loc)};
+        },
+        loc);
   return y;
 }
 
@@ -370,14 +394,15 @@ Tensor reduceSum(const Tensor &x, std::vector<int64_t> dims, bool keepdim, Loc l
   lazy::Attrs attrs;
   attrs.dims = dims;
   attrs.flag = keepdim;
-  Tensor y = rec(Op::ReduceSum, std::move(attrs), {x}, shape, x.dtype(), loc);
-  detail::attachGrad(
-      y, "reduce_sum", {x},
-      [from = x.shape(), kept, loc](const Tensor &g) -> std::vector<Tensor> {
-        Tensor gk = g.shape() == kept ? g : prim::reshape(g, kept, loc);
-        return {broadcast(gk, from, identityDims(static_cast<int64_t>(from.size())), loc)};
-      },
-      loc);
+  Tensor y = rec(Op::ReduceSum, std::move(attrs), {&x}, shape, x.dtype(), loc);
+  if (detail::needsGrad(x))
+    detail::attachGrad(
+        y, "reduce_sum", {x},
+        [from = x.shape(), kept, loc](const Tensor &g) -> std::vector<Tensor> {
+          Tensor gk = g.shape() == kept ? g : prim::reshape(g, kept, loc);
+          return {broadcast(gk, from, identityDims(static_cast<int64_t>(from.size())), loc)};
+        },
+        loc);
   return y;
 }
 
@@ -386,22 +411,23 @@ Tensor reduceMax(const Tensor &x, std::vector<int64_t> dims, bool keepdim, Loc l
   lazy::Attrs attrs;
   attrs.dims = dims;
   attrs.flag = keepdim;
-  Tensor y = rec(Op::ReduceMax, std::move(attrs), {x}, shape, x.dtype(), loc);
-  detail::attachGrad(
-      y, "reduce_max", {x},
-      [x, yNode = y.impl()->node, dims, kept, loc](const Tensor &g) -> std::vector<Tensor> {
-        Tensor y = resultOf(yNode);
-        // Ties share the gradient evenly, as PyTorch's amax does.
-        std::vector<int64_t> all = identityDims(x.dim());
-        Tensor yk = y.shape() == kept ? y : prim::reshape(y, kept, loc);
-        Tensor gk = g.shape() == kept ? g : prim::reshape(g, kept, loc);
-        Tensor mask =
-            convert(compare(lazy::CompareKind::eq, x, broadcast(yk, x.shape(), all, loc), loc),
-                    x.dtype(), loc);
-        Tensor count = reduceSum(mask, dims, true, loc);
-        return {mul(mask, broadcast(div(gk, count, loc), x.shape(), all, loc), loc)};
-      },
-      loc);
+  Tensor y = rec(Op::ReduceMax, std::move(attrs), {&x}, shape, x.dtype(), loc);
+  if (detail::needsGrad(x))
+    detail::attachGrad(
+        y, "reduce_max", {x},
+        [x, yNode = y.impl()->node, dims, kept, loc](const Tensor &g) -> std::vector<Tensor> {
+          Tensor y = resultOf(yNode);
+          // Ties share the gradient evenly, as PyTorch's amax does.
+          std::vector<int64_t> all = identityDims(x.dim());
+          Tensor yk = y.shape() == kept ? y : prim::reshape(y, kept, loc);
+          Tensor gk = g.shape() == kept ? g : prim::reshape(g, kept, loc);
+          Tensor mask =
+              convert(compare(lazy::CompareKind::eq, x, broadcast(yk, x.shape(), all, loc), loc),
+                      x.dtype(), loc);
+          Tensor count = reduceSum(mask, dims, true, loc);
+          return {mul(mask, broadcast(div(gk, count, loc), x.shape(), all, loc), loc)};
+        },
+        loc);
   return y;
 }
 
@@ -415,7 +441,7 @@ Tensor argmax(const Tensor &x, int64_t axis, bool keepdim, Loc loc) {
   lazy::Attrs attrs;
   attrs.axis = axis;
   attrs.flag = keepdim;
-  return rec(Op::ArgMax, std::move(attrs), {x}, shape, DType::i64, loc);
+  return rec(Op::ArgMax, std::move(attrs), {&x}, shape, DType::i64, loc);
 }
 
 Tensor matmul(const Tensor &a, const Tensor &b, bool ta, bool tb, Loc loc) {
@@ -426,29 +452,30 @@ Tensor matmul(const Tensor &a, const Tensor &b, bool ta, bool tb, Loc loc) {
   lazy::Attrs attrs;
   attrs.flag = ta;
   attrs.flag2 = tb;
-  Tensor y = rec(Op::Matmul, std::move(attrs), {a, b}, shape, a.dtype(), loc);
-  detail::attachGrad(
-      y, "matmul", {a, b},
-      [a, b, ta, tb, loc](const Tensor &g) -> std::vector<Tensor> {
-        // y = op(a) op(b): d op(a) = g op(b)^T and d op(b) = op(a)^T g; a
-        // transposed operand's gradient is the transpose of its op's.
-        Tensor gOpA = matmul(g, b, false, !tb, loc);
-        Tensor ga = ta ? swapLastTwo(gOpA, loc) : gOpA;
-        Tensor gOpB;
-        if (b.dim() == 2 && a.dim() > 2) {
-          // A matrix shared by the batch: its gradient sums over the batch,
-          // so fold the batch into the rows.
-          Tensor opA = ta ? swapLastTwo(a, loc) : a;
-          int64_t k = opA.shape().back(), n = g.shape().back();
-          gOpB = matmul(prim::reshape(opA, {opA.numel() / k, k}, loc),
-                        prim::reshape(g, {g.numel() / n, n}, loc), true, false, loc);
-        } else {
-          gOpB = matmul(a, g, !ta, false, loc);
-        }
-        Tensor gb = tb ? swapLastTwo(gOpB, loc) : gOpB;
-        return {ga, gb};
-      },
-      loc);
+  Tensor y = rec(Op::Matmul, std::move(attrs), {&a, &b}, shape, a.dtype(), loc);
+  if (detail::needsGrad(a, b))
+    detail::attachGrad(
+        y, "matmul", {a, b},
+        [a, b, ta, tb, loc](const Tensor &g) -> std::vector<Tensor> {
+          // y = op(a) op(b): d op(a) = g op(b)^T and d op(b) = op(a)^T g; a
+          // transposed operand's gradient is the transpose of its op's.
+          Tensor gOpA = matmul(g, b, false, !tb, loc);
+          Tensor ga = ta ? swapLastTwo(gOpA, loc) : gOpA;
+          Tensor gOpB;
+          if (b.dim() == 2 && a.dim() > 2) {
+            // A matrix shared by the batch: its gradient sums over the batch,
+            // so fold the batch into the rows.
+            Tensor opA = ta ? swapLastTwo(a, loc) : a;
+            int64_t k = opA.shape().back(), n = g.shape().back();
+            gOpB = matmul(prim::reshape(opA, {opA.numel() / k, k}, loc),
+                          prim::reshape(g, {g.numel() / n, n}, loc), true, false, loc);
+          } else {
+            gOpB = matmul(a, g, !ta, false, loc);
+          }
+          Tensor gb = tb ? swapLastTwo(gOpB, loc) : gOpB;
+          return {ga, gb};
+        },
+        loc);
   return y;
 }
 
@@ -483,16 +510,17 @@ Tensor conv2d(const Tensor &input, const Tensor &filter, const ConvParams &p, Lo
   for (int d = 0; d < 2; ++d)
     shape.push_back(
         (in[2 + d] + 2 * p.padding[d] - p.dilation[d] * (w[2 + d] - 1) - 1) / p.stride[d] + 1);
-  Tensor y = rec(Op::Conv2d, convAttrs(p), {input, filter}, shape, input.dtype(), loc);
-  detail::attachGrad(
-      y, "conv2d", {input, filter},
-      [input, filter, p, loc](const Tensor &g) -> std::vector<Tensor> {
-        return {rec(Op::Conv2dBackwardInput, convAttrs(p), {g, filter}, input.shape(),
-                    input.dtype(), loc),
-                rec(Op::Conv2dBackwardFilter, convAttrs(p), {input, g}, filter.shape(),
-                    filter.dtype(), loc)};
-      },
-      loc);
+  Tensor y = rec(Op::Conv2d, convAttrs(p), {&input, &filter}, shape, input.dtype(), loc);
+  if (detail::needsGrad(input, filter))
+    detail::attachGrad(
+        y, "conv2d", {input, filter},
+        [input, filter, p, loc](const Tensor &g) -> std::vector<Tensor> {
+          return {rec(Op::Conv2dBackwardInput, convAttrs(p), {&g, &filter}, input.shape(),
+                      input.dtype(), loc),
+                  rec(Op::Conv2dBackwardFilter, convAttrs(p), {&input, &g}, filter.shape(),
+                      filter.dtype(), loc)};
+        },
+        loc);
   return y;
 }
 
@@ -501,14 +529,15 @@ Tensor pool2d(const Tensor &input, const PoolParams &p, Loc loc) {
   Shape shape = {in[0], in[1]};
   for (int d = 0; d < 2; ++d)
     shape.push_back((in[2 + d] + 2 * p.padding[d] - p.kernel[d]) / p.stride[d] + 1);
-  Tensor y = rec(Op::Pool2d, poolAttrs(p), {input}, shape, input.dtype(), loc);
-  detail::attachGrad(
-      y, "pool2d", {input},
-      [input, p, loc](const Tensor &g) -> std::vector<Tensor> {
-        return {
-            rec(Op::Pool2dBackward, poolAttrs(p), {input, g}, input.shape(), input.dtype(), loc)};
-      },
-      loc);
+  Tensor y = rec(Op::Pool2d, poolAttrs(p), {&input}, shape, input.dtype(), loc);
+  if (detail::needsGrad(input))
+    detail::attachGrad(
+        y, "pool2d", {input},
+        [input, p, loc](const Tensor &g) -> std::vector<Tensor> {
+          return {rec(Op::Pool2dBackward, poolAttrs(p), {&input, &g}, input.shape(), input.dtype(),
+                      loc)};
+        },
+        loc);
   return y;
 }
 
