@@ -39,6 +39,16 @@ inline Input sample(const Shape &shape, int salt = 0) {
   return {sampleValues(numel(shape), salt), shape};
 }
 
+/// The message of the sinter::Error that `f` throws, or "no error".
+template <typename Fn> std::string errorOf(Fn f) {
+  try {
+    f();
+  } catch (const Error &error) {
+    return error.what();
+  }
+  return "no error";
+}
+
 /// Checks d(sum(w * f(inputs)))/d(input) against finite differences, with
 /// fixed weights w so that every output element matters differently.
 inline void gradcheck(const std::string &what,

@@ -8,6 +8,8 @@
 namespace sinter {
 namespace {
 
+using testing::errorOf;
+
 namespace F = nn::functional;
 using ::testing::ElementsAre;
 using testing::gradcheck;
@@ -16,15 +18,6 @@ using testing::sample;
 using V = std::vector<Tensor>;
 
 std::vector<double> values(const Tensor &t) { return t.to_vector<double>(); }
-
-template <typename Fn> std::string errorOf(Fn f) {
-  try {
-    f();
-  } catch (const Error &error) {
-    return error.what();
-  }
-  return "no error";
-}
 
 TEST(Functional, Gradients) {
   gradcheck("linear", [](const V &x) { return F::linear(x[0], x[1], x[2]); },
@@ -343,7 +336,16 @@ TEST(Models, ShapesAndParameterCounts) {
                      .d_model = 16,
                      .num_classes = 3});
   EXPECT_EQ(bert(ids).shape(), (Shape{2, 3}));
-  EXPECT_EQ(models::GPTConfig::named("gpt2").d_model, 768);
+  // The published sizes: GPT-2 small has 124M parameters (tied embeddings),
+  // BERT-base 109,482,240 plus our 2-class head. Counting records no values.
+  auto countOf = [](const nn::Module &m) {
+    int64_t n = 0;
+    for (const Tensor &p : m.parameters())
+      n += p.numel();
+    return n;
+  };
+  EXPECT_EQ(countOf(models::GPT(models::GPTConfig::named("gpt2"))), 124439808);
+  EXPECT_EQ(countOf(models::BERT(models::BERTConfig::named("bert-base"))), 109482240 + 768 * 2 + 2);
   EXPECT_THAT(errorOf([] { return models::GPTConfig::named("gpt5"); }),
               HasSubstr("unknown GPT config 'gpt5'"));
 }

@@ -1,4 +1,5 @@
 //===- TensorTest.cpp - lazy tensors: creation, ops, values ---------------===//
+#include "GradCheck.h"
 #include "sinter/sinter.h"
 
 #include <gmock/gmock.h>
@@ -8,6 +9,8 @@
 
 namespace sinter {
 namespace {
+
+using testing::errorOf;
 
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
@@ -201,14 +204,6 @@ TEST(Tensor, PrintsShapeDtypeAndValues) {
 }
 
 // Error messages name the op, the shapes and the user's line.
-template <typename F> std::string errorOf(F f) {
-  try {
-    f();
-  } catch (const Error &error) {
-    return error.what();
-  }
-  return "no error";
-}
 
 TEST(TensorErrors, NameOpShapesAndLine) {
   Tensor a = zeros({2, 3}), b = zeros({4, 3});

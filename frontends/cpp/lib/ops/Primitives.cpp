@@ -389,12 +389,18 @@ Tensor scatterAdd(const Tensor &x, const Tensor &indices, const Tensor &updates,
   return y;
 }
 
-Tensor reduceSum(const Tensor &x, std::vector<int64_t> dims, bool keepdim, Loc loc) {
-  Shape kept = keepdimShape(x.shape(), dims), shape = reducedShape(x.shape(), dims, keepdim);
+/// Records a sum or max over `dims`.
+Tensor recordReduction(Op op, const Tensor &x, const std::vector<int64_t> &dims, bool keepdim,
+                       Loc loc) {
   lazy::Attrs attrs;
   attrs.dims = dims;
   attrs.flag = keepdim;
-  Tensor y = rec(Op::ReduceSum, std::move(attrs), {&x}, shape, x.dtype(), loc);
+  return rec(op, std::move(attrs), {&x}, reducedShape(x.shape(), dims, keepdim), x.dtype(), loc);
+}
+
+Tensor reduceSum(const Tensor &x, std::vector<int64_t> dims, bool keepdim, Loc loc) {
+  Tensor y = recordReduction(Op::ReduceSum, x, dims, keepdim, loc);
+  Shape kept = keepdimShape(x.shape(), dims);
   if (detail::needsGrad(x))
     detail::attachGrad(
         y, "reduce_sum", {x},
@@ -407,11 +413,8 @@ Tensor reduceSum(const Tensor &x, std::vector<int64_t> dims, bool keepdim, Loc l
 }
 
 Tensor reduceMax(const Tensor &x, std::vector<int64_t> dims, bool keepdim, Loc loc) {
-  Shape kept = keepdimShape(x.shape(), dims), shape = reducedShape(x.shape(), dims, keepdim);
-  lazy::Attrs attrs;
-  attrs.dims = dims;
-  attrs.flag = keepdim;
-  Tensor y = rec(Op::ReduceMax, std::move(attrs), {&x}, shape, x.dtype(), loc);
+  Tensor y = recordReduction(Op::ReduceMax, x, dims, keepdim, loc);
+  Shape kept = keepdimShape(x.shape(), dims);
   if (detail::needsGrad(x))
     detail::attachGrad(
         y, "reduce_max", {x},
