@@ -16,6 +16,7 @@ config.test_exec_root = config.sinter_obj_root
 
 tool_dirs = [
     os.path.join(config.sinter_tools_dir, "sinter-opt"),
+    os.path.join(config.sinter_tools_dir, "sinter-dump-step"),
     config.llvm_tools_dir,
 ]
 config.environment["PATH"] = os.pathsep.join(tool_dirs + [config.environment.get("PATH", os.environ.get("PATH", ""))])

@@ -179,6 +179,11 @@ Tensor randn(const Shape &shape, DType dtype, Loc loc) {
   return random("randn", shape, dtype, 1, loc);
 }
 
+lazy::NodePtr lazy::node_of(const Tensor &tensor) {
+  SINTER_CHECK(tensor.defined(), Loc::current(), "node_of: the tensor is undefined");
+  return tensor.impl()->node;
+}
+
 int64_t reference::live_node_count() { return lazy::Node::liveCount(); }
 
 Tensor detail::wrap(lazy::NodePtr node) {

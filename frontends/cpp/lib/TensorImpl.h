@@ -2,8 +2,8 @@
 #ifndef SINTER_LIB_TENSORIMPL_H
 #define SINTER_LIB_TENSORIMPL_H
 
-#include "lazy/Node.h"
 #include "sinter/Tensor.h"
+#include "sinter/lazy/Node.h"
 
 #include <functional>
 #include <memory>

@@ -170,3 +170,24 @@ func.func @dce_and_collectives(%x: tensor<4xf32>) {
   %2 = sinter.all_reduce sum, %x : tensor<4xf32>
   return
 }
+
+// -----
+
+// A transpose of a matmul operand's last two dims becomes the operand's flag;
+// other permutations stay.
+// CHECK-LABEL: func.func @transpose_into_matmul
+// CHECK-SAME: (%[[A:.*]]: tensor<8x4xf32>, %[[B:.*]]: tensor<2x5x8xf32>, %[[C:.*]]: tensor<5x2x8xf32>)
+// CHECK-NEXT: %[[M:.*]] = sinter.matmul %[[A]], %[[A]] transpose_lhs : tensor<8x4xf32>, tensor<8x4xf32>
+// CHECK-NEXT: %[[N:.*]] = sinter.matmul %[[B]], %[[B]] transpose_rhs : tensor<2x5x8xf32>, tensor<2x5x8xf32>
+// CHECK-NEXT: %[[T:.*]] = sinter.transpose %[[C]], perm = [1, 0, 2]
+// CHECK-NEXT: %[[P:.*]] = sinter.matmul %[[T]], %[[B]] transpose_rhs
+// CHECK-NEXT: return %[[M]], %[[N]], %[[P]]
+func.func @transpose_into_matmul(%a: tensor<8x4xf32>, %b: tensor<2x5x8xf32>, %c: tensor<5x2x8xf32>) -> (tensor<4x4xf32>, tensor<2x5x5xf32>, tensor<2x5x5xf32>) {
+  %at = sinter.transpose %a, perm = [1, 0] : tensor<8x4xf32>
+  %0 = sinter.matmul %at, %a : tensor<4x8xf32>, tensor<8x4xf32>
+  %bt = sinter.transpose %b, perm = [0, 2, 1] : tensor<2x5x8xf32>
+  %1 = sinter.matmul %b, %bt : tensor<2x5x8xf32>, tensor<2x8x5xf32>
+  %ct = sinter.transpose %c, perm = [1, 0, 2] : tensor<5x2x8xf32>
+  %2 = sinter.matmul %ct, %bt : tensor<2x5x8xf32>, tensor<2x8x5xf32>
+  return %0, %1, %2 : tensor<4x4xf32>, tensor<2x5x5xf32>, tensor<2x5x5xf32>
+}

@@ -160,6 +160,42 @@ void TransposeOp::getCanonicalizationPatterns(RewritePatternSet &patterns, MLIRC
   patterns.add<ComposeTransposes>(context);
 }
 
+namespace {
+/// matmul(transpose(a), b) where the transpose swaps only the last two
+/// dimensions -> matmul(a, b) with the operand's transpose flag flipped: the
+/// library reads the operand transposed, so no copy is made.
+struct FoldTransposeIntoMatmul : OpRewritePattern<MatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  static bool swapsLastTwo(ArrayRef<int64_t> perm) {
+    int64_t rank = static_cast<int64_t>(perm.size());
+    if (rank < 2 || perm[rank - 1] != rank - 2 || perm[rank - 2] != rank - 1)
+      return false;
+    for (int64_t d = 0; d < rank - 2; ++d)
+      if (perm[d] != d)
+        return false;
+    return true;
+  }
+
+  LogicalResult matchAndRewrite(MatmulOp op, PatternRewriter &rewriter) const override {
+    auto lhs = op.getLhs().getDefiningOp<TransposeOp>();
+    auto rhs = op.getRhs().getDefiningOp<TransposeOp>();
+    bool foldLhs = lhs && swapsLastTwo(lhs.getPerm());
+    bool foldRhs = rhs && swapsLastTwo(rhs.getPerm());
+    if (!foldLhs && !foldRhs)
+      return failure();
+    rewriter.replaceOpWithNewOp<MatmulOp>(
+        op, foldLhs ? lhs.getOperand() : op.getLhs(), foldRhs ? rhs.getOperand() : op.getRhs(),
+        op.getTransposeLhs() != foldLhs, op.getTransposeRhs() != foldRhs);
+    return success();
+  }
+};
+} // namespace
+
+void MatmulOp::getCanonicalizationPatterns(RewritePatternSet &patterns, MLIRContext *context) {
+  patterns.add<FoldTransposeIntoMatmul>(context);
+}
+
 OpFoldResult SliceOp::fold(FoldAdaptor) {
   if (getOperand().getType() == getType())
     return getOperand();

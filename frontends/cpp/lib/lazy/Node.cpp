@@ -1,5 +1,5 @@
 //===- Node.cpp - the lazy graph ------------------------------------------===//
-#include "Node.h"
+#include "sinter/lazy/Node.h"
 
 namespace sinter::lazy {
 

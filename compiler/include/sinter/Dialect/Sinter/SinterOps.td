@@ -393,7 +393,9 @@ def Sinter_MatmulOp : Sinter_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
     N]`. Leading (batch) dimensions of `lhs` and `rhs` are equal, or `rhs` is a
     plain matrix shared by the whole batch (a linear layer's weight).
     `transpose_lhs` / `transpose_rhs` read that operand's last two dimensions
-    swapped, which the backward pass uses instead of explicit transposes.
+    swapped, which the backward pass uses instead of explicit transposes;
+    canonicalization folds such a `sinter.transpose` of an operand into the
+    flag.
 
     ```mlir
     %y = sinter.matmul %x, %w transpose_rhs : tensor<8x128x256xf32>, tensor<1024x256xf32>
@@ -402,6 +404,7 @@ def Sinter_MatmulOp : Sinter_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
   let arguments = (ins Sinter_FloatTensor:$lhs, Sinter_FloatTensor:$rhs,
                        UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
   let results = (outs Sinter_FloatTensor:$result);
+  let hasCanonicalizer = 1;
   let assemblyFormat = [{
     $lhs `,` $rhs (`transpose_lhs` $transpose_lhs^)? (`transpose_rhs` $transpose_rhs^)? attr-dict
     `:` type($lhs) `,` type($rhs)

@@ -10,9 +10,13 @@
 // that of the `sinter` dialect, so lowering is one op to one op; composite
 // ops (softmax, layer_norm, cross_entropy, ...) are recorded as primitives.
 //
+// This header is the contract between the frontend, which records graphs,
+// and the compiler, which lowers them (compiler/lib/Compiler/LowerLazyGraph.cpp);
+// it is plain C++ and needs nothing but the dtype, device and shape headers.
+//
 //===----------------------------------------------------------------------===//
-#ifndef SINTER_LIB_LAZY_NODE_H
-#define SINTER_LIB_LAZY_NODE_H
+#ifndef SINTER_LAZY_NODE_H
+#define SINTER_LAZY_NODE_H
 
 #include "sinter/DType.h"
 #include "sinter/Device.h"
@@ -134,4 +138,12 @@ using NodePtr = std::shared_ptr<Node>;
 
 } // namespace sinter::lazy
 
-#endif // SINTER_LIB_LAZY_NODE_H
+namespace sinter {
+class Tensor;
+namespace lazy {
+/// The node a tensor currently refers to (its pending op, or its data).
+NodePtr node_of(const Tensor &tensor);
+} // namespace lazy
+} // namespace sinter
+
+#endif // SINTER_LAZY_NODE_H

@@ -1,0 +1,293 @@
+//===- LowerLazyGraph.cpp - from the lazy graph to the sinter dialect -----===//
+//
+// One lazy op becomes one sinter op (the op sets are the same by design);
+// the only translation is of types, attributes and locations. Data nodes
+// become function arguments and sources (full, iota, random) become ops, so
+// the function is a complete description of the step.
+//
+//===----------------------------------------------------------------------===//
+#include "sinter/Compiler/LowerLazyGraph.h"
+
+#include "sinter/Dialect/Sinter/SinterOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "mlir/IR/Verifier.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <unordered_set>
+
+namespace sinter::compiler {
+namespace {
+
+using lazy::Node;
+using lazy::Op;
+using namespace mlir;
+using namespace sinter::ir;
+
+Type elementType(OpBuilder &b, DType dtype) {
+  switch (dtype) {
+  case DType::f32:
+    return b.getF32Type();
+  case DType::f16:
+    return b.getF16Type();
+  case DType::bf16:
+    return b.getBF16Type();
+  case DType::i32:
+    return b.getI32Type();
+  case DType::i64:
+    return b.getI64Type();
+  case DType::boolean:
+    return b.getI1Type();
+  }
+  return b.getF32Type();
+}
+
+RankedTensorType tensorType(OpBuilder &b, const Node &node) {
+  return RankedTensorType::get(node.shape, elementType(b, node.dtype));
+}
+
+/// The mnemonic of the sinter op for an elementwise lazy op.
+StringRef elementwiseName(Op op) {
+  switch (op) {
+  case Op::Neg:
+    return "sinter.neg";
+  case Op::Abs:
+    return "sinter.abs";
+  case Op::Exp:
+    return "sinter.exp";
+  case Op::Log:
+    return "sinter.log";
+  case Op::Tanh:
+    return "sinter.tanh";
+  case Op::Sqrt:
+    return "sinter.sqrt";
+  case Op::Rsqrt:
+    return "sinter.rsqrt";
+  case Op::Sigmoid:
+    return "sinter.sigmoid";
+  case Op::Erf:
+    return "sinter.erf";
+  case Op::Not:
+    return "sinter.not";
+  case Op::Add:
+    return "sinter.add";
+  case Op::Sub:
+    return "sinter.sub";
+  case Op::Mul:
+    return "sinter.mul";
+  case Op::Div:
+    return "sinter.div";
+  case Op::Max:
+    return "sinter.max";
+  case Op::Min:
+    return "sinter.min";
+  case Op::Pow:
+    return "sinter.pow";
+  case Op::And:
+    return "sinter.and";
+  case Op::Or:
+    return "sinter.or";
+  default:
+    return "";
+  }
+}
+
+/// A splat constant of `type` holding `value`.
+Value splat(OpBuilder &b, Location loc, RankedTensorType type, double value) {
+  Type element = type.getElementType();
+  Attribute scalar = isa<FloatType>(element)
+                         ? Attribute(b.getFloatAttr(element, value))
+                         : Attribute(b.getIntegerAttr(element, static_cast<int64_t>(value)));
+  return b.create<ConstantOp>(loc, DenseElementsAttr::get(type, scalar));
+}
+
+class Lowering {
+public:
+  Lowering(OpBuilder &builder) : b(builder) {}
+
+  /// The nodes of the graph in an order where operands come first.
+  static std::vector<Node *> topologicalOrder(const std::vector<lazy::NodePtr> &outputs) {
+    std::vector<Node *> order;
+    std::unordered_set<Node *> visited;
+    std::vector<std::pair<Node *, bool>> stack;
+    for (auto it = outputs.rbegin(); it != outputs.rend(); ++it)
+      stack.push_back({it->get(), false});
+    while (!stack.empty()) {
+      auto [node, done] = stack.back();
+      stack.pop_back();
+      if (done) {
+        order.push_back(node);
+        continue;
+      }
+      if (!visited.insert(node).second)
+        continue;
+      stack.push_back({node, true});
+      for (auto it = node->operands.rbegin(); it != node->operands.rend(); ++it)
+        if (!visited.count(it->get()))
+          stack.push_back({it->get(), false});
+    }
+    return order;
+  }
+
+  Location locationOf(const Node &node) {
+    return FileLineColLoc::get(b.getContext(), node.loc.file_name(), node.loc.line(),
+                               node.loc.column());
+  }
+
+  Value lower(const Node &node, ArrayRef<Value> in) {
+    Location loc = locationOf(node);
+    RankedTensorType type = tensorType(b, node);
+    const lazy::Attrs &a = node.attrs;
+    switch (node.op) {
+    case Op::Data:
+      return {}; // arguments are made by the caller
+    case Op::Full:
+      return splat(b, loc, type, a.value);
+    case Op::Iota:
+      return b.create<IotaOp>(loc, type, a.axis);
+    case Op::Random: {
+      auto seedType = RankedTensorType::get({}, b.getI64Type());
+      Value seed = b.create<ConstantOp>(
+          loc, DenseElementsAttr::get(seedType, b.getI64IntegerAttr(static_cast<int64_t>(a.seed))));
+      return b.create<RandomOp>(
+          loc, type, a.kind == 0 ? RandomDistribution::uniform : RandomDistribution::normal, seed,
+          a.axis);
+    }
+    case Op::Compare:
+      return b.create<CompareOp>(loc, static_cast<ComparisonDirection>(a.kind), in[0], in[1]);
+    case Op::Select:
+      return b.create<SelectOp>(loc, type, in[0], in[1], in[2]);
+    case Op::Convert:
+      return b.create<ConvertOp>(loc, type, in[0]);
+    case Op::Broadcast:
+      return b.create<BroadcastInDimOp>(loc, type, in[0], a.dims);
+    case Op::Reshape:
+      return b.create<ReshapeOp>(loc, type, in[0]);
+    case Op::Transpose:
+      return b.create<TransposeOp>(loc, in[0], a.dims);
+    case Op::Slice:
+      return b.create<SliceOp>(loc, in[0], a.dims, a.dims2, a.dims3);
+    case Op::Concat:
+      return b.create<ConcatOp>(loc, in, a.axis);
+    case Op::Gather:
+      return b.create<GatherOp>(loc, in[0], in[1], a.axis);
+    case Op::ScatterAdd:
+      return b.create<ScatterAddOp>(loc, type, in[0], in[1], in[2], a.axis);
+    case Op::ReduceSum:
+      return b.create<ReduceSumOp>(loc, in[0], a.dims, a.flag);
+    case Op::ReduceMax:
+      return b.create<ReduceMaxOp>(loc, in[0], a.dims, a.flag);
+    case Op::ArgMax:
+      return b.create<ArgMaxOp>(loc, in[0], a.axis, a.flag);
+    case Op::Matmul:
+      return b.create<MatmulOp>(loc, in[0], in[1], a.flag, a.flag2);
+    case Op::Conv2d:
+      return b.create<Conv2dOp>(loc, in[0], in[1], a.dims, a.dims2, a.dims3, a.axis);
+    case Op::Conv2dBackwardInput:
+      return b.create<Conv2dBackwardInputOp>(loc, type, in[0], in[1], a.dims, a.dims2, a.dims3,
+                                             a.axis);
+    case Op::Conv2dBackwardFilter:
+      return b.create<Conv2dBackwardFilterOp>(loc, type, in[0], in[1], a.dims, a.dims2, a.dims3,
+                                              a.axis);
+    case Op::Pool2d:
+      return b.create<Pool2dOp>(loc, a.kind == 0 ? PoolKind::max : PoolKind::avg, in[0], a.dims,
+                                a.dims2, a.dims3);
+    case Op::Pool2dBackward:
+      return b.create<Pool2dBackwardOp>(loc, type, a.kind == 0 ? PoolKind::max : PoolKind::avg,
+                                        in[0], in[1], a.dims, a.dims2, a.dims3);
+    default: {
+      OperationState state(loc, elementwiseName(node.op));
+      state.addOperands(in);
+      state.addTypes(type);
+      return b.create(state)->getResult(0);
+    }
+    }
+  }
+
+private:
+  OpBuilder &b;
+};
+
+} // namespace
+
+OwningOpRef<ModuleOp> lowerLazyGraph(MLIRContext &context,
+                                     const std::vector<lazy::NodePtr> &outputs,
+                                     const std::string &name) {
+  OpBuilder b(&context);
+  Location unknown = UnknownLoc::get(&context);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(unknown);
+  std::vector<Node *> order = Lowering::topologicalOrder(outputs);
+
+  SmallVector<Type> argTypes, resultTypes;
+  SmallVector<Location> argLocs;
+  for (Node *node : order)
+    if (node->op == Op::Data) {
+      argTypes.push_back(tensorType(b, *node));
+      argLocs.push_back(FileLineColLoc::get(&context, node->loc.file_name(), node->loc.line(),
+                                            node->loc.column()));
+    }
+  for (const lazy::NodePtr &output : outputs)
+    resultTypes.push_back(tensorType(b, *output));
+
+  b.setInsertionPointToEnd(module->getBody());
+  auto function = b.create<func::FuncOp>(unknown, name, b.getFunctionType(argTypes, resultTypes));
+  Block *entry = function.addEntryBlock();
+  for (auto [arg, loc] : llvm::zip(entry->getArguments(), argLocs))
+    arg.setLoc(loc);
+  b.setInsertionPointToStart(entry);
+
+  Lowering lowering(b);
+  llvm::DenseMap<Node *, Value> values;
+  unsigned nextArg = 0;
+  for (Node *node : order) {
+    if (node->op == Op::Data) {
+      values[node] = entry->getArgument(nextArg++);
+      continue;
+    }
+    SmallVector<Value> operands;
+    for (const lazy::NodePtr &operand : node->operands)
+      operands.push_back(values.lookup(operand.get()));
+    values[node] = lowering.lower(*node, operands);
+  }
+  SmallVector<Value> results;
+  for (const lazy::NodePtr &output : outputs)
+    results.push_back(values.lookup(output.get()));
+  b.create<func::ReturnOp>(unknown, results);
+
+  if (failed(verify(*module)))
+    return nullptr;
+  return module;
+}
+
+bool lowerLazyGraphToText(const std::vector<lazy::NodePtr> &outputs, std::string &text,
+                          bool withLocations, const std::string &name) {
+  MLIRContext context;
+  context.loadDialect<SinterDialect, func::FuncDialect>();
+  std::string diagnostics;
+  llvm::raw_string_ostream diagnosticStream(diagnostics);
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diagnostic) {
+    diagnosticStream << diagnostic.getLocation() << ": " << diagnostic << "\n";
+    return success();
+  });
+  OwningOpRef<ModuleOp> module = lowerLazyGraph(context, outputs, name);
+  if (!module) {
+    text = diagnostics;
+    return false;
+  }
+  text.clear();
+  llvm::raw_string_ostream os(text);
+  OpPrintingFlags flags;
+  if (withLocations)
+    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
+  module->print(os, flags);
+  return true;
+}
+
+} // namespace sinter::compiler

@@ -1,0 +1,51 @@
+// The training steps of the model zoo, recorded by the C++ API and lowered to
+// the sinter dialect (what mark_step() hands to the compiler), verify and
+// simplify: transposes fold into matmul flags, embeddings become gather and
+// their gradients scatter_add, convolutions get both gradients.
+//
+// RUN: sinter-dump-step --model mlp | FileCheck %s --check-prefix=MLP
+// RUN: sinter-dump-step --model mlp | sinter-opt --canonicalize --cse | FileCheck %s --check-prefix=MLP-OPT
+// RUN: sinter-dump-step --model mlp --locations | FileCheck %s --check-prefix=LOC
+// RUN: sinter-dump-step --model lenet --batch_size 2 | sinter-opt --canonicalize --cse | FileCheck %s --check-prefix=LENET
+// RUN: sinter-dump-step --model resnet18 --batch_size 2 | sinter-opt --canonicalize --cse | FileCheck %s --check-prefix=RESNET
+// RUN: sinter-dump-step --model gpt-mini --batch_size 2 | sinter-opt --canonicalize --cse | FileCheck %s --check-prefix=GPT
+// RUN: sinter-dump-step --model bert-mini --batch_size 2 --optimizer sgd | sinter-opt --canonicalize --cse | FileCheck %s --check-prefix=BERT
+
+// The batch (targets, images) and the four parameters in; the loss and the
+// four updated parameters out.
+// MLP: func.func @train_step(%arg0: tensor<4xi64>, %arg1: tensor<4x784xf32>, %arg2: tensor<256x784xf32>, %arg3: tensor<256xf32>, %arg4: tensor<10x256xf32>, %arg5: tensor<10xf32>) -> (tensor<f32>, tensor<256x784xf32>, tensor<256xf32>, tensor<10x256xf32>, tensor<10xf32>)
+
+// Two matmuls forward, three backward (no gradient for the input batch).
+// MLP-OPT-LABEL: func.func @train_step
+// MLP-OPT-NOT: sinter.transpose
+// MLP-OPT-COUNT-5: sinter.matmul
+// MLP-OPT-NOT: sinter.matmul
+// MLP-OPT: return
+
+// Every op carries the user's line: here, the tool's call of the model.
+// LOC: sinter.matmul {{.*}} loc(#[[LOC:loc[0-9]*]])
+// LOC: #[[LOC]] = loc("{{.*}}sinter-dump-step.cpp":{{[0-9]+}}:{{[0-9]+}})
+
+// LENET-LABEL: func.func @train_step
+// LENET-DAG: sinter.conv2d
+// LENET-DAG: sinter.pool2d max
+// LENET-DAG: sinter.pool2d_backward max
+// LENET-DAG: sinter.conv2d_backward_filter
+// LENET: return
+
+// RESNET-LABEL: func.func @train_step
+// RESNET-COUNT-20: sinter.conv2d_backward_filter
+// RESNET-NOT: sinter.conv2d_backward_filter
+// RESNET: return
+
+// GPT-LABEL: func.func @train_step
+// GPT-DAG: sinter.gather
+// GPT-DAG: sinter.scatter_add
+// GPT-DAG: sinter.pow
+// GPT-DAG: sinter.tanh
+// GPT: return
+
+// BERT-LABEL: func.func @train_step
+// BERT-DAG: sinter.erf
+// BERT-DAG: sinter.scatter_add
+// BERT: return

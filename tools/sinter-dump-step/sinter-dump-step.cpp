@@ -1,0 +1,111 @@
+//===- sinter-dump-step.cpp - print a model's training step as sinter IR --===//
+//
+// Records one training step of a zoo model (forward, loss, backward and the
+// optimizer update, exactly as a training loop would) and prints the graph
+// that mark_step() hands to the compiler, lowered to the sinter dialect: one
+// function whose arguments are the step's data (parameters, optimizer state,
+// batch) and whose results are the loss and the updated parameters.
+//
+//   sinter-dump-step --model gpt-mini | sinter-opt --canonicalize --cse
+//
+//===----------------------------------------------------------------------===//
+#include "sinter/Compiler/LowerLazyGraph.h"
+#include "sinter/sinter.h"
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+
+#include <cstdio>
+
+ABSL_FLAG(std::string, model, "mlp", "mlp, lenet, resnet18, gpt-mini or bert-mini");
+ABSL_FLAG(int64_t, batch_size, 4, "batch size of the step");
+ABSL_FLAG(int64_t, length, 16, "sequence length (gpt-mini, bert-mini)");
+ABSL_FLAG(std::string, optimizer, "adamw", "adamw, sgd, or none (forward, loss and backward only)");
+ABSL_FLAG(bool, locations, false, "print each op's source location");
+
+namespace {
+
+using namespace sinter;
+namespace F = nn::functional;
+
+int run() {
+  const std::string name = absl::GetFlag(FLAGS_model);
+  const int64_t batch = absl::GetFlag(FLAGS_batch_size), length = absl::GetFlag(FLAGS_length);
+  SINTER_CHECK(batch > 0 && length > 0, Loc::current(),
+               "--batch_size and --length must be positive");
+  manual_seed(0);
+  std::shared_ptr<nn::Module> model;
+  Tensor inputs, targets;
+  if (name == "mlp") {
+    model = models::mlp({.in_features = 784, .hidden = {256}, .num_classes = 10});
+    inputs = zeros({batch, 784});
+    targets = zeros({batch}, DType::i64);
+  } else if (name == "lenet") {
+    model = models::lenet(1, 10);
+    inputs = zeros({batch, 1, 28, 28});
+    targets = zeros({batch}, DType::i64);
+  } else if (name == "resnet18") {
+    model = models::resnet18(10);
+    inputs = zeros({batch, 3, 32, 32});
+    targets = zeros({batch}, DType::i64);
+  } else if (name == "gpt-mini") {
+    model = std::make_shared<models::GPT>(models::GPTConfig::named("gpt-mini"));
+    inputs = zeros({batch, length}, DType::i64);
+    targets = zeros({batch * length}, DType::i64);
+  } else if (name == "bert-mini") {
+    model = std::make_shared<models::BERT>(models::BERTConfig::named("bert-mini"));
+    inputs = zeros({batch, length}, DType::i64);
+    targets = zeros({batch}, DType::i64);
+  } else {
+    throwError("unknown --model '" + name + "' (see --help)", Loc::current());
+  }
+  // Parameters and inputs are data, as at the start of any step after the first.
+  mark_step();
+
+  Tensor logits = (*model)(inputs);
+  if (name == "gpt-mini")
+    logits = logits.reshape({batch * length, -1});
+  Tensor loss = F::cross_entropy(logits, targets);
+  loss.backward();
+  std::unique_ptr<optim::Optimizer> optimizer;
+  const std::string which = absl::GetFlag(FLAGS_optimizer);
+  if (which == "adamw")
+    optimizer = std::make_unique<optim::AdamW>(model->parameters());
+  else if (which == "sgd")
+    optimizer =
+        std::make_unique<optim::SGD>(model->parameters(), optim::SGDOptions{.momentum = 0.9});
+  else
+    SINTER_CHECK(which == "none", Loc::current(), "unknown --optimizer '" + which + "'");
+  if (optimizer)
+    optimizer->step();
+
+  std::vector<lazy::NodePtr> outputs = {lazy::node_of(loss)};
+  for (const Tensor &p : model->parameters())
+    outputs.push_back(lazy::node_of(optimizer ? p : p.grad()));
+  std::string text;
+  if (!compiler::lowerLazyGraphToText(outputs, text, absl::GetFlag(FLAGS_locations),
+                                      "train_step")) {
+    std::fprintf(stderr, "sinter-dump-step: the recorded graph does not verify:\n%s", text.c_str());
+    return 1;
+  }
+  std::fputs(text.c_str(), stdout);
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  absl::SetProgramUsageMessage("Prints one training step of a zoo model as sinter IR.");
+  std::vector<char *> rest = absl::ParseCommandLine(argc, argv);
+  if (rest.size() > 1) {
+    std::fprintf(stderr, "sinter-dump-step: unexpected argument '%s' (see --help)\n", rest[1]);
+    return 2;
+  }
+  try {
+    return run();
+  } catch (const sinter::Error &error) {
+    std::fprintf(stderr, "sinter-dump-step: %s\n", error.what());
+    return 2;
+  }
+}
