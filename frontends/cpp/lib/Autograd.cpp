@@ -68,9 +68,11 @@ Tensor &Tensor::copy_(const Tensor &source, Loc loc) {
   SINTER_CHECK(source.shape() == shape(), loc,
                cat("copy_: source has shape ", sinter::toString(source.shape()),
                    " but the tensor has shape ", sinter::toString(shape())));
-  SINTER_CHECK(!(requires_grad() && is_leaf() && grad_enabled()), loc,
-               "copy_: in-place update of a leaf that requires grad; do it under "
-               "sinter::NoGradGuard (as optimizers do)");
+  // Autograd does not record copy_: in grad mode, refuse whatever would make
+  // gradients silently wrong (PyTorch would record the copy instead).
+  SINTER_CHECK(!(grad_enabled() && (requires_grad() || source.requires_grad())), loc,
+               "copy_: in-place update of a tensor that requires grad (or from one) is not "
+               "recorded by autograd; do it under sinter::NoGradGuard (as optimizers do)");
   Tensor value = source.dtype() == dtype() ? source : source.to(dtype(), loc);
   impl()->node = value.impl()->node;
   return *this;

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <limits>
 #include <mutex>
 #include <sstream>
 
@@ -100,8 +101,19 @@ template <typename T> std::vector<T> Tensor::to_vector(Loc loc) const {
   std::shared_ptr<const lazy::Value> value = detail::evaluate(*this);
   std::vector<T> out;
   out.reserve(value->elements.size());
-  for (double x : value->elements)
-    out.push_back(static_cast<T>(x));
+  for (double x : value->elements) {
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      // Saturate instead of the undefined behaviour of an out-of-range cast.
+      constexpr double lo = static_cast<double>(std::numeric_limits<T>::min());
+      constexpr double hi = static_cast<double>(std::numeric_limits<T>::max());
+      out.push_back(std::isnan(x) ? T(0)
+                    : x <= lo     ? std::numeric_limits<T>::min()
+                    : x >= hi     ? std::numeric_limits<T>::max()
+                                  : static_cast<T>(x));
+    } else {
+      out.push_back(static_cast<T>(x));
+    }
+  }
   return out;
 }
 

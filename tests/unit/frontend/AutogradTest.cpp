@@ -107,6 +107,15 @@ TEST(Gradcheck, Matmul) {
             {sample({3, 2}), sample({4, 3}, 1)});
 }
 
+TEST(Autograd, PowAtZeroHasFiniteGradients) {
+  // As PyTorch: d(0^0)/dbase = 0 and d(0^b)/db = 0 for b >= 0, not NaN.
+  Tensor base = zeros({2}).requires_grad_();
+  Tensor exponent = from_vector<float>({0, 2}, {2}).requires_grad_();
+  base.pow(exponent).sum().backward();
+  EXPECT_THAT(base.grad().to_vector<float>(), ::testing::ElementsAre(0, 0));
+  EXPECT_THAT(exponent.grad().to_vector<float>(), ::testing::ElementsAre(0, 0));
+}
+
 TEST(Autograd, AccumulatesLikePyTorch) {
   Tensor w = from_vector<float>({1, 2}, {2}).requires_grad_();
   (w * w).sum().backward();

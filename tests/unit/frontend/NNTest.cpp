@@ -108,6 +108,26 @@ TEST(Functional, ConvolutionValues) {
               HasSubstr("max_pool2d: expects an input [N, C, H, W], got [4, 4]"));
 }
 
+TEST(Functional, CrossEntropyChecksComputedTargets) {
+  // Targets computed lazily are checked when the graph runs, at the user's line.
+  Tensor logits = zeros({2, 3});
+  Tensor targets = from_vector<int64_t>({1, 2}, {2}) + 1; // 2 and 3: 3 is out of range
+  int line = __LINE__ + 1;
+  Tensor loss = F::cross_entropy(logits, targets);
+  std::string message = errorOf([&] { return loss.item<float>(); });
+  EXPECT_THAT(message, HasSubstr("NNTest.cpp:" + std::to_string(line)));
+  EXPECT_THAT(message, HasSubstr("index 3 is out of range for dimension 0 of size 3"));
+}
+
+TEST(Functional, HalfPrecisionStatisticsInF32) {
+  // A mean of 1000 f16 values of 100 overflows an f16 sum (max 65504).
+  EXPECT_EQ(full({1000}, 100.0, DType::f16).mean().item<double>(), 100.0);
+  Tensor big = from_vector<float>({300, 500, 700, 900}, {1, 4}).to(DType::bf16);
+  std::vector<double> ln = values(F::layer_norm(big, {4}));
+  EXPECT_NEAR(ln[0], -1.3416, 0.02);
+  EXPECT_NEAR(ln[3], 1.3416, 0.02);
+}
+
 TEST(Functional, Values) {
   Tensor logits = from_vector<float>({1, 2, 3, 1, 1, 1}, {2, 3});
   std::vector<double> p = values(F::softmax(logits, 1));
@@ -247,7 +267,7 @@ TEST(Optim, AdamAndAdamWFirstSteps) {
     std::unique_ptr<optim::Optimizer> opt;
     if (decoupled)
       opt = std::make_unique<optim::AdamW>(std::vector<Tensor>{w},
-                                           optim::AdamOptions{.lr = 0.1, .weight_decay = 0.1});
+                                           optim::AdamWOptions{.lr = 0.1, .weight_decay = 0.1});
     else
       opt = std::make_unique<optim::Adam>(std::vector<Tensor>{w},
                                           optim::AdamOptions{.lr = 0.1, .weight_decay = 0.1});
@@ -267,6 +287,22 @@ TEST(Optim, AdamAndAdamWFirstSteps) {
       EXPECT_NEAR(values(w)[0], p, 1e-5) << (decoupled ? "AdamW" : "Adam") << " step " << t;
     }
   }
+}
+
+TEST(Optim, AdamWDefaultsAndPerParameterSteps) {
+  Tensor a = from_vector<float>({1.0}, {1}).requires_grad_();
+  Tensor b = from_vector<float>({1.0}, {1}).requires_grad_();
+  optim::AdamW adamw({a, b}, {.lr = 0.1}); // weight_decay keeps its 0.01 default
+  adamw.zero_grad();
+  (a * 2).sum().backward(); // only a has a gradient at step 1
+  adamw.step();
+  // Step 1 of Adam moves by lr (bias-corrected m / sqrt(v) = 1), after decay.
+  EXPECT_NEAR(values(a)[0], 1.0 * (1 - 0.1 * 0.01) - 0.1, 1e-6);
+  EXPECT_EQ(values(b)[0], 1.0);
+  adamw.zero_grad();
+  (b * 2).sum().backward(); // b's first step: its own bias correction
+  adamw.step();
+  EXPECT_NEAR(values(b)[0], 1.0 * (1 - 0.1 * 0.01) - 0.1, 1e-6);
 }
 
 TEST(Optim, ClipGradNormAndSchedules) {
@@ -301,7 +337,8 @@ TEST(Optim, RejectsBadArguments) {
   Tensor w = ones({2}).requires_grad_();
   EXPECT_THAT(errorOf([&] { optim::Adam adam({w}, {.beta1 = 1.0}); }),
               HasSubstr("Adam: betas must be in [0, 1)"));
-  EXPECT_THAT(errorOf([&] { w.copy_(zeros({2})); }), HasSubstr("copy_: in-place update of a leaf"));
+  EXPECT_THAT(errorOf([&] { w.copy_(zeros({2})); }),
+              HasSubstr("copy_: in-place update of a tensor that requires grad"));
 }
 
 TEST(Models, ShapesAndParameterCounts) {

@@ -168,6 +168,26 @@ TEST(Tensor, Matmul) {
   EXPECT_EQ(a.matmul(stack({b, b, b})).shape(), (Shape{3, 2, 2}));
 }
 
+TEST(Tensor, EdgeCasesBehaveLikePyTorch) {
+  Tensor scalar = full({}, 2.0);
+  EXPECT_EQ(scalar.sum({0}).item<float>(), 2.0f); // dim 0 of a scalar is the scalar
+  EXPECT_EQ(scalar.mean({-1}).item<float>(), 2.0f);
+  EXPECT_EQ(matmul(zeros({0, 3}), zeros({3, 4})).numel(), 0);
+  EXPECT_TRUE(matmul(zeros({0, 3}), zeros({3, 4})).to_vector<float>().empty());
+  EXPECT_TRUE(std::isnan(relu(full({1}, NAN)).item<float>())); // NaN propagates
+  EXPECT_EQ((arange(3) * 2.0).dtype(), DType::f32);            // a float scalar promotes
+  EXPECT_EQ((arange(3) * 2).dtype(), DType::i64);
+  // Out-of-range integers wrap like machine integers; reading them saturates.
+  EXPECT_EQ(full({1}, 4294967296.0 + 5, DType::i32).item<int32_t>(), 5);
+  EXPECT_EQ(full({1}, 1e300).to(DType::i64).item<int64_t>(), 0); // wraps mod 2^64 exactly
+  EXPECT_EQ(full({1}, 1e10, DType::i64).item<int32_t>(), std::numeric_limits<int32_t>::max());
+  EXPECT_THAT(errorOf([] { return ones({1}).expand({-2}); }), HasSubstr("expand: invalid size -2"));
+  EXPECT_THAT(errorOf([] {
+                return zeros({2, 0}).argmax(1);
+              }),
+              HasSubstr("argmax: dimension 1 of shape [2, 0] is empty"));
+}
+
 TEST(Tensor, RandomIsSeededAndReproducible) {
   manual_seed(42);
   std::vector<float> first = randn({1000}).to_vector<float>();

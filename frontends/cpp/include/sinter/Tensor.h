@@ -111,10 +111,11 @@ public:
   Tensor masked_fill(const Tensor &mask, double value, Loc loc = Loc::current()) const;
 
   /// Makes this tensor hold `source`'s values (converted to this dtype), in
-  /// place: every handle to this tensor sees them. Only values move: the
-  /// source's autograd history is not recorded, and this tensor keeps its
-  /// requires_grad and grad. REQUIRES: same shape, and grad mode off when this
-  /// is a leaf that requires grad (as PyTorch's in-place update of a parameter).
+  /// place: every handle to this tensor sees them (but not a detach()ed copy,
+  /// which is a new tensor of the same value, unlike PyTorch's shared storage).
+  /// Only values move: autograd does not record the copy, and this tensor keeps
+  /// its requires_grad and grad. REQUIRES: same shape; grad mode off when
+  /// either tensor requires grad (as for PyTorch's update of a parameter).
   Tensor &copy_(const Tensor &source, Loc loc = Loc::current());
 
   /// Human-readable: shape, dtype and (running what is pending) the values.
@@ -133,10 +134,13 @@ struct Operand {
   Operand(const Tensor &tensor, Loc loc = Loc::current()) : tensor(tensor), loc(loc) {}
   template <typename T>
   requires std::is_arithmetic_v<T> Operand(T value, Loc loc = Loc::current())
-      : scalar(static_cast<double>(value)), loc(loc) {}
+      : scalar(static_cast<double>(value)), floating(std::is_floating_point_v<T>), loc(loc) {}
 
   Tensor tensor;
   std::optional<double> scalar;
+  /// The number was written as a floating-point value (2.0, not 2): an
+  /// integer tensor then promotes to f32, as in PyTorch.
+  bool floating = false;
   Loc loc;
 };
 
@@ -144,9 +148,10 @@ struct Operand {
 struct Scalar {
   template <typename T>
   requires std::is_arithmetic_v<T> Scalar(T value, Loc loc = Loc::current())
-      : value(static_cast<double>(value)), loc(loc) {}
+      : value(static_cast<double>(value)), floating(std::is_floating_point_v<T>), loc(loc) {}
 
   double value;
+  bool floating = false;
   Loc loc;
 };
 

@@ -93,6 +93,9 @@ Tensor layer_norm(const Tensor &x, const Shape &normalized_shape, const Tensor &
     SINTER_CHECK(!affine->defined() || affine->shape() == normalized_shape, loc,
                  cat("layer_norm: weight and bias must have shape ", toString(normalized_shape),
                      ", got ", toString(affine->shape())));
+  if (x.dtype() == DType::f16 || x.dtype() == DType::bf16) // statistics in f32, as PyTorch
+    return layer_norm(x.to(DType::f32, loc), normalized_shape, weight, bias, eps, loc)
+        .to(x.dtype(), loc);
   std::vector<int64_t> dims;
   for (int64_t d = x.dim() - k; d < x.dim(); ++d)
     dims.push_back(d);
@@ -147,13 +150,19 @@ Tensor cross_entropy(const Tensor &logits, const Tensor &targets, int64_t ignore
                    cat("cross_entropy: target ", static_cast<int64_t>(t), " is out of range for ",
                        classes, " classes"));
   Tensor logp = log_softmax(logits, 1, loc);
+  // The class ids pass through a gather from [0, C): a target out of range
+  // (and not ignore_index) fails when the graph runs, at this line, also for
+  // targets computed lazily.
+  Tensor valid = targets != Operand(ignore_index, loc);
+  Tensor safe = where(valid, targets, prim::fullLike(targets, 0.0, loc), loc);
+  Tensor checked = prim::gather(arange(classes, targets.dtype(), loc), safe, 0, loc);
   Tensor classIds = prim::iota(logits.shape(), 1, targets.dtype(), loc);
-  Tensor hit = classIds == Operand(targets.unsqueeze(1, loc), loc);
+  Tensor hit = classIds == Operand(checked.unsqueeze(1, loc), loc);
   Tensor picked = where(hit, logp, prim::fullLike(logp, 0.0, loc), loc).sum({1}, false, loc);
-  Tensor valid = (targets != Operand(ignore_index, loc)).to(logits.dtype(), loc);
-  Tensor losses = picked * Operand(valid, loc) * Operand(-1.0, loc);
+  Tensor weight = valid.to(logits.dtype(), loc);
+  Tensor losses = picked * Operand(weight, loc) * Operand(-1.0, loc);
   if (reduction == Reduction::mean)
-    return losses.sum({}, false, loc) / Operand(valid.sum({}, false, loc), loc);
+    return losses.sum({}, false, loc) / Operand(weight.sum({}, false, loc), loc);
   return reduce(losses, reduction, loc);
 }
 
@@ -219,6 +228,8 @@ Tensor pool(const Tensor &input, bool max, std::vector<int64_t> kernel, std::vec
   p.kernel = pair(std::move(kernel), "kernel_size", 1, op, loc);
   p.stride = stride.empty() ? p.kernel : pair(std::move(stride), "stride", 1, op, loc);
   p.padding = pair(std::move(padding), "padding", 0, op, loc);
+  SINTER_CHECK(input.shape()[2] > 0 && input.shape()[3] > 0, loc,
+               cat(op, ": the input ", toString(input.shape()), " has no pixels"));
   for (int d = 0; d < 2; ++d) {
     SINTER_CHECK(2 * p.padding[d] <= p.kernel[d], loc,
                  cat(op, ": padding ", toString(Shape(p.padding)),
@@ -286,7 +297,12 @@ Tensor batch_norm(const Tensor &input, const Tensor &running_mean, const Tensor 
   checkFloat(input, "batch_norm", loc);
   SINTER_CHECK(input.dim() >= 2, loc,
                cat("batch_norm: expects an input [N, C, ...], got ", toString(input.shape())));
+  if (input.dtype() == DType::f16 || input.dtype() == DType::bf16) // statistics in f32
+    return batch_norm(input.to(DType::f32, loc), running_mean, running_var, weight, bias, training,
+                      momentum, eps, loc)
+        .to(input.dtype(), loc);
   int64_t channels = input.shape()[1];
+  SINTER_CHECK(channels > 0, loc, "batch_norm: the input has no channels");
   for (const Tensor *t : {&running_mean, &running_var, &weight, &bias})
     SINTER_CHECK(!t->defined() || t->shape() == Shape{channels}, loc,
                  cat("batch_norm: per-channel tensors must have shape [", channels, "], got ",

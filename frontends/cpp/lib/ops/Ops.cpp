@@ -39,6 +39,11 @@ int64_t normDim(int64_t d, int64_t rank, std::string_view op, Loc loc) {
 std::vector<int64_t> normDims(const std::vector<int64_t> &dims, int64_t rank, std::string_view op,
                               Loc loc) {
   std::vector<int64_t> result;
+  if (rank == 0) { // a scalar: dim 0 or -1 names the scalar itself, as in PyTorch
+    for (int64_t d : dims)
+      normDim(d, rank, op, loc);
+    return result;
+  }
   if (dims.empty())
     for (int64_t d = 0; d < rank; ++d)
       result.push_back(d);
@@ -70,6 +75,8 @@ int kindRank(DType t) {
   return 0;
 }
 
+bool isHalf(DType t) { return t == DType::f16 || t == DType::bf16; }
+
 /// PyTorch's promotion between two tensors' dtypes.
 DType promote(DType a, DType b) {
   if (a == b)
@@ -81,10 +88,10 @@ DType promote(DType a, DType b) {
 
 /// The dtype of `tensor op number`: the tensor's, unless a fractional number
 /// meets an integer tensor (then f32) or any number meets a bool tensor.
-DType promoteScalar(DType tensor, double value) {
+DType promoteScalar(DType tensor, double value, bool floating = false) {
   if (isFloatingPoint(tensor))
     return tensor;
-  if (value != std::floor(value))
+  if (floating || value != std::floor(value))
     return DType::f32;
   return tensor == DType::boolean ? DType::i64 : tensor;
 }
@@ -128,7 +135,7 @@ std::pair<Tensor, Tensor> align(const Tensor &a, const Operand &b, std::string_v
                                 std::optional<DType> forced, Loc loc) {
   checkDefined(a, op, loc);
   if (b.scalar) {
-    DType dtype = forced.value_or(promoteScalar(a.dtype(), *b.scalar));
+    DType dtype = forced.value_or(promoteScalar(a.dtype(), *b.scalar, b.floating));
     Tensor x = castTo(a, dtype, loc);
     return {x, prim::fullLike(x, *b.scalar, loc)};
   }
@@ -184,7 +191,8 @@ Tensor operator/(const Tensor &a, const Operand &b) { return arith(Op::Div, "div
 namespace {
 Tensor scalarFirst(Op op, std::string_view name, Scalar a, const Tensor &b) {
   checkDefined(b, name, a.loc);
-  Tensor x = prim::fullLike(castTo(b, promoteScalar(b.dtype(), a.value), a.loc), a.value, a.loc);
+  Tensor x = prim::fullLike(castTo(b, promoteScalar(b.dtype(), a.value, a.floating), a.loc),
+                            a.value, a.loc);
   return arith(op, name, x, Operand(b, a.loc));
 }
 } // namespace
@@ -240,8 +248,9 @@ Tensor abs(const Tensor &x, Loc loc) {
 
 Tensor relu(const Tensor &x, Loc loc) {
   checkDefined(x, "relu", loc);
+  // x <= 0 ? 0 : x, so that NaN propagates (as PyTorch) and the gradient at 0 is 0.
   Tensor zero = prim::fullLike(x, 0.0, loc);
-  return prim::select(prim::compare(CompareKind::gt, x, zero, loc), x, zero, loc);
+  return prim::select(prim::compare(CompareKind::le, x, zero, loc), zero, x, loc);
 }
 
 Tensor pow(const Tensor &x, double exponent, Loc loc) {
@@ -437,6 +446,8 @@ Tensor Tensor::expand(const Shape &shape, Loc loc) const {
       SINTER_CHECK(i >= offset, loc, "expand: -1 is not allowed for a new leading dimension");
       target[i] = own;
     }
+    SINTER_CHECK(target[i] >= 0, loc,
+                 cat("expand: invalid size ", target[i], " in ", sinter::toString(shape)));
     SINTER_CHECK(own == target[i] || own == 1, loc,
                  cat("expand: cannot expand shape ", shapeStr(*this), " to ",
                      sinter::toString(shape), " (dimension ", i, ": ", own, " vs ", target[i],
@@ -537,8 +548,13 @@ Tensor mean(const Tensor &x, const std::vector<int64_t> &dims, bool keepdim, Loc
   int64_t count = 1;
   for (int64_t d : reduced)
     count *= x.shape()[d];
-  Tensor total = prim::reduceSum(x, reduced, keepdim, loc);
-  return prim::binary(Op::Div, total, prim::fullLike(total, static_cast<double>(count), loc), loc);
+  // f16/bf16 are summed in f32, as PyTorch does: their sums overflow or lose
+  // the small terms.
+  Tensor input = isHalf(x.dtype()) ? prim::convert(x, DType::f32, loc) : x;
+  Tensor total = prim::reduceSum(input, reduced, keepdim, loc);
+  Tensor average =
+      prim::binary(Op::Div, total, prim::fullLike(total, static_cast<double>(count), loc), loc);
+  return castTo(average, x.dtype(), loc);
 }
 
 Tensor amax(const Tensor &x, const std::vector<int64_t> &dims, bool keepdim, Loc loc) {
@@ -550,7 +566,10 @@ Tensor amax(const Tensor &x, const std::vector<int64_t> &dims, bool keepdim, Loc
 Tensor argmax(const Tensor &x, int64_t dim, bool keepdim, Loc loc) {
   checkDefined(x, "argmax", loc);
   SINTER_CHECK(x.dim() > 0, loc, "argmax: expects a tensor of rank >= 1");
-  return prim::argmax(x, normDim(dim, x.dim(), "argmax", loc), keepdim, loc);
+  int64_t axis = normDim(dim, x.dim(), "argmax", loc);
+  SINTER_CHECK(x.shape()[axis] > 0, loc,
+               cat("argmax: dimension ", dim, " of shape ", shapeStr(x), " is empty"));
+  return prim::argmax(x, axis, keepdim, loc);
 }
 
 Tensor Tensor::sum(const std::vector<int64_t> &dims, bool keepdim, Loc loc) const {

@@ -218,9 +218,19 @@ Tensor binary(Op op, const Tensor &a, const Tensor &b, Loc loc) {
       return {choose(compare(wins, a, b, loc), g, choose(tie, half, zero, loc), loc),
               choose(compare(wins, b, a, loc), g, choose(tie, half, zero, loc), loc)};
     }
-    case Op::Pow:
-      return {mul(g, mul(b, binary(Op::Pow, a, sub(b, fullLike(b, 1.0, loc), loc), loc), loc), loc),
-              mul(g, mul(y, unary(Op::Log, a, loc), loc), loc)};
+    case Op::Pow: {
+      // As PyTorch's pow_backward: no gradient for the base where the exponent
+      // is 0 (0 * inf otherwise), none for the exponent where the base is 0 and
+      // the exponent >= 0 (0 * log 0).
+      Tensor zero = zerosLike(g, loc);
+      Tensor baseGrad =
+          mul(g, mul(b, binary(Op::Pow, a, sub(b, fullLike(b, 1.0, loc), loc), loc), loc), loc);
+      Tensor expGrad = mul(g, mul(y, unary(Op::Log, a, loc), loc), loc);
+      Tensor flatBase = binary(Op::And, compare(lazy::CompareKind::eq, a, zero, loc),
+                               compare(lazy::CompareKind::ge, b, zero, loc), loc);
+      return {choose(compare(lazy::CompareKind::eq, b, zero, loc), zero, baseGrad, loc),
+              choose(flatBase, zero, expGrad, loc)};
+    }
     default:
       return {};
     }

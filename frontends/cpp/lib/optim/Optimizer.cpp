@@ -62,7 +62,7 @@ Adam::Adam(std::vector<Tensor> params, AdamOptions options, Loc loc)
 
 Adam::Adam(std::vector<Tensor> params, AdamOptions options, bool decoupled, Loc loc)
     : Optimizer(std::move(params), options.lr, loc), options_(options), decoupled_(decoupled),
-      exp_avg_(params_.size()), exp_avg_sq_(params_.size()) {
+      steps_(params_.size(), 0), exp_avg_(params_.size()), exp_avg_sq_(params_.size()) {
   SINTER_CHECK(
       options.beta1 >= 0 && options.beta1 < 1 && options.beta2 >= 0 && options.beta2 < 1, loc,
       cat("Adam: betas must be in [0, 1), got (", options.beta1, ", ", options.beta2, ")"));
@@ -72,14 +72,14 @@ Adam::Adam(std::vector<Tensor> params, AdamOptions options, bool decoupled, Loc 
 
 void Adam::step(Loc loc) {
   NoGradGuard noGrad;
-  ++steps_;
-  double correction1 = 1 - std::pow(options_.beta1, static_cast<double>(steps_));
-  double correction2 = 1 - std::pow(options_.beta2, static_cast<double>(steps_));
   for (size_t i = 0; i < params_.size(); ++i) {
     Tensor &p = params_[i];
     Tensor g = p.grad();
     if (!g.defined())
       continue;
+    double t = static_cast<double>(++steps_[i]);
+    double correction1 = 1 - std::pow(options_.beta1, t);
+    double correction2 = 1 - std::pow(options_.beta2, t);
     Tensor weights = p;
     if (options_.weight_decay != 0) {
       if (decoupled_)
@@ -101,8 +101,14 @@ void Adam::step(Loc loc) {
   }
 }
 
-AdamW::AdamW(std::vector<Tensor> params, AdamOptions options, Loc loc)
-    : Adam(std::move(params), options, true, loc) {}
+AdamW::AdamW(std::vector<Tensor> params, AdamWOptions o, Loc loc)
+    : Adam(std::move(params),
+           AdamOptions{.lr = o.lr,
+                       .beta1 = o.beta1,
+                       .beta2 = o.beta2,
+                       .eps = o.eps,
+                       .weight_decay = o.weight_decay},
+           true, loc) {}
 
 Tensor clip_grad_norm_(const std::vector<Tensor> &params, double max_norm, Loc loc) {
   SINTER_CHECK(max_norm > 0, loc, cat("clip_grad_norm_: max_norm must be > 0, got ", max_norm));

@@ -172,6 +172,8 @@ void matmul(const Node &node, std::vector<double> &out) {
   int64_t rank = static_cast<int64_t>(lhsShape.size());
   int64_t m = node.shape[rank - 2], n = node.shape[rank - 1];
   int64_t k = tl ? lhsShape[rank - 2] : lhsShape[rank - 1];
+  if (numel(node.shape) == 0)
+    return;
   int64_t batch = numel(node.shape) / (m * n);
   bool sharedRhs = rhsShape.size() == 2 && rank > 2;
   // Each product reads op(a) as m x k and op(b) as k x n, row-major; the
@@ -514,6 +516,22 @@ std::shared_ptr<const Value> compute(const Node &node) {
 
 } // namespace
 
+/// The integer a double truncates to, modulo 2^64 (two's complement wrap, as
+/// integer arithmetic on the device does); NaN and infinities give 0. Casting
+/// an out-of-range double directly would be undefined behaviour.
+static uint64_t wrapToUint64(double x) {
+  if (!std::isfinite(x))
+    return 0;
+  constexpr double kTwo63 = 9223372036854775808.0, kTwo64 = 2 * kTwo63;
+  if (x > -kTwo63 && x < kTwo63) // exact, and the common case
+    return static_cast<uint64_t>(static_cast<int64_t>(x));
+  // Beyond 2^63 a double is a multiple of 2^11, so the remainder is exact.
+  double t = std::fmod(std::trunc(x), kTwo64);
+  if (t < 0)
+    t += kTwo64;
+  return t >= kTwo64 ? 0 : static_cast<uint64_t>(t);
+}
+
 double detail::roundTo(DType dtype, double x) {
   switch (dtype) {
   case DType::f32:
@@ -523,10 +541,9 @@ double detail::roundTo(DType dtype, double x) {
   case DType::bf16:
     return roundToBf16(static_cast<float>(x));
   case DType::i32:
-    return std::isfinite(x) ? static_cast<double>(static_cast<int32_t>(static_cast<int64_t>(x)))
-                            : 0.0;
+    return static_cast<double>(static_cast<int32_t>(static_cast<uint32_t>(wrapToUint64(x))));
   case DType::i64:
-    return std::isfinite(x) ? static_cast<double>(static_cast<int64_t>(x)) : 0.0;
+    return static_cast<double>(static_cast<int64_t>(wrapToUint64(x)));
   case DType::boolean:
     return x != 0 ? 1.0 : 0.0;
   }

@@ -74,15 +74,26 @@ protected:
 private:
   AdamOptions options_;
   bool decoupled_;
-  int64_t steps_ = 0;
+  /// Steps taken per parameter (its bias correction), as PyTorch: a parameter
+  /// whose first gradient comes late starts its own count.
+  std::vector<int64_t> steps_;
   std::vector<Tensor> exp_avg_, exp_avg_sq_;
 };
 
-/// Adam with decoupled weight decay (default 0.01), as torch.optim.AdamW.
+/// AdamOptions with AdamW's default weight decay.
+struct AdamWOptions {
+  double lr = 1e-3;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  double weight_decay = 1e-2;
+};
+
+/// Adam with decoupled weight decay (p -= lr * weight_decay * p), as
+/// torch.optim.AdamW.
 class AdamW : public Adam {
 public:
-  AdamW(std::vector<Tensor> params, AdamOptions options = {.weight_decay = 1e-2},
-        Loc loc = Loc::current());
+  AdamW(std::vector<Tensor> params, AdamWOptions options = {}, Loc loc = Loc::current());
 };
 
 /// Scales the gradients of `params` so that their global L2 norm is at most
