@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "sinter/Dialect/Sinter/SinterDialect.h"
+#include "sinter/Passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -18,6 +19,7 @@ int main(int argc, char **argv) {
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();
   mlir::registerInlinerPass();
+  sinter::registerSinterPasses();
 
   mlir::DialectRegistry registry;
   registry.insert<sinter::ir::SinterDialect, mlir::func::FuncDialect, mlir::arith::ArithDialect>();

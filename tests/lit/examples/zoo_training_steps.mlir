@@ -10,6 +10,8 @@
 // RUN: sinter-dump-step --model resnet18 --batch_size 2 | sinter-opt --canonicalize --cse | FileCheck %s --check-prefix=RESNET
 // RUN: sinter-dump-step --model gpt-mini --batch_size 2 | sinter-opt --canonicalize --cse | FileCheck %s --check-prefix=GPT
 // RUN: sinter-dump-step --model bert-mini --batch_size 2 --optimizer sgd | sinter-opt --canonicalize --cse | FileCheck %s --check-prefix=BERT
+// RUN: sinter-dump-step --model gpt-mini --batch_size 2 | sinter-opt --canonicalize --cse --sinter-fusion | FileCheck %s --check-prefix=GPT-FUSED
+// RUN: sinter-dump-step --model resnet18 --batch_size 2 | sinter-opt --canonicalize --cse --sinter-fusion | sinter-opt > /dev/null
 
 // The batch (targets, images) and the four parameters in; the loss and the
 // four updated parameters out.
@@ -49,3 +51,11 @@
 // BERT-DAG: sinter.erf
 // BERT-DAG: sinter.scatter_add
 // BERT: return
+
+// After fusion, the layer norms, softmaxes and the whole cross entropy are
+// kernels between the library calls.
+// GPT-FUSED-LABEL: func.func @train_step
+// GPT-FUSED: sinter.fusion
+// GPT-FUSED: sinter.reduce_sum {{.*}} dims = [2] keepdim
+// GPT-FUSED: sinter.matmul
+// GPT-FUSED: return

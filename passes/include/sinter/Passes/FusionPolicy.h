@@ -1,0 +1,83 @@
+//===- FusionPolicy.h - what may be fused, and why not ----------*- C++ -*-===//
+//
+// Fusion legality, kept apart from the fusion driver (Fusion.cpp): small pure
+// functions that return a decision, with a reason when the answer is no. The
+// reasons are what `sinter-opt --sinter-fusion=explain=1` and the debug dumps
+// print, so they are written for a human.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SINTER_PASSES_FUSIONPOLICY_H
+#define SINTER_PASSES_FUSIONPOLICY_H
+
+#include "mlir/IR/Operation.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace sinter::fusion {
+
+/// Concatenates anything a raw_ostream prints (std::string's operator+ chains
+/// trip a GCC 12 false positive, -Wrestrict).
+template <typename... Args> std::string text(const Args &...args) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  (os << ... << args);
+  return os.str();
+}
+
+/// A yes, or a no with the reason.
+class FusionDecision {
+public:
+  static FusionDecision allow() { return FusionDecision(std::nullopt); }
+  static FusionDecision forbid(std::string reason) { return FusionDecision(std::move(reason)); }
+  bool allowed() const { return !reason_; }
+  explicit operator bool() const { return allowed(); }
+  /// Why not (empty when allowed).
+  const std::string &reason() const {
+    static const std::string none;
+    return reason_ ? *reason_ : none;
+  }
+
+private:
+  explicit FusionDecision(std::optional<std::string> reason) : reason_(std::move(reason)) {}
+  std::optional<std::string> reason_;
+};
+
+/// How an op takes part in fusion.
+enum class Role {
+  Elementwise, // one output element from the same element of each operand
+  Layout,      // a different index map (broadcast, reshape, transpose, slice)
+  Reduction,   // a row reduction: the trailing dims of its operand collapse
+  Constant,    // a splat constant: cloned into every fusion that uses it
+  Library,     // a call (matmul, convolution, ...): never fused
+};
+
+/// The op's role, and for Library ops why they are not fused.
+Role roleOf(mlir::Operation *op);
+
+/// Whether `op` may be in a fusion at all (a Library op may not: the reason
+/// names the library or the missing support).
+FusionDecision canFuse(mlir::Operation *op);
+
+/// A fusion's iteration domain: `rows` rows of `cols` elements. Every value
+/// computed in a fusion covers either the whole domain (rows * cols
+/// elements) or one value per row (rows elements, after a row reduction).
+struct Domain {
+  int64_t rows = 0;
+  int64_t cols = 0;
+};
+
+/// The domain `op` imposes, if it is a reduction (its operand's leading dims
+/// are the rows, the reduced trailing dims the columns), or nullopt.
+/// Reductions over dimensions that are not trailing are refused with a reason.
+FusionDecision reductionDomain(mlir::Operation *op, std::optional<Domain> &domain);
+
+/// Whether `op`'s result fits `domain` (covers it, or one value per row).
+FusionDecision fitsDomain(mlir::Operation *op, const Domain &domain);
+
+} // namespace sinter::fusion
+
+#endif // SINTER_PASSES_FUSIONPOLICY_H

@@ -1,0 +1,251 @@
+//===- Fusion.cpp - group ops into sinter.fusion regions (the driver) ------===//
+//
+// Greedy producer-into-consumer grouping in program order, as XLA's
+// instruction fusion does: each fusible op starts a group and absorbs the
+// groups of its operands' producers when FusionPolicy allows it, the merged
+// group keeps one iteration domain, and no path leaves the group and comes
+// back (that would be a cycle between kernels). Each group is then outlined
+// into a sinter.fusion whose inputs are the values it reads from outside and
+// whose results are the values used outside; splat constants are cloned in.
+// The fusion's location fuses its ops' locations, so a kernel still names
+// the user's lines.
+//
+//===----------------------------------------------------------------------===//
+#include "sinter/Passes/FusionPolicy.h"
+#include "sinter/Passes/Passes.h"
+
+#include "sinter/Dialect/Sinter/SinterOps.h"
+
+#include "mlir/Analysis/TopologicalSortUtils.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
+
+#define DEBUG_TYPE "sinter-fusion"
+
+namespace sinter {
+#define GEN_PASS_DEF_SINTERFUSION
+#include "sinter/Passes/Passes.h.inc"
+} // namespace sinter
+
+using namespace mlir;
+using namespace sinter::ir;
+using sinter::fusion::Domain;
+using sinter::fusion::FusionDecision;
+using sinter::fusion::Role;
+using sinter::fusion::text;
+
+namespace {
+
+struct Group {
+  SmallVector<Operation *> ops;
+  /// Set by a row reduction; otherwise every op covers `elements` elements.
+  std::optional<Domain> rowDomain;
+  int64_t elements = 0;
+  bool dead = false;
+};
+
+int64_t elementsOf(Operation *op) {
+  return cast<ShapedType>(op->getResult(0).getType()).getNumElements();
+}
+
+class Grouping {
+public:
+  explicit Grouping(bool explain) : explain_(explain) {}
+
+  void run(Block &block) {
+    for (Operation &op : block) {
+      order_[&op] = static_cast<int64_t>(order_.size());
+      if (sinter::fusion::roleOf(&op) == Role::Constant || op.getNumResults() != 1)
+        continue;
+      if (FusionDecision d = sinter::fusion::canFuse(&op); !d) {
+        report(&op, text("kept as its own op: ", d.reason()));
+        continue;
+      }
+      std::optional<Domain> domain;
+      if (FusionDecision d = sinter::fusion::reductionDomain(&op, domain); !d) {
+        report(&op, text("kept as its own op: ", d.reason()));
+        continue;
+      }
+      int id = static_cast<int>(groups_.size());
+      groups_.push_back({{&op}, domain, elementsOf(&op), false});
+      groupOf_[&op] = id;
+      for (Value operand : op.getOperands()) {
+        Operation *producer = operand.getDefiningOp();
+        auto it = producer ? groupOf_.find(producer) : groupOf_.end();
+        if (it == groupOf_.end() || it->second == groupOf_[&op])
+          continue;
+        FusionDecision d = canMerge(it->second, groupOf_[&op], &op);
+        if (d)
+          merge(it->second, groupOf_[&op]);
+        else
+          report(&op, text("not fused with its operand '", producer->getName().getStringRef(),
+                           "': ", d.reason()));
+      }
+    }
+  }
+
+  std::vector<Group> &groups() { return groups_; }
+
+private:
+  void report(Operation *op, const std::string &message) {
+    if (explain_)
+      op->emitRemark() << message;
+  }
+
+  FusionDecision canMerge(int producer, int consumer, Operation *at) {
+    const Group &a = groups_[producer], &b = groups_[consumer];
+    std::optional<Domain> domain = a.rowDomain ? a.rowDomain : b.rowDomain;
+    if (a.rowDomain && b.rowDomain &&
+        (a.rowDomain->rows != b.rowDomain->rows || a.rowDomain->cols != b.rowDomain->cols))
+      return FusionDecision::forbid(text("their row reductions have different domains (",
+                                         a.rowDomain->rows, " x ", a.rowDomain->cols, " and ",
+                                         b.rowDomain->rows, " x ", b.rowDomain->cols, ")"));
+    if (domain) {
+      for (const Group *g : {&a, &b})
+        for (Operation *op : g->ops)
+          if (FusionDecision d = sinter::fusion::fitsDomain(op, *domain); !d)
+            return FusionDecision::forbid(
+                text("'", op->getName().getStringRef(), "': ", d.reason()));
+    } else if (a.elements != b.elements) {
+      return FusionDecision::forbid(
+          text("one loop cannot cover both ", a.elements, " and ", b.elements, " elements"));
+    }
+    if (Operation *through = pathOutside(producer, consumer, at))
+      return FusionDecision::forbid(text("the result would reach the fusion again through '",
+                                         through->getName().getStringRef(),
+                                         "', a cycle between kernels"));
+    return FusionDecision::allow();
+  }
+
+  /// An op outside both groups on a path from `producer`'s ops to
+  /// `consumer`'s ops, or null. Ops after `at` cannot be on such a path yet.
+  Operation *pathOutside(int producer, int consumer, Operation *at) {
+    SmallVector<Operation *> work;
+    llvm::SmallPtrSet<Operation *, 32> seen;
+    auto inGroup = [&](Operation *op, int id) {
+      auto it = groupOf_.find(op);
+      return it != groupOf_.end() && it->second == id;
+    };
+    for (Operation *op : groups_[producer].ops)
+      for (Operation *user : op->getUsers())
+        if (!inGroup(user, producer) && !inGroup(user, consumer) && seen.insert(user).second)
+          work.push_back(user);
+    int64_t limit = order_[at];
+    while (!work.empty()) {
+      Operation *op = work.pop_back_val();
+      if (!order_.count(op) || order_[op] > limit)
+        continue;
+      for (Operation *user : op->getUsers()) {
+        if (inGroup(user, consumer))
+          return op;
+        if (!inGroup(user, producer) && seen.insert(user).second)
+          work.push_back(user);
+      }
+    }
+    return nullptr;
+  }
+
+  void merge(int from, int into) {
+    Group &source = groups_[from], &target = groups_[into];
+    for (Operation *op : source.ops) {
+      groupOf_[op] = into;
+      target.ops.push_back(op);
+    }
+    if (!target.rowDomain)
+      target.rowDomain = source.rowDomain;
+    source.ops.clear();
+    source.dead = true;
+  }
+
+  bool explain_;
+  std::vector<Group> groups_;
+  llvm::DenseMap<Operation *, int> groupOf_;
+  llvm::DenseMap<Operation *, int64_t> order_;
+};
+
+/// Replaces the ops of `group` with one sinter.fusion.
+void outline(Group &group, OpBuilder &builder) {
+  llvm::SmallPtrSet<Operation *, 16> members(group.ops.begin(), group.ops.end());
+  llvm::sort(group.ops, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  llvm::SetVector<Value> inputs;
+  SmallVector<Value> outputs;
+  SmallVector<Location> locations;
+  for (Operation *op : group.ops) {
+    locations.push_back(op->getLoc());
+    for (Value operand : op->getOperands()) {
+      Operation *producer = operand.getDefiningOp();
+      if (producer && members.contains(producer))
+        continue;
+      if (producer && sinter::fusion::roleOf(producer) == Role::Constant)
+        continue; // cloned into the body
+      inputs.insert(operand);
+    }
+    for (Value result : op->getResults())
+      if (llvm::any_of(result.getUsers(), [&](Operation *u) { return !members.contains(u); }))
+        outputs.push_back(result);
+  }
+  if (outputs.empty())
+    return; // dead: left for DCE
+
+  Operation *last = group.ops.back();
+  builder.setInsertionPoint(last);
+  Location loc = builder.getFusedLoc(locations);
+  SmallVector<Type> resultTypes;
+  for (Value v : outputs)
+    resultTypes.push_back(v.getType());
+  auto fusion = builder.create<FusionOp>(loc, resultTypes, inputs.getArrayRef());
+  Block *body = builder.createBlock(&fusion.getBody());
+  IRMapping mapping;
+  for (Value input : inputs)
+    mapping.map(input, body->addArgument(input.getType(), input.getLoc()));
+  builder.setInsertionPointToStart(body);
+  for (Operation *op : group.ops) {
+    for (Value operand : op->getOperands())
+      if (Operation *producer = operand.getDefiningOp();
+          producer && !mapping.contains(operand) &&
+          sinter::fusion::roleOf(producer) == Role::Constant)
+        mapping.map(operand, builder.clone(*producer)->getResult(0));
+    builder.clone(*op, mapping);
+  }
+  SmallVector<Value> yielded;
+  for (Value v : outputs)
+    yielded.push_back(mapping.lookup(v));
+  builder.create<YieldOp>(loc, yielded);
+
+  for (auto [old, replacement] : llvm::zip(outputs, fusion.getResults()))
+    old.replaceUsesWithIf(replacement, [&](OpOperand &use) {
+      return !members.contains(use.getOwner()) && use.getOwner() != fusion;
+    });
+  for (Operation *op : llvm::reverse(group.ops))
+    op->erase();
+}
+
+struct SinterFusionPass : sinter::impl::SinterFusionBase<SinterFusionPass> {
+  using SinterFusionBase::SinterFusionBase;
+
+  void runOnOperation() override {
+    func::FuncOp function = getOperation();
+    if (function.getBody().empty())
+      return;
+    Block &block = function.getBody().front();
+    Grouping grouping(explain);
+    grouping.run(block);
+    OpBuilder builder(&getContext());
+    for (Group &group : grouping.groups())
+      if (!group.dead && !group.ops.empty())
+        outline(group, builder);
+    // Outlining puts a fusion where its last op was; users of its earlier
+    // results may sit before that point, so restore a valid order.
+    if (!sortTopologically(&block))
+      return signalPassFailure();
+    // Constants now used only inside fusions are dead.
+    for (Operation &op : llvm::make_early_inc_range(block))
+      if (isa<ConstantOp>(op) && op.use_empty())
+        op.erase();
+  }
+};
+
+} // namespace

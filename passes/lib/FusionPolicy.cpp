@@ -1,0 +1,116 @@
+//===- FusionPolicy.cpp - what may be fused, and why not ------------------===//
+#include "sinter/Passes/FusionPolicy.h"
+
+#include "sinter/Dialect/Sinter/SinterOps.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace sinter::ir;
+
+namespace sinter::fusion {
+namespace {
+
+std::string shapeText(Type type) {
+  std::string text = "[";
+  llvm::raw_string_ostream os(text);
+  llvm::interleave(cast<ShapedType>(type).getShape(), os, ", ");
+  os << "]";
+  return text;
+}
+
+int64_t elementsOf(Value value) { return cast<ShapedType>(value.getType()).getNumElements(); }
+
+/// Why a Library op is not fused ("" for ops that may be).
+std::string libraryReason(Operation *op) {
+  return llvm::TypeSwitch<Operation *, std::string>(op)
+      .Case<MatmulOp>(
+          [](auto) { return "matmul is a library call (cuBLASLt on GPU, oneDNN on CPU)"; })
+      .Case<Conv2dOp, Conv2dBackwardInputOp, Conv2dBackwardFilterOp>(
+          [](auto) { return "convolutions are library calls (cuDNN on GPU, oneDNN on CPU)"; })
+      .Case<Pool2dOp, Pool2dBackwardOp>([](auto) { return "pooling windows are not fused yet"; })
+      .Case<GatherOp, ScatterAddOp>(
+          [](auto) { return "data-dependent indexing (gather, scatter_add) is not fused yet"; })
+      .Case<ConcatOp>([](auto) { return "concat is not fused yet"; })
+      .Case<ArgMaxOp>([](auto) { return "argmax is not fused yet"; })
+      .Case<AllReduceOp>([](auto) { return "all_reduce is a collective between ranks"; })
+      .Case<ConstantOp>([](auto) { return "a dense constant is read from memory, not computed"; })
+      .Default([](Operation *other) {
+        return text("'", other->getName().getStringRef(), "' is not a sinter compute op");
+      });
+}
+
+} // namespace
+
+Role roleOf(Operation *op) {
+  if (auto constant = dyn_cast<ConstantOp>(op)) {
+    auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+    return dense && dense.isSplat() ? Role::Constant : Role::Library;
+  }
+  if (isa<ReduceSumOp, ReduceMaxOp>(op))
+    return Role::Reduction;
+  if (isa<BroadcastInDimOp, ReshapeOp, TransposeOp, SliceOp>(op))
+    return Role::Layout;
+  if (isa<NegOp, AbsOp, ExpOp, LogOp, TanhOp, SqrtOp, RsqrtOp, SigmoidOp, ErfOp, SinOp, CosOp,
+          NotOp, AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PowOp, AndOp, OrOp, XorOp, CompareOp,
+          SelectOp, ConvertOp, IotaOp, RandomOp>(op))
+    return Role::Elementwise;
+  return Role::Library;
+}
+
+FusionDecision canFuse(Operation *op) {
+  if (roleOf(op) == Role::Library)
+    return FusionDecision::forbid(libraryReason(op));
+  return FusionDecision::allow();
+}
+
+FusionDecision reductionDomain(Operation *op, std::optional<Domain> &domain) {
+  domain.reset();
+  if (roleOf(op) != Role::Reduction)
+    return FusionDecision::allow();
+  ArrayRef<int64_t> dims =
+      isa<ReduceSumOp>(op) ? cast<ReduceSumOp>(op).getDims() : cast<ReduceMaxOp>(op).getDims();
+  auto type = cast<RankedTensorType>(op->getOperand(0).getType());
+  int64_t rank = type.getRank(), k = static_cast<int64_t>(dims.size());
+  SmallVector<int64_t> sorted(dims);
+  llvm::sort(sorted);
+  for (int64_t i = 0; i < k; ++i)
+    if (sorted[i] != rank - k + i) {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << "reducing dims [";
+      llvm::interleave(dims, os, ", ");
+      os << "] of " << shapeText(type)
+         << " is not a row reduction (the reduced dims must be trailing)";
+      return FusionDecision::forbid(os.str());
+    }
+  Domain d{1, 1};
+  for (int64_t i = 0; i < rank; ++i)
+    (i < rank - k ? d.rows : d.cols) *= type.getDimSize(i);
+  domain = d;
+  return FusionDecision::allow();
+}
+
+FusionDecision fitsDomain(Operation *op, const Domain &domain) {
+  int64_t whole = domain.rows * domain.cols;
+  if (roleOf(op) == Role::Reduction) {
+    std::optional<Domain> own;
+    if (!reductionDomain(op, own) || !own || own->rows != domain.rows || own->cols != domain.cols)
+      return FusionDecision::forbid(
+          text("a row reduction of ", shapeText(op->getOperand(0).getType()),
+               " does not match the fusion's ", domain.rows, " rows of ", domain.cols));
+    return FusionDecision::allow();
+  }
+  for (Value result : op->getResults()) {
+    int64_t n = elementsOf(result);
+    if (n != whole && n != domain.rows)
+      return FusionDecision::forbid(text("its ", n, " elements ", shapeText(result.getType()),
+                                         " are neither the fusion's domain (", domain.rows, " x ",
+                                         domain.cols, ") nor one per row"));
+  }
+  return FusionDecision::allow();
+}
+
+} // namespace sinter::fusion

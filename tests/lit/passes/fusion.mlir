@@ -1,0 +1,109 @@
+// RUN: sinter-opt %s --split-input-file --sinter-fusion | FileCheck %s
+// RUN: sinter-opt %s --split-input-file --sinter-fusion="explain=1" --verify-diagnostics > /dev/null
+// RUN: sinter-opt %s --split-input-file --sinter-fusion --mlir-print-debuginfo | FileCheck %s --check-prefix=LOC
+
+// Softmax is one kernel: two row reductions and the elementwise ops between.
+// CHECK-LABEL: func.func @softmax
+// CHECK-NEXT: %[[F:.*]] = sinter.fusion %{{.*}} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+// CHECK: sinter.reduce_max
+// CHECK: sinter.exp
+// CHECK: sinter.reduce_sum
+// CHECK: sinter.div
+// CHECK: sinter.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: return %[[F]]
+func.func @softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %m = sinter.reduce_max %x, dims = [1] keepdim : tensor<4x8xf32>
+  %mb = sinter.broadcast_in_dim %m, dims = [0, 1] : tensor<4x1xf32> -> tensor<4x8xf32>
+  %s = sinter.sub %x, %mb : tensor<4x8xf32>
+  %e = sinter.exp %s : tensor<4x8xf32>
+  %t = sinter.reduce_sum %e, dims = [1] keepdim : tensor<4x8xf32>
+  %tb = sinter.broadcast_in_dim %t, dims = [0, 1] : tensor<4x1xf32> -> tensor<4x8xf32>
+  %y = sinter.div %e, %tb : tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// A matmul stays a library call; its bias-add-relu epilogue is one kernel
+// with the splat constant cloned in, and the value used twice outside (the
+// relu result) and the mask are both results of the fusion.
+// CHECK-LABEL: func.func @matmul_epilogue
+// CHECK: %[[M:.*]] = sinter.matmul
+// CHECK-NEXT: %[[F:.*]]:2 = sinter.fusion %{{.*}}, %[[M]] : (tensor<8xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xi1>)
+// CHECK: sinter.constant dense<0.000000e+00>
+// CHECK: sinter.yield
+// CHECK: return %[[F]]#0, %[[F]]#1, %[[F]]#0
+func.func @matmul_epilogue(%x: tensor<4x16xf32>, %w: tensor<16x8xf32>, %b: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xi1>, tensor<4x8xf32>) {
+  // expected-remark@+1 {{kept as its own op: matmul is a library call (cuBLASLt on GPU, oneDNN on CPU)}}
+  %y = sinter.matmul %x, %w : tensor<4x16xf32>, tensor<16x8xf32>
+  %bb = sinter.broadcast_in_dim %b, dims = [1] : tensor<8xf32> -> tensor<4x8xf32>
+  %z = sinter.add %y, %bb : tensor<4x8xf32>
+  %zero = sinter.constant dense<0.0> : tensor<4x8xf32>
+  %r = sinter.max %z, %zero : tensor<4x8xf32>
+  %mask = sinter.compare gt, %z, %zero : tensor<4x8xf32>
+  return %r, %mask, %r : tensor<4x8xf32>, tensor<4x8xi1>, tensor<4x8xf32>
+}
+
+// -----
+
+// Ops over different numbers of elements are separate loops.
+// CHECK-LABEL: func.func @different_domains
+// CHECK-COUNT-2: sinter.fusion
+// CHECK-NOT: sinter.fusion
+func.func @different_domains(%b: tensor<8xf32>) -> tensor<4x8xf32> {
+  %n = sinter.neg %b : tensor<8xf32>
+  // expected-remark@+1 {{not fused with its operand 'sinter.neg': one loop cannot cover both 8 and 32 elements}}
+  %bb = sinter.broadcast_in_dim %n, dims = [1] : tensor<8xf32> -> tensor<4x8xf32>
+  %e = sinter.exp %bb : tensor<4x8xf32>
+  return %e : tensor<4x8xf32>
+}
+
+// -----
+
+// A reduction over leading dims is not a row reduction; reductions over
+// different rows are different kernels.
+// CHECK-LABEL: func.func @reductions
+// CHECK: sinter.reduce_sum %{{.*}}, dims = [0]
+// CHECK-COUNT-2: sinter.fusion
+func.func @reductions(%x: tensor<4x8xf32>) -> (tensor<8xf32>, tensor<f32>) {
+  // expected-remark@+1 {{kept as its own op: reducing dims [0] of [4, 8] is not a row reduction (the reduced dims must be trailing)}}
+  %c = sinter.reduce_sum %x, dims = [0] : tensor<4x8xf32>
+  %r = sinter.reduce_sum %x, dims = [1] keepdim : tensor<4x8xf32>
+  %rb = sinter.broadcast_in_dim %r, dims = [0, 1] : tensor<4x1xf32> -> tensor<4x8xf32>
+  %d = sinter.sub %x, %rb : tensor<4x8xf32>
+  // expected-remark@+1 {{not fused with its operand 'sinter.sub': their row reductions have different domains (4 x 8 and 1 x 32)}}
+  %all = sinter.reduce_sum %d, dims = [0, 1] : tensor<4x8xf32>
+  return %c, %all : tensor<8xf32>, tensor<f32>
+}
+
+// -----
+
+// Fusing a producer whose result returns through a library call would make
+// two kernels wait on each other.
+// CHECK-LABEL: func.func @no_cycles
+// CHECK: %[[A:.*]] = sinter.fusion
+// CHECK: %[[M:.*]] = sinter.matmul %[[A]]
+// CHECK: sinter.fusion %{{.*}}, %[[M]]
+func.func @no_cycles(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %a = sinter.exp %x : tensor<4x4xf32>
+  // expected-remark@+1 {{kept as its own op: matmul is a library call}}
+  %m = sinter.matmul %a, %a : tensor<4x4xf32>, tensor<4x4xf32>
+  // expected-remark@+1 {{not fused with its operand 'sinter.exp': the result would reach the fusion again through 'sinter.matmul', a cycle between kernels}}
+  %s = sinter.add %a, %m : tensor<4x4xf32>
+  return %s : tensor<4x4xf32>
+}
+
+// -----
+
+// A fusion's location fuses the locations of its ops (the user's lines).
+// CHECK-LABEL: func.func @locations
+// CHECK: sinter.fusion
+// LOC: #[[E:loc[0-9]*]] = loc("train.cpp":10:3)
+// LOC: #[[N:loc[0-9]*]] = loc("train.cpp":11:3)
+// LOC: loc(fused[#[[E]], #[[N]]])
+func.func @locations(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %a = sinter.exp %x : tensor<4xf32> loc("train.cpp":10:3)
+  %b = sinter.neg %a : tensor<4xf32> loc("train.cpp":11:3)
+  return %b : tensor<4xf32>
+}
