@@ -1,15 +1,23 @@
 //===- Tensor.cpp - tensor handles, creation, evaluation, mark_step -------===//
 #include "TensorImpl.h"
 #include "sinter/Error.h"
+#include "sinter/Metrics.h"
 #include "sinter/Reference.h"
+#include "sinter/lazy/Graph.h"
 
 #include "Format.h"
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <sstream>
+#include <unordered_map>
+#include <unordered_set>
 
 namespace sinter {
 namespace {
@@ -209,7 +217,118 @@ bool grad_enabled() { return gradMode; }
 NoGradGuard::NoGradGuard() : previous_(gradMode) { gradMode = false; }
 NoGradGuard::~NoGradGuard() { gradMode = previous_; }
 
-void mark_step() {
+namespace {
+
+/// A copy of a graph's structure without its values, to compare the next
+/// step's graph with after this one is freed.
+std::vector<lazy::NodePtr> skeleton(const std::vector<lazy::NodePtr> &outputs) {
+  std::unordered_map<const lazy::Node *, lazy::NodePtr> copies;
+  for (const lazy::Node *node : lazy::topological_order(outputs)) {
+    auto copy = std::make_shared<lazy::Node>();
+    copy->op = node->op;
+    copy->attrs = node->attrs;
+    copy->shape = node->shape;
+    copy->dtype = node->dtype;
+    copy->device = node->device;
+    copy->loc = node->loc;
+    for (const lazy::NodePtr &operand : node->operands)
+      copy->operands.push_back(copies.at(operand.get()));
+    copies[node] = std::move(copy);
+  }
+  std::vector<lazy::NodePtr> result;
+  for (const lazy::NodePtr &output : outputs)
+    result.push_back(copies.at(output.get()));
+  return result;
+}
+
+struct StepSite {
+  std::vector<lazy::NodePtr> lastGraph;
+  uint64_t lastHash = 0;
+  std::unordered_set<uint64_t> hashes;
+  bool warned = false;
+};
+
+struct MetricsState {
+  std::mutex mutex;
+  Metrics metrics;
+  std::unordered_set<uint64_t> seen;
+  std::map<std::string, StepSite> sites;
+};
+
+MetricsState &metricsState() {
+  static MetricsState *state = new MetricsState();
+  return *state;
+}
+
+int debugLevel() {
+  static const int level = [] {
+    const char *value = std::getenv("SINTER_DEBUG");
+    return value != nullptr ? std::atoi(value) : 0;
+  }();
+  return level;
+}
+
+/// Counts this step's graph and, when the step at `loc` changed structure,
+/// says why.
+void recordStep(const std::vector<lazy::NodePtr> &outputs, Loc loc) {
+  uint64_t hash = lazy::structural_hash(outputs);
+  MetricsState &state = metricsState();
+  std::lock_guard<std::mutex> lock(state.mutex);
+  ++state.metrics.steps;
+  bool fresh = state.seen.insert(hash).second;
+  ++(fresh ? state.metrics.distinct_graphs : state.metrics.repeated_graphs);
+  std::string key = cat(loc.file_name(), ":", loc.line());
+  StepSite &site = state.sites[key];
+  if (!site.lastGraph.empty() && site.lastHash != hash && fresh) {
+    std::string reason =
+        cat("mark_step at ", key, ": ", lazy::first_difference(site.lastGraph, outputs));
+    state.metrics.recompile_reasons.push_back(reason);
+    if (debugLevel() >= 1)
+      std::fprintf(stderr, "sinter: new graph structure, %s\n", reason.c_str());
+  }
+  site.hashes.insert(hash);
+  if (!site.warned && static_cast<int64_t>(site.hashes.size()) > kRecompileWarningLimit) {
+    site.warned = true;
+    std::fprintf(stderr,
+                 "sinter: warning: the step at %s has recorded %zu different graphs; each one is "
+                 "compiled separately. Keep shapes fixed and pass changing values as tensors "
+                 "(see sinter::metrics_report()).\n",
+                 key.c_str(), site.hashes.size());
+  }
+  if (site.lastHash != hash) {
+    site.lastGraph = skeleton(outputs);
+    site.lastHash = hash;
+  }
+}
+
+} // namespace
+
+Metrics metrics() {
+  MetricsState &state = metricsState();
+  std::lock_guard<std::mutex> lock(state.mutex);
+  return state.metrics;
+}
+
+void reset_metrics() {
+  MetricsState &state = metricsState();
+  std::lock_guard<std::mutex> lock(state.mutex);
+  state.metrics = Metrics();
+  state.seen.clear();
+  state.sites.clear();
+}
+
+std::string metrics_report() {
+  Metrics m = metrics();
+  std::string report =
+      cat("steps: ", m.steps, "\ndistinct graphs (compilations): ", m.distinct_graphs,
+          "\nrepeated graphs (cache hits): ", m.repeated_graphs,
+          "\nexecute time: ", m.execute_seconds, " s\n");
+  for (const std::string &reason : m.recompile_reasons)
+    report += cat("recompiled: ", reason, "\n");
+  return report;
+}
+
+void mark_step(Loc loc) {
   std::vector<std::shared_ptr<TensorImpl>> pending;
   {
     LiveTensors &live = liveTensors();
@@ -218,6 +337,13 @@ void mark_step() {
       if (std::shared_ptr<TensorImpl> impl = weak.lock(); impl && impl->node->op != lazy::Op::Data)
         pending.push_back(std::move(impl));
   }
+  if (pending.empty())
+    return;
+  std::vector<lazy::NodePtr> outputs;
+  for (const std::shared_ptr<TensorImpl> &impl : pending)
+    outputs.push_back(impl->node);
+  recordStep(outputs, loc);
+  auto start = std::chrono::steady_clock::now();
   // Compute everything first (shared subgraphs once), then cut the graph:
   // each live tensor becomes data, and the recorded history is freed.
   for (const std::shared_ptr<TensorImpl> &impl : pending)
@@ -232,6 +358,10 @@ void mark_step() {
     data->value = impl->node->value;
     impl->node = std::move(data);
   }
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  MetricsState &state = metricsState();
+  std::lock_guard<std::mutex> lock(state.mutex);
+  state.metrics.execute_seconds += seconds;
 }
 
 std::string Tensor::toString() const {

@@ -13,9 +13,11 @@
 // RUN: sinter-dump-step --model gpt-mini --batch_size 2 | sinter-opt --canonicalize --cse --sinter-fusion | FileCheck %s --check-prefix=GPT-FUSED
 // RUN: sinter-dump-step --model resnet18 --batch_size 2 | sinter-opt --canonicalize --cse --sinter-fusion | sinter-opt > /dev/null
 
-// The batch (targets, images) and the four parameters in; the loss and the
-// four updated parameters out.
-// MLP: func.func @train_step(%arg0: tensor<4xi64>, %arg1: tensor<4x784xf32>, %arg2: tensor<256x784xf32>, %arg3: tensor<256xf32>, %arg4: tensor<10x256xf32>, %arg5: tensor<10xf32>) -> (tensor<f32>, tensor<256x784xf32>, tensor<256xf32>, tensor<10x256xf32>, tensor<10xf32>)
+// The batch (targets, images), the four parameters and AdamW's three
+// per-step scalars (decay factor, bias corrections with the learning rate:
+// data, so the step's structure does not change with them) in; the loss and
+// the four updated parameters out.
+// MLP: func.func @train_step(%arg0: tensor<4xi64>, %arg1: tensor<4x784xf32>, %arg2: tensor<256x784xf32>, %arg3: tensor<256xf32>, %arg4: tensor<10x256xf32>, %arg5: tensor<10xf32>, %arg6: tensor<f32>, %arg7: tensor<f32>, %arg8: tensor<f32>) -> (tensor<f32>, tensor<256x784xf32>, tensor<256xf32>, tensor<10x256xf32>, tensor<10xf32>)
 
 // Two matmuls forward, three backward (no gradient for the input batch).
 // MLP-OPT-LABEL: func.func @train_step

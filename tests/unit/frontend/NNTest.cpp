@@ -408,6 +408,42 @@ TEST(Training, StepsDoNotKeepEarlierGraphsAlive) {
   EXPECT_EQ(live[3], live[5]) << "live nodes after steps 4 and 6: " << live[3] << ", " << live[5];
 }
 
+TEST(Training, StepStructureIsStableAndChangesAreExplained) {
+  // A training step with dropout, AdamW and a learning-rate schedule records
+  // the same structure every step after the first two (the first creates the
+  // optimizer state): the compiled program would be reused. A changed batch
+  // size is a new structure, reported with the input that changed.
+  manual_seed(11);
+  auto model = models::mlp({.in_features = 6, .hidden = {8}, .num_classes = 3, .dropout = 0.1});
+  optim::AdamW adamw(model->parameters(), {.lr = 0.01});
+  optim::WarmupCosine schedule(adamw, 2, 20);
+  mark_step(); // the initialisation
+  reset_metrics();
+  auto step = [&](int64_t batch) {
+    adamw.zero_grad();
+    Tensor x = randn({batch, 6});
+    Tensor y = from_vector<int64_t>(std::vector<int64_t>(batch, 1), {batch});
+    F::cross_entropy((*model)(x), y).backward();
+    adamw.step();
+    schedule.step();
+    mark_step(); // one call site: this line
+  };
+  for (int i = 0; i < 5; ++i)
+    step(4);
+  Metrics m = metrics();
+  EXPECT_EQ(m.steps, 5);
+  EXPECT_EQ(m.distinct_graphs, 2) << metrics_report();
+  EXPECT_EQ(m.repeated_graphs, 3);
+  step(5);
+  m = metrics();
+  EXPECT_EQ(m.distinct_graphs, 3);
+  ASSERT_FALSE(m.recompile_reasons.empty());
+  EXPECT_THAT(m.recompile_reasons.back(), HasSubstr("NNTest.cpp"));
+  EXPECT_THAT(m.recompile_reasons.back(), HasSubstr("has shape [5"));
+  EXPECT_THAT(m.recompile_reasons.back(), HasSubstr("was [4"));
+  EXPECT_THAT(metrics_report(), HasSubstr("distinct graphs (compilations): 3"));
+}
+
 TEST(Training, MLPLearnsXor) {
   // A real (if tiny) learning problem: XOR is not linearly separable.
   manual_seed(3);

@@ -230,8 +230,9 @@ Tensor permute(const Tensor &x, const std::vector<int64_t> &dims, Loc loc = Loc:
 Tensor reshape(const Tensor &x, const Shape &shape, Loc loc = Loc::current());
 
 /// Computes every pending tensor that is still referenced and cuts the graph
-/// behind it: the end of one training step.
-void mark_step();
+/// behind it: the end of one training step. The call site identifies the
+/// step in metrics and recompilation reports (sinter/Metrics.h).
+void mark_step(Loc loc = Loc::current());
 
 /// While alive, ops record no gradient functions (as torch::NoGradGuard).
 class NoGradGuard {

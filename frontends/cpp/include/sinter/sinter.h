@@ -10,6 +10,7 @@
 #include "sinter/DType.h"
 #include "sinter/Device.h"
 #include "sinter/Error.h"
+#include "sinter/Metrics.h"
 #include "sinter/Reference.h"
 #include "sinter/Shape.h"
 #include "sinter/Tensor.h"

@@ -11,9 +11,31 @@
 #include "sinter/Error.h"
 
 #include <cmath>
+#include <map>
 #include <numbers>
 
 namespace sinter::optim {
+namespace {
+/// A hyperparameter that changes between steps (the learning rate under a
+/// schedule, Adam's bias corrections) enters the graph as data, not as a
+/// constant: the step's structure then stays the same and its compiled
+/// program is reused (Note [Graph structure]). One step makes one data
+/// scalar per distinct value and dtype.
+class StepScalars {
+public:
+  explicit StepScalars(Loc loc) : loc_(loc) {}
+  const Tensor &operator()(double value, DType dtype) {
+    auto [it, inserted] = scalars_.try_emplace({value, dtype});
+    if (inserted)
+      it->second = from_vector<double>({value}, {}, dtype, loc_);
+    return it->second;
+  }
+
+private:
+  Loc loc_;
+  std::map<std::pair<double, DType>, Tensor> scalars_;
+};
+} // namespace
 
 Optimizer::Optimizer(std::vector<Tensor> params, double lr, Loc loc)
     : params_(std::move(params)), lr_(lr) {
@@ -39,6 +61,7 @@ SGD::SGD(std::vector<Tensor> params, SGDOptions options, Loc loc)
 
 void SGD::step(Loc loc) {
   NoGradGuard noGrad;
+  StepScalars stepScalar(loc);
   for (size_t i = 0; i < params_.size(); ++i) {
     Tensor &p = params_[i];
     Tensor g = p.grad();
@@ -53,7 +76,7 @@ void SGD::step(Loc loc) {
                           : g;
       g = options_.nesterov ? g + Operand(buf * Operand(options_.momentum, loc), loc) : buf;
     }
-    p.copy_(p - Operand(g * Operand(lr_, loc), loc), loc);
+    p.copy_(p - Operand(g * Operand(stepScalar(lr_, p.dtype()), loc), loc), loc);
   }
 }
 
@@ -72,6 +95,7 @@ Adam::Adam(std::vector<Tensor> params, AdamOptions options, bool decoupled, Loc 
 
 void Adam::step(Loc loc) {
   NoGradGuard noGrad;
+  StepScalars stepScalar(loc);
   for (size_t i = 0; i < params_.size(); ++i) {
     Tensor &p = params_[i];
     Tensor g = p.grad();
@@ -83,7 +107,7 @@ void Adam::step(Loc loc) {
     Tensor weights = p;
     if (options_.weight_decay != 0) {
       if (decoupled_)
-        weights = p * Operand(1 - lr_ * options_.weight_decay, loc);
+        weights = p * Operand(stepScalar(1 - lr_ * options_.weight_decay, p.dtype()), loc);
       else
         g = g + Operand(p * Operand(options_.weight_decay, loc), loc);
     }
@@ -95,8 +119,10 @@ void Adam::step(Loc loc) {
     m = m * Operand(options_.beta1, loc) + Operand(g * Operand(1 - options_.beta1, loc), loc);
     v = v * Operand(options_.beta2, loc) +
         Operand(g * Operand(g, loc) * Operand(1 - options_.beta2, loc), loc);
-    Tensor denominator = sqrt(v * Operand(1 / correction2, loc), loc) + Operand(options_.eps, loc);
-    Tensor update = m * Operand(lr_ / correction1, loc) / Operand(denominator, loc);
+    Tensor denominator = sqrt(v * Operand(stepScalar(1 / correction2, p.dtype()), loc), loc) +
+                         Operand(options_.eps, loc);
+    Tensor update =
+        m * Operand(stepScalar(lr_ / correction1, p.dtype()), loc) / Operand(denominator, loc);
     p.copy_(weights - Operand(update, loc), loc);
   }
 }
