@@ -41,6 +41,10 @@ namespace {
 
 struct Group {
   SmallVector<Operation *> ops;
+  /// Ops evaluated only through a layout op at remapped indices (a bias
+  /// broadcast over rows, a slice of a larger value): recomputed where
+  /// needed, so they do not have to match the fusion's domain.
+  llvm::SmallPtrSet<Operation *, 8> remapped;
   /// Set by a row reduction; otherwise every op covers `elements` elements.
   std::optional<Domain> rowDomain;
   int64_t elements = 0;
@@ -70,7 +74,11 @@ public:
         continue;
       }
       int id = static_cast<int>(groups_.size());
-      groups_.push_back({{&op}, domain, elementsOf(&op), false});
+      Group group;
+      group.ops = {&op};
+      group.rowDomain = domain;
+      group.elements = elementsOf(&op);
+      groups_.push_back(std::move(group));
       groupOf_[&op] = id;
       for (Value operand : op.getOperands()) {
         Operation *producer = operand.getDefiningOp();
@@ -97,6 +105,16 @@ private:
 
   FusionDecision canMerge(int producer, int consumer, Operation *at) {
     const Group &a = groups_[producer], &b = groups_[consumer];
+    // A layout consumer reads its operand at remapped indices, so a cheap
+    // producer (no reduction) of another size is recomputed where it is read.
+    if (sinter::fusion::roleOf(at) == Role::Layout && !a.rowDomain && a.elements != b.elements) {
+      if (Operation *through = pathOutside(producer, consumer, at))
+        return FusionDecision::forbid(text("the result would reach the fusion again through '",
+                                           through->getName().getStringRef(),
+                                           "', a cycle between kernels"));
+      remapNext_ = true;
+      return FusionDecision::allow();
+    }
     std::optional<Domain> domain = a.rowDomain ? a.rowDomain : b.rowDomain;
     if (a.rowDomain && b.rowDomain &&
         (a.rowDomain->rows != b.rowDomain->rows || a.rowDomain->cols != b.rowDomain->cols))
@@ -106,7 +124,9 @@ private:
     if (domain) {
       for (const Group *g : {&a, &b})
         for (Operation *op : g->ops)
-          if (FusionDecision d = sinter::fusion::fitsDomain(op, *domain); !d)
+          if (g->remapped.contains(op))
+            continue;
+          else if (FusionDecision d = sinter::fusion::fitsDomain(op, *domain); !d)
             return FusionDecision::forbid(
                 text("'", op->getName().getStringRef(), "': ", d.reason()));
     } else if (a.elements != b.elements) {
@@ -153,7 +173,10 @@ private:
     for (Operation *op : source.ops) {
       groupOf_[op] = into;
       target.ops.push_back(op);
+      if (remapNext_ || source.remapped.contains(op))
+        target.remapped.insert(op);
     }
+    remapNext_ = false;
     if (!target.rowDomain)
       target.rowDomain = source.rowDomain;
     source.ops.clear();
@@ -161,6 +184,7 @@ private:
   }
 
   bool explain_;
+  bool remapNext_ = false; // the pending merge is through a layout op
   std::vector<Group> groups_;
   llvm::DenseMap<Operation *, int> groupOf_;
   llvm::DenseMap<Operation *, int64_t> order_;

@@ -9,6 +9,7 @@
 #include "sinter/Compiler/LowerLazyGraph.h"
 
 #include "sinter/Dialect/Sinter/SinterOps.h"
+#include "sinter/lazy/Graph.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -20,8 +21,6 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/raw_ostream.h"
-
-#include <unordered_set>
 
 namespace sinter::compiler {
 namespace {
@@ -112,30 +111,6 @@ class Lowering {
 public:
   Lowering(OpBuilder &builder) : b(builder) {}
 
-  /// The nodes of the graph in an order where operands come first.
-  static std::vector<Node *> topologicalOrder(const std::vector<lazy::NodePtr> &outputs) {
-    std::vector<Node *> order;
-    std::unordered_set<Node *> visited;
-    std::vector<std::pair<Node *, bool>> stack;
-    for (auto it = outputs.rbegin(); it != outputs.rend(); ++it)
-      stack.push_back({it->get(), false});
-    while (!stack.empty()) {
-      auto [node, done] = stack.back();
-      stack.pop_back();
-      if (done) {
-        order.push_back(node);
-        continue;
-      }
-      if (!visited.insert(node).second)
-        continue;
-      stack.push_back({node, true});
-      for (auto it = node->operands.rbegin(); it != node->operands.rend(); ++it)
-        if (!visited.count(it->get()))
-          stack.push_back({it->get(), false});
-    }
-    return order;
-  }
-
   Location locationOf(const Node &node) {
     return FileLineColLoc::get(b.getContext(), node.loc.file_name(), node.loc.line(),
                                node.loc.column());
@@ -223,11 +198,13 @@ OwningOpRef<ModuleOp> lowerLazyGraph(MLIRContext &context,
   OpBuilder b(&context);
   Location unknown = UnknownLoc::get(&context);
   OwningOpRef<ModuleOp> module = ModuleOp::create(unknown);
-  std::vector<Node *> order = Lowering::topologicalOrder(outputs);
+  // The same order as the graph fingerprint (sinter/lazy/Graph.h): the
+  // function's arguments are the data nodes in this order.
+  std::vector<const Node *> order = lazy::topological_order(outputs);
 
   SmallVector<Type> argTypes, resultTypes;
   SmallVector<Location> argLocs;
-  for (Node *node : order)
+  for (const Node *node : order)
     if (node->op == Op::Data) {
       argTypes.push_back(tensorType(b, *node));
       argLocs.push_back(FileLineColLoc::get(&context, node->loc.file_name(), node->loc.line(),
@@ -244,9 +221,9 @@ OwningOpRef<ModuleOp> lowerLazyGraph(MLIRContext &context,
   b.setInsertionPointToStart(entry);
 
   Lowering lowering(b);
-  llvm::DenseMap<Node *, Value> values;
+  llvm::DenseMap<const Node *, Value> values;
   unsigned nextArg = 0;
-  for (Node *node : order) {
+  for (const Node *node : order) {
     if (node->op == Op::Data) {
       values[node] = entry->getArgument(nextArg++);
       continue;

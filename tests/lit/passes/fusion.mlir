@@ -47,16 +47,25 @@ func.func @matmul_epilogue(%x: tensor<4x16xf32>, %w: tensor<16x8xf32>, %b: tenso
 
 // -----
 
-// Ops over different numbers of elements are separate loops.
-// CHECK-LABEL: func.func @different_domains
-// CHECK-COUNT-2: sinter.fusion
-// CHECK-NOT: sinter.fusion
-func.func @different_domains(%b: tensor<8xf32>) -> tensor<4x8xf32> {
+// A cheap producer read through a layout op is recomputed where it is read,
+// whatever its size (here a bias, negated, broadcast over rows); a row
+// reduction is not, and its result cannot feed a loop of another size.
+// CHECK-LABEL: func.func @layout_consumers
+// CHECK: %[[A:.*]] = sinter.fusion %{{.*}} : (tensor<8xf32>) -> tensor<4x8xf32>
+// CHECK: sinter.neg
+// CHECK: sinter.broadcast_in_dim
+// CHECK: sinter.exp
+// CHECK: %[[R:.*]] = sinter.fusion %{{.*}} : (tensor<4x8xf32>) -> tensor<f32>
+// CHECK: %[[B:.*]] = sinter.fusion %[[R]] : (tensor<f32>) -> tensor<3xf32>
+func.func @layout_consumers(%b: tensor<8xf32>, %x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<3xf32>) {
   %n = sinter.neg %b : tensor<8xf32>
-  // expected-remark@+1 {{not fused with its operand 'sinter.neg': one loop cannot cover both 8 and 32 elements}}
   %bb = sinter.broadcast_in_dim %n, dims = [1] : tensor<8xf32> -> tensor<4x8xf32>
   %e = sinter.exp %bb : tensor<4x8xf32>
-  return %e : tensor<4x8xf32>
+  %r = sinter.reduce_sum %x, dims = [0, 1] : tensor<4x8xf32>
+  // expected-remark@+1 {{not fused with its operand 'sinter.reduce_sum': 'sinter.broadcast_in_dim': its 3 elements [3] are neither the fusion's domain (1 x 32) nor one per row}}
+  %rb = sinter.broadcast_in_dim %r, dims = [] : tensor<f32> -> tensor<3xf32>
+  %l = sinter.log %rb : tensor<3xf32>
+  return %e, %l : tensor<4x8xf32>, tensor<3xf32>
 }
 
 // -----

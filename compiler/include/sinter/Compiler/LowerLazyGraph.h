@@ -2,8 +2,8 @@
 //
 // The first stage of compilation: a recorded graph (plain C++ nodes) becomes
 // one func.func in the sinter dialect. Data nodes become the function's
-// arguments, in the order they are first reached; the requested outputs are
-// its results. Every op keeps the user's source line as its location.
+// arguments, in lazy::topological_order; the requested outputs are its
+// results. Every op keeps the user's source line as its location.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SINTER_COMPILER_LOWERLAZYGRAPH_H

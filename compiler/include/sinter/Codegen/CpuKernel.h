@@ -1,0 +1,33 @@
+//===- CpuKernel.h - a sinter.fusion as a C++ kernel ------------*- C++ -*-===//
+//
+// Note [Kernels as functions of an index]
+// Inside a fusion every value is a pure function of its own row-major linear
+// index, given the kernel's inputs: an elementwise op applies its math to its
+// operands at the same index; a layout op (broadcast, reshape, transpose,
+// slice) evaluates its operand at a remapped index; a row reduction is the
+// one value that is computed ahead, into a per-row array, in its own loop
+// over the row. The renderer emits each value as an inlinable lambda of its
+// index, the reductions as loops in program order, and a loop per result
+// that stores it. Layout ops thus cost index arithmetic, never a copy, and a
+// value used at several indices is recomputed rather than stored.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SINTER_CODEGEN_CPUKERNEL_H
+#define SINTER_CODEGEN_CPUKERNEL_H
+
+#include "sinter/Dialect/Sinter/SinterOps.h"
+
+#include <string>
+
+namespace sinter::codegen {
+
+/// The C++ source of one kernel computing `fusion`, as
+///   extern "C" void <name>(const void *const *inputs, void *const *outputs)
+/// with inputs and outputs dense row-major buffers in the fusion's operand
+/// and result order. Fails, with a diagnostic at the op, on what the CPU
+/// renderer does not support yet (f16 and bf16 values).
+mlir::FailureOr<std::string> renderCpuKernel(ir::FusionOp fusion, llvm::StringRef name);
+
+} // namespace sinter::codegen
+
+#endif // SINTER_CODEGEN_CPUKERNEL_H

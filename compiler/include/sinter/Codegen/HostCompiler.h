@@ -1,0 +1,30 @@
+//===- HostCompiler.h - C++ kernels into shared libraries, cached -*- C++ -*-===//
+//
+// Generated C++ is compiled by the host compiler (CXX, or c++) into a shared
+// library and cached on disk under SINTER_CACHE_DIR (default
+// ~/.cache/sinter/kernels), keyed by a hash of the source, the flags and the
+// compiler's version: a kernel is compiled once per machine, not once per run.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SINTER_CODEGEN_HOSTCOMPILER_H
+#define SINTER_CODEGEN_HOSTCOMPILER_H
+
+#include <string>
+
+namespace sinter::codegen {
+
+struct CompiledLibrary {
+  std::string path; // the shared library
+  bool cacheHit = false;
+};
+
+/// Compiles `source` into a shared library (or finds it in the cache).
+/// Returns false with the compiler's messages in `error` on failure.
+bool compileHostLibrary(const std::string &source, CompiledLibrary &library, std::string &error);
+
+/// The kernel cache directory in use.
+std::string kernelCacheDir();
+
+} // namespace sinter::codegen
+
+#endif // SINTER_CODEGEN_HOSTCOMPILER_H

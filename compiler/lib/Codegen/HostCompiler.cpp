@@ -1,0 +1,122 @@
+//===- HostCompiler.cpp - C++ kernels into shared libraries, cached --------===//
+#include "sinter/Codegen/HostCompiler.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
+
+#include <cstdlib>
+
+#ifndef SINTER_KERNELS_INCLUDE_DIR
+#error "SINTER_KERNELS_INCLUDE_DIR must name the kernels/ directory"
+#endif
+
+namespace sinter::codegen {
+namespace {
+
+std::string compilerPath() {
+  const char *cxx = std::getenv("CXX");
+  std::string name = cxx != nullptr && *cxx != '\0' ? cxx : "c++";
+  if (llvm::sys::path::is_absolute(name))
+    return name;
+  llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName(name);
+  return found ? *found : std::string();
+}
+
+/// Runs `args`, returning its exit code and stdout+stderr in `output`.
+int run(llvm::ArrayRef<llvm::StringRef> args, std::string &output) {
+  llvm::SmallString<128> log;
+  llvm::sys::fs::createTemporaryFile("sinter-cc", "log", log);
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log),
+                                                llvm::StringRef(log)};
+  std::string message;
+  int code = llvm::sys::ExecuteAndWait(args[0], args, std::nullopt, redirects, 0, 0, &message);
+  if (auto buffer = llvm::MemoryBuffer::getFile(log))
+    output = (*buffer)->getBuffer().str() + message;
+  llvm::sys::fs::remove(log);
+  return code;
+}
+
+/// The compiler's first line of --version (part of the cache key).
+const std::string &compilerVersion(const std::string &compiler) {
+  static const std::string version = [&] {
+    std::string output;
+    if (compiler.empty() || run({compiler, "--version"}, output) != 0)
+      return std::string("unknown");
+    return output.substr(0, output.find('\n'));
+  }();
+  return version;
+}
+
+const char *const kFlags[] = {"-O2", "-std=c++17", "-shared", "-fPIC", "-w"};
+
+} // namespace
+
+std::string kernelCacheDir() {
+  if (const char *dir = std::getenv("SINTER_CACHE_DIR"); dir != nullptr && *dir != '\0')
+    return (llvm::Twine(dir) + "/kernels").str();
+  llvm::SmallString<128> home;
+  if (!llvm::sys::path::home_directory(home))
+    home = llvm::sys::path::get_separator().str() + std::string("tmp");
+  llvm::sys::path::append(home, ".cache", "sinter", "kernels");
+  return std::string(home);
+}
+
+bool compileHostLibrary(const std::string &source, CompiledLibrary &library, std::string &error) {
+  std::string compiler = compilerPath();
+  if (compiler.empty()) {
+    error = "no host C++ compiler found (set CXX, or install g++)";
+    return false;
+  }
+  std::string key = source + "\n" + compilerVersion(compiler) + "\n" SINTER_KERNELS_INCLUDE_DIR;
+  for (const char *flag : kFlags)
+    key += flag;
+  std::string hash = llvm::utohexstr(llvm::xxh3_64bits(key), /*LowerCase=*/true);
+  std::string dir = kernelCacheDir();
+  std::string path = dir + "/kernel-" + hash + ".so";
+  if (llvm::sys::fs::exists(path)) {
+    library = {path, true};
+    return true;
+  }
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
+    error = "cannot create the kernel cache " + dir + ": " + ec.message();
+    return false;
+  }
+  std::string sourcePath = dir + "/kernel-" + hash + ".cpp";
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream out(sourcePath, ec);
+    if (ec) {
+      error = "cannot write " + sourcePath + ": " + ec.message();
+      return false;
+    }
+    out << source;
+  }
+  // Compile to a temporary name and rename: concurrent processes never see
+  // a half-written library.
+  std::string temporary = path + ".tmp" + std::to_string(llvm::sys::Process::getProcessId());
+  llvm::SmallVector<llvm::StringRef> args = {compiler};
+  for (const char *flag : kFlags)
+    args.push_back(flag);
+  std::string include = "-I" SINTER_KERNELS_INCLUDE_DIR;
+  args.append({include, sourcePath, "-o", temporary});
+  std::string output;
+  if (run(args, output) != 0) {
+    error = "the host compiler failed on " + sourcePath + ":\n" + output;
+    llvm::sys::fs::remove(temporary);
+    return false;
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(temporary, path)) {
+    error = "cannot move the compiled kernel into the cache: " + ec.message();
+    return false;
+  }
+  library = {path, false};
+  return true;
+}
+
+} // namespace sinter::codegen
