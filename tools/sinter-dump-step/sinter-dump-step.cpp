@@ -7,9 +7,11 @@
 // batch) and whose results are the loss and the updated parameters.
 //
 //   sinter-dump-step --model gpt-mini | sinter-opt --canonicalize --cse
+//   sinter-dump-step --model gpt-mini --compile   (fuse, and compile the kernels)
 //
 //===----------------------------------------------------------------------===//
 #include "sinter/Compiler/LowerLazyGraph.h"
+#include "sinter/Compiler/Pipeline.h"
 #include "sinter/sinter.h"
 
 #include "absl/flags/flag.h"
@@ -23,6 +25,9 @@ ABSL_FLAG(int64_t, batch_size, 4, "batch size of the step");
 ABSL_FLAG(int64_t, length, 16, "sequence length (gpt-mini, bert-mini)");
 ABSL_FLAG(std::string, optimizer, "adamw", "adamw, sgd, or none (forward, loss and backward only)");
 ABSL_FLAG(bool, locations, false, "print each op's source location");
+ABSL_FLAG(bool, compile, false,
+          "run the pass pipeline, print the fused IR, and compile every kernel for the CPU "
+          "(a summary line goes to stderr)");
 
 namespace {
 
@@ -83,6 +88,19 @@ int run() {
   std::vector<lazy::NodePtr> outputs = {lazy::node_of(loss)};
   for (const Tensor &p : model->parameters())
     outputs.push_back(lazy::node_of(optimizer ? p : p.grad()));
+  if (absl::GetFlag(FLAGS_compile)) {
+    compiler::CpuStep step;
+    std::string error;
+    if (!compiler::compileStepForCpu(outputs, step, error)) {
+      std::fprintf(stderr, "sinter-dump-step: compiling the step failed:\n%s", error.c_str());
+      return 1;
+    }
+    std::fputs(step.ir.c_str(), stdout);
+    std::fprintf(stderr, "sinter-dump-step: %s: %lld kernels compiled into %s%s\n", name.c_str(),
+                 static_cast<long long>(step.kernels), step.library.c_str(),
+                 step.cacheHit ? " (from the cache)" : "");
+    return 0;
+  }
   std::string text;
   if (!compiler::lowerLazyGraphToText(outputs, text, absl::GetFlag(FLAGS_locations),
                                       "train_step")) {

@@ -28,6 +28,12 @@ namespace sinter::codegen {
 /// renderer does not support yet (f16 and bf16 values).
 mlir::FailureOr<std::string> renderCpuKernel(ir::FusionOp fusion, llvm::StringRef name);
 
+/// Every sinter.fusion under `root`, as one translation unit (one library
+/// per program): fusion k, in program order, is named `<prefix><k>`; `count`
+/// is set to the number of kernels.
+mlir::FailureOr<std::string> renderCpuKernels(mlir::Operation *root, llvm::StringRef prefix,
+                                              int64_t &count);
+
 } // namespace sinter::codegen
 
 #endif // SINTER_CODEGEN_CPUKERNEL_H
