@@ -49,6 +49,8 @@ struct Group {
   std::optional<Domain> rowDomain;
   int64_t elements = 0;
   bool dead = false;
+  /// A reduction that is not a row reduction: a kernel of its own.
+  bool isolated = false;
 };
 
 int64_t elementsOf(Operation *op) {
@@ -69,17 +71,20 @@ public:
         continue;
       }
       std::optional<Domain> domain;
-      if (FusionDecision d = sinter::fusion::reductionDomain(&op, domain); !d) {
-        report(&op, text("kept as its own op: ", d.reason()));
-        continue;
-      }
       int id = static_cast<int>(groups_.size());
       Group group;
       group.ops = {&op};
+      if (FusionDecision d = sinter::fusion::reductionDomain(&op, domain); !d) {
+        // Still a kernel, but alone: its loops do not follow rows.
+        report(&op, text("kept as its own kernel: ", d.reason()));
+        group.isolated = true;
+      }
       group.rowDomain = domain;
       group.elements = elementsOf(&op);
       groups_.push_back(std::move(group));
       groupOf_[&op] = id;
+      if (groups_[id].isolated)
+        continue;
       for (Value operand : op.getOperands()) {
         Operation *producer = operand.getDefiningOp();
         auto it = producer ? groupOf_.find(producer) : groupOf_.end();
@@ -105,6 +110,8 @@ private:
 
   FusionDecision canMerge(int producer, int consumer, Operation *at) {
     const Group &a = groups_[producer], &b = groups_[consumer];
+    if (a.isolated || b.isolated)
+      return FusionDecision::forbid("a reduction over leading dims runs as its own kernel");
     // A layout consumer reads its operand at remapped indices, so a cheap
     // producer (no reduction) of another size is recomputed where it is read.
     if (sinter::fusion::roleOf(at) == Role::Layout && !a.rowDomain && a.elements != b.elements) {

@@ -122,6 +122,54 @@ private:
     return text;
   }
 
+  static std::string reductionInit(bool isSum, const std::string &t) {
+    if (isSum)
+      return "0";
+    return t == "float" ? "-INFINITY" : "std::numeric_limits<" + t + ">::lowest()";
+  }
+
+  /// A reduction over any dims: for each result element, a loop over the
+  /// reduced coordinates in increasing order (as the reference executor).
+  LogicalResult emitGeneralReduction(Operation &op, bool isSum, ArrayRef<int64_t> dims,
+                                     ArrayRef<int64_t> from, const std::string &t) {
+    Value result = op.getResult(0);
+    llvm::SmallVector<bool> reduced(from.size(), false);
+    for (int64_t d : dims)
+      reduced[d] = true;
+    SmallVector<int64_t> kept, summed;
+    for (size_t d = 0; d < from.size(); ++d)
+      (reduced[d] ? summed : kept).push_back(from[d]);
+    int64_t count = 1;
+    for (int64_t e : summed)
+      count *= e;
+    std::string n = "v" + std::to_string(next++), buffer = n + "_values";
+    os << "  std::vector<" << t << "> " << buffer << "(" << elements(result) << ");\n"
+       << "  for (int64_t j = 0; j < " << elements(result) << "; ++j) {\n"
+       << "    " << t << " acc = " << reductionInit(isSum, t) << ";\n";
+    // Kept coordinates from j, reduced coordinates from q.
+    os << "    int64_t restj = j;\n";
+    for (int64_t d = static_cast<int64_t>(kept.size()) - 1; d >= 0; --d)
+      os << "    int64_t k" << d << " = restj % " << kept[d] << "; restj /= " << kept[d] << ";\n";
+    os << "    for (int64_t q = 0; q < " << count << "; ++q) {\n      int64_t restq = q;\n";
+    for (int64_t d = static_cast<int64_t>(summed.size()) - 1; d >= 0; --d)
+      os << "      int64_t s" << d << " = restq % " << summed[d] << "; restq /= " << summed[d]
+         << ";\n";
+    SmallVector<std::string> coords;
+    int64_t nk = 0, ns = 0;
+    for (size_t d = 0; d < from.size(); ++d)
+      coords.push_back(reduced[d] ? "s" + std::to_string(ns++) : "k" + std::to_string(nk++));
+    os << "      " << t << " x = " << names[op.getOperand(0)] << "(" << linear(from, coords)
+       << ");\n";
+    if (isSum)
+      os << "      acc += x;\n";
+    else
+      os << "      if (x > acc || x != x) acc = x;\n";
+    os << "    }\n    " << buffer << "[j] = acc;\n  }\n"
+       << "  auto " << n << " = [&](int64_t i) -> " << t << " { return " << buffer << "[i]; };\n";
+    names[result] = n;
+    return success();
+  }
+
   std::string define(Value result) {
     std::string n = "v" + std::to_string(next++);
     names[result] = n;
@@ -143,6 +191,13 @@ private:
 
     if (isa<ReduceSumOp, ReduceMaxOp>(op)) {
       bool isSum = isa<ReduceSumOp>(op);
+      ArrayRef<int64_t> dims =
+          isSum ? cast<ReduceSumOp>(op).getDims() : cast<ReduceMaxOp>(op).getDims();
+      ArrayRef<int64_t> from = shapeOf(op.getOperand(0));
+      int64_t rank = static_cast<int64_t>(from.size()), k = static_cast<int64_t>(dims.size());
+      bool trailing = llvm::all_of(dims, [&](int64_t d) { return d >= rank - k; });
+      if (!trailing)
+        return emitGeneralReduction(op, isSum, dims, from, t);
       int64_t rows = elements(result), cols = elements(op.getOperand(0)) / rows;
       std::string n = "v" + std::to_string(next++), buffer = n + "_rows";
       std::string init = isSum          ? "0"

@@ -70,13 +70,16 @@ func.func @layout_consumers(%b: tensor<8xf32>, %x: tensor<4x8xf32>) -> (tensor<4
 
 // -----
 
-// A reduction over leading dims is not a row reduction; reductions over
-// different rows are different kernels.
+// A reduction over leading dims is not a row reduction: a kernel of its
+// own; reductions over different rows are different kernels.
 // CHECK-LABEL: func.func @reductions
-// CHECK: sinter.reduce_sum %{{.*}}, dims = [0]
+// CHECK: sinter.fusion
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: sinter.reduce_sum %{{.*}}, dims = [0]
+// CHECK-NEXT: sinter.yield
 // CHECK-COUNT-2: sinter.fusion
 func.func @reductions(%x: tensor<4x8xf32>) -> (tensor<8xf32>, tensor<f32>) {
-  // expected-remark@+1 {{kept as its own op: reducing dims [0] of [4, 8] is not a row reduction (the reduced dims must be trailing)}}
+  // expected-remark@+1 {{kept as its own kernel: reducing dims [0] of [4, 8] is not a row reduction (the reduced dims must be trailing)}}
   %c = sinter.reduce_sum %x, dims = [0] : tensor<4x8xf32>
   %r = sinter.reduce_sum %x, dims = [1] keepdim : tensor<4x8xf32>
   %rb = sinter.broadcast_in_dim %r, dims = [0, 1] : tensor<4x1xf32> -> tensor<4x8xf32>

@@ -205,6 +205,12 @@ TEST(CpuKernel, DropoutMatchesTheReferenceMask) {
   checkKernel("dropout", F::dropout(data({16, 8}), 0.3));
 }
 
+TEST(CpuKernel, ReductionsOverLeadingDims) {
+  // A bias gradient: the sum over the batch, a kernel of its own.
+  checkKernel("sum over dim 0", data({5, 3, 4}).sum({0, 2}));
+  checkKernel("max over dim 0", data({6, 4}).amax({0}));
+}
+
 TEST(CpuKernel, IntegerRowSums) { checkKernel("integer row sums", (data({6, 7}) > 0).sum({1})); }
 
 } // namespace

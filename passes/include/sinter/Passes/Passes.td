@@ -11,9 +11,12 @@ def SinterFusion : Pass<"sinter-fusion", "::mlir::func::FuncOp"> {
     slice) and row reductions (reduce_sum / reduce_max over trailing
     dimensions) that share one iteration domain into `sinter.fusion` regions:
     each region becomes one kernel, its intermediates never touch memory.
-    Library ops (matmul, convolutions, pooling, gather, scatter_add, concat,
-    argmax, all_reduce) stay outside, as calls. Splat constants are cloned
-    into the regions that use them.
+    A reduction over leading dims (a bias gradient) becomes a fusion of its
+    own. Library ops (matmul, convolutions, pooling, gather, scatter_add,
+    concat, argmax, all_reduce) stay outside, as calls. Splat constants are
+    cloned into the regions that use them. A layout op reads its operand at
+    remapped indices, so a cheap producer of another size (a bias negated,
+    then broadcast) is fused and recomputed where it is read.
 
     Legality lives in FusionPolicy (pure functions returning a decision with a
     reason); with `explain`, every decision is reported as a remark at the
