@@ -147,29 +147,51 @@ private:
     return FusionDecision::allow();
   }
 
-  /// An op outside both groups on a path from `producer`'s ops to
-  /// `consumer`'s ops, or null. Ops after `at` cannot be on such a path yet.
+  /// An op outside both groups on a path between them (in either
+  /// direction), or null. Other groups count as one future kernel each: a
+  /// path that enters one of their ops continues from all of them. Ops
+  /// after `at` cannot be on such a path yet.
   Operation *pathOutside(int producer, int consumer, Operation *at) {
+    if (Operation *op = reach(producer, consumer, at))
+      return op;
+    return reach(consumer, producer, at);
+  }
+
+  Operation *reach(int from, int to, Operation *at) {
+    int64_t limit = order_[at];
+    auto groupOf = [&](Operation *op) {
+      auto it = groupOf_.find(op);
+      return it == groupOf_.end() ? -1 : it->second;
+    };
     SmallVector<Operation *> work;
     llvm::SmallPtrSet<Operation *, 32> seen;
-    auto inGroup = [&](Operation *op, int id) {
-      auto it = groupOf_.find(op);
-      return it != groupOf_.end() && it->second == id;
+    std::vector<bool> expanded(groups_.size(), false);
+    auto visitUsersOf = [&](Operation *op) {
+      for (Operation *user : op->getUsers()) {
+        int g = groupOf(user);
+        if (g == from || !seen.insert(user).second)
+          continue;
+        work.push_back(user);
+      }
     };
-    for (Operation *op : groups_[producer].ops)
-      for (Operation *user : op->getUsers())
-        if (!inGroup(user, producer) && !inGroup(user, consumer) && seen.insert(user).second)
-          work.push_back(user);
-    int64_t limit = order_[at];
+    for (Operation *op : groups_[from].ops)
+      visitUsersOf(op);
     while (!work.empty()) {
       Operation *op = work.pop_back_val();
       if (!order_.count(op) || order_[op] > limit)
         continue;
-      for (Operation *user : op->getUsers()) {
-        if (inGroup(user, consumer))
+      int g = groupOf(op);
+      if (g == to)
+        continue; // a direct edge: merging makes it internal
+      for (Operation *user : op->getUsers())
+        if (groupOf(user) == to)
           return op;
-        if (!inGroup(user, producer) && seen.insert(user).second)
-          work.push_back(user);
+      visitUsersOf(op);
+      if (g >= 0 && !expanded[g]) {
+        expanded[g] = true;
+        for (Operation *member : groups_[g].ops)
+          if (seen.insert(member).second)
+            work.push_back(member);
       }
     }
     return nullptr;
@@ -270,8 +292,11 @@ struct SinterFusionPass : sinter::impl::SinterFusionBase<SinterFusionPass> {
         outline(group, builder);
     // Outlining puts a fusion where its last op was; users of its earlier
     // results may sit before that point, so restore a valid order.
-    if (!sortTopologically(&block))
+    if (!sortTopologically(&block)) {
+      function.emitError() << "sinter-fusion: the fused function has a cycle between kernels "
+                              "(a bug in the fusion driver)";
       return signalPassFailure();
+    }
     // Constants now used only inside fusions are dead.
     for (Operation &op : llvm::make_early_inc_range(block))
       if (isa<ConstantOp>(op) && op.use_empty())

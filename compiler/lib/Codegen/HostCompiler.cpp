@@ -11,6 +11,8 @@
 #include "llvm/Support/xxhash.h"
 
 #include <cstdlib>
+#include <map>
+#include <mutex>
 
 #ifndef SINTER_KERNELS_INCLUDE_DIR
 #error "SINTER_KERNELS_INCLUDE_DIR must name the kernels/ directory"
@@ -42,18 +44,29 @@ int run(llvm::ArrayRef<llvm::StringRef> args, std::string &output) {
   return code;
 }
 
-/// The compiler's first line of --version (part of the cache key).
-const std::string &compilerVersion(const std::string &compiler) {
-  static const std::string version = [&] {
+/// The compiler's first line of --version (part of the cache key), per
+/// compiler path.
+std::string compilerVersion(const std::string &compiler) {
+  static std::mutex mutex;
+  static std::map<std::string, std::string> versions;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto [it, inserted] = versions.try_emplace(compiler);
+  if (inserted) {
     std::string output;
-    if (compiler.empty() || run({compiler, "--version"}, output) != 0)
-      return std::string("unknown");
-    return output.substr(0, output.find('\n'));
-  }();
-  return version;
+    it->second = run({compiler, "--version"}, output) == 0 ? output.substr(0, output.find('\n'))
+                                                           : std::string("unknown");
+  }
+  return it->second;
 }
 
-const char *const kFlags[] = {"-O2", "-std=c++17", "-shared", "-fPIC", "-w"};
+/// The helpers generated kernels include: part of the cache key.
+std::string includedHeaders() {
+  auto buffer = llvm::MemoryBuffer::getFile(SINTER_KERNELS_INCLUDE_DIR "/common/philox.h");
+  return buffer ? (*buffer)->getBuffer().str() : std::string();
+}
+
+// -fwrapv: integer overflow wraps, as in the reference executor and on GPUs.
+const char *const kFlags[] = {"-O2", "-std=c++17", "-shared", "-fPIC", "-fwrapv", "-w"};
 
 } // namespace
 
@@ -73,7 +86,8 @@ bool compileHostLibrary(const std::string &source, CompiledLibrary &library, std
     error = "no host C++ compiler found (set CXX, or install g++)";
     return false;
   }
-  std::string key = source + "\n" + compilerVersion(compiler) + "\n" SINTER_KERNELS_INCLUDE_DIR;
+  std::string key =
+      source + "\n" + compiler + "\n" + compilerVersion(compiler) + "\n" + includedHeaders();
   for (const char *flag : kFlags)
     key += flag;
   std::string hash = llvm::utohexstr(llvm::xxh3_64bits(key), /*LowerCase=*/true);
@@ -87,30 +101,38 @@ bool compileHostLibrary(const std::string &source, CompiledLibrary &library, std
     error = "cannot create the kernel cache " + dir + ": " + ec.message();
     return false;
   }
-  std::string sourcePath = dir + "/kernel-" + hash + ".cpp";
+  // Source and library go to unique temporary names, and the library is
+  // renamed into place: concurrent compilations (threads or processes) never
+  // read or serve a half-written file.
+  llvm::SmallString<128> sourcePath, temporary;
+  int sourceFd = -1, outputFd = -1;
+  if (std::error_code ec = llvm::sys::fs::createUniqueFile(
+          dir + "/kernel-" + hash + "-%%%%%%%%.cpp", sourceFd, sourcePath)) {
+    error = "cannot write a kernel source in " + dir + ": " + ec.message();
+    return false;
+  }
   {
-    std::error_code ec;
-    llvm::raw_fd_ostream out(sourcePath, ec);
-    if (ec) {
-      error = "cannot write " + sourcePath + ": " + ec.message();
-      return false;
-    }
+    llvm::raw_fd_ostream out(sourceFd, /*shouldClose=*/true);
     out << source;
   }
-  // Compile to a temporary name and rename: concurrent processes never see
-  // a half-written library.
-  std::string temporary = path + ".tmp" + std::to_string(llvm::sys::Process::getProcessId());
+  if (std::error_code ec = llvm::sys::fs::createUniqueFile(
+          dir + "/kernel-" + hash + "-%%%%%%%%.so.tmp", outputFd, temporary)) {
+    error = "cannot create a temporary library in " + dir + ": " + ec.message();
+    return false;
+  }
+  llvm::sys::Process::SafelyCloseFileDescriptor(outputFd);
   llvm::SmallVector<llvm::StringRef> args = {compiler};
   for (const char *flag : kFlags)
     args.push_back(flag);
   std::string include = "-I" SINTER_KERNELS_INCLUDE_DIR;
-  args.append({include, sourcePath, "-o", temporary});
+  args.append({include, sourcePath.str(), "-o", temporary.str()});
   std::string output;
   if (run(args, output) != 0) {
-    error = "the host compiler failed on " + sourcePath + ":\n" + output;
+    error = "the host compiler failed on " + sourcePath.str().str() + ":\n" + output;
     llvm::sys::fs::remove(temporary);
     return false;
   }
+  llvm::sys::fs::remove(sourcePath);
   if (std::error_code ec = llvm::sys::fs::rename(temporary, path)) {
     error = "cannot move the compiled kernel into the cache: " + ec.message();
     return false;

@@ -101,9 +101,13 @@ StringRef elementwiseName(Op op) {
 /// A splat constant of `type` holding `value`.
 Value splat(OpBuilder &b, Location loc, RankedTensorType type, double value) {
   Type element = type.getElementType();
-  Attribute scalar = isa<FloatType>(element)
-                         ? Attribute(b.getFloatAttr(element, value))
-                         : Attribute(b.getIntegerAttr(element, static_cast<int64_t>(value)));
+  Attribute scalar;
+  if (isa<FloatType>(element))
+    scalar = b.getFloatAttr(element, value);
+  else if (element.isInteger(1))
+    scalar = b.getIntegerAttr(element, value != 0 ? 1 : 0);
+  else // the frontend rounded the value to the dtype: it is in range
+    scalar = b.getIntegerAttr(element, static_cast<int64_t>(value));
   return b.create<ConstantOp>(loc, DenseElementsAttr::get(type, scalar));
 }
 

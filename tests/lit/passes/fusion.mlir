@@ -119,3 +119,26 @@ func.func @locations(%x: tensor<4xf32>) -> tensor<4xf32> {
   %b = sinter.neg %a : tensor<4xf32> loc("train.cpp":11:3)
   return %b : tensor<4xf32>
 }
+
+// -----
+
+// Two fusions that would each need the other's result are not formed: other
+// groups count as kernels on the paths between the two being merged.
+// CHECK-LABEL: func.func @no_cycles_through_groups
+// CHECK: %[[A:.*]]:2 = sinter.fusion %arg1
+// CHECK: %[[B:.*]]:2 = sinter.fusion %[[A]]#0, %arg0
+// CHECK: sinter.fusion %[[B]]#0, %[[A]]#1
+func.func @no_cycles_through_groups(%x: tensor<3x4xf32>, %y: tensor<4x6xf32>) -> (tensor<3xf32>, tensor<2x3x4xf32>) {
+  %u2 = sinter.reduce_sum %y, dims = [1] : tensor<4x6xf32>
+  // expected-remark@+1 {{not fused with its operand 'sinter.reduce_sum'}}
+  %v1 = sinter.broadcast_in_dim %u2, dims = [1] : tensor<4xf32> -> tensor<3x4xf32>
+  %u1 = sinter.exp %x : tensor<3x4xf32>
+  %w1 = sinter.add %u1, %v1 : tensor<3x4xf32>
+  %r1 = sinter.reduce_sum %w1, dims = [1] : tensor<3x4xf32>
+  // expected-remark@+1 {{not fused with its operand 'sinter.exp'}}
+  %v2 = sinter.broadcast_in_dim %u1, dims = [1, 2] : tensor<3x4xf32> -> tensor<2x3x4xf32>
+  %b2 = sinter.broadcast_in_dim %u2, dims = [2] : tensor<4xf32> -> tensor<2x3x4xf32>
+  // expected-remark@+1 {{the result would reach the fusion again through 'sinter.broadcast_in_dim', a cycle between kernels}}
+  %r2 = sinter.add %b2, %v2 : tensor<2x3x4xf32>
+  return %r1, %r2 : tensor<3xf32>, tensor<2x3x4xf32>
+}

@@ -148,11 +148,16 @@ void checkKernel(const std::string &what, const Tensor &output) {
   std::vector<double> expected = output.to_vector<double>();
   double scale = 0, worst = 0;
   for (double e : expected)
-    scale = std::max(scale, std::fabs(e));
+    if (std::isfinite(e))
+      scale = std::max(scale, std::fabs(e));
   for (size_t k = 0; k < expected.size(); ++k) {
     double got = result.get(static_cast<int64_t>(k));
     if (std::isnan(expected[k])) {
       EXPECT_TRUE(std::isnan(got)) << "element " << k;
+      continue;
+    }
+    if (std::isinf(expected[k])) {
+      EXPECT_EQ(got, expected[k]) << "element " << k;
       continue;
     }
     double diff = std::fabs(got - expected[k]);
@@ -209,6 +214,23 @@ TEST(CpuKernel, ReductionsOverLeadingDims) {
   // A bias gradient: the sum over the batch, a kernel of its own.
   checkKernel("sum over dim 0", data({5, 3, 4}).sum({0, 2}));
   checkKernel("max over dim 0", data({6, 4}).amax({0}));
+}
+
+TEST(CpuKernel, DeepChainsOfReusedValuesStayLinear) {
+  // Each value used twice: recomputing at every use would cost 2^30 per element.
+  Tensor v = data({64});
+  for (int i = 0; i < 30; ++i)
+    v = v + tanh(v) * 0.1;
+  checkKernel("30-deep residual chain", v);
+}
+
+TEST(CpuKernel, ConversionsMatchTheReference) {
+  // Out-of-range floats wrap, NaN and infinities convert to 0, as the reference.
+  Tensor x = from_vector<float>({1.5f, -2.5f, 3e9f, -3e9f, NAN, INFINITY, 1e20f}, {7});
+  checkKernel("f32 to i32", x.to(DType::i32));
+  checkKernel("f32 to i64", x.to(DType::i64));
+  // max(-0, +0) is -0 (ties keep the first operand): 1 / it is -inf.
+  checkKernel("signed zeros through max", 1.0 / maximum(full({2}, -0.0), full({2}, 0.0)));
 }
 
 TEST(CpuKernel, IntegerRowSums) { checkKernel("integer row sums", (data({6, 7}) > 0).sum({1})); }
