@@ -22,28 +22,31 @@
 #else
 #define SINTER_HOST_DEVICE
 #include <cmath>
-#include <cstdint>
 #endif
 
 namespace sinter::kernels {
 
+// Fixed-width words without <cstdint>, which NVRTC does not provide.
+using u32 = unsigned int;
+using u64 = unsigned long long;
+static_assert(sizeof(u32) == 4 && sizeof(u64) == 8, "Philox needs 32- and 64-bit words");
+
 struct Philox4x32 {
-  uint32_t v[4];
+  u32 v[4];
 };
 
-SINTER_HOST_DEVICE inline void philoxMulhilo(uint32_t a, uint32_t b, uint32_t &hi, uint32_t &lo) {
-  uint64_t product = static_cast<uint64_t>(a) * b;
-  hi = static_cast<uint32_t>(product >> 32);
-  lo = static_cast<uint32_t>(product);
+SINTER_HOST_DEVICE inline void philoxMulhilo(u32 a, u32 b, u32 &hi, u32 &lo) {
+  u64 product = static_cast<u64>(a) * b;
+  hi = static_cast<u32>(product >> 32);
+  lo = static_cast<u32>(product);
 }
 
 /// Philox 4x32-10 of `counter` under `key`.
-SINTER_HOST_DEVICE inline Philox4x32 philox4x32_10(Philox4x32 counter, uint32_t key0,
-                                                   uint32_t key1) {
-  constexpr uint32_t kMul0 = 0xD2511F53u, kMul1 = 0xCD9E8D57u;
-  constexpr uint32_t kWeyl0 = 0x9E3779B9u, kWeyl1 = 0xBB67AE85u;
+SINTER_HOST_DEVICE inline Philox4x32 philox4x32_10(Philox4x32 counter, u32 key0, u32 key1) {
+  constexpr u32 kMul0 = 0xD2511F53u, kMul1 = 0xCD9E8D57u;
+  constexpr u32 kWeyl0 = 0x9E3779B9u, kWeyl1 = 0xBB67AE85u;
   for (int round = 0; round < 10; ++round) {
-    uint32_t hi0, lo0, hi1, lo1;
+    u32 hi0, lo0, hi1, lo1;
     philoxMulhilo(kMul0, counter.v[0], hi0, lo0);
     philoxMulhilo(kMul1, counter.v[2], hi1, lo1);
     counter = {{hi1 ^ counter.v[1] ^ key0, lo1, hi0 ^ counter.v[3] ^ key1, lo0}};
@@ -54,19 +57,19 @@ SINTER_HOST_DEVICE inline Philox4x32 philox4x32_10(Philox4x32 counter, uint32_t 
 }
 
 /// The four random words of element `index` of stream `stream` under `seed`.
-SINTER_HOST_DEVICE inline Philox4x32 philoxWords(uint64_t seed, uint64_t stream, uint64_t index) {
-  Philox4x32 counter = {{static_cast<uint32_t>(index), static_cast<uint32_t>(index >> 32),
-                         static_cast<uint32_t>(stream), static_cast<uint32_t>(stream >> 32)}};
-  return philox4x32_10(counter, static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
+SINTER_HOST_DEVICE inline Philox4x32 philoxWords(u64 seed, u64 stream, u64 index) {
+  Philox4x32 counter = {{static_cast<u32>(index), static_cast<u32>(index >> 32),
+                         static_cast<u32>(stream), static_cast<u32>(stream >> 32)}};
+  return philox4x32_10(counter, static_cast<u32>(seed), static_cast<u32>(seed >> 32));
 }
 
 /// A uniform number in [0, 1) with 24 random bits (exact in f32).
-SINTER_HOST_DEVICE inline float philoxUniform(uint64_t seed, uint64_t stream, uint64_t index) {
+SINTER_HOST_DEVICE inline float philoxUniform(u64 seed, u64 stream, u64 index) {
   return static_cast<float>(philoxWords(seed, stream, index).v[0] >> 8) * (1.0f / 16777216.0f);
 }
 
 /// A standard normal number (Box-Muller on words 0 and 1).
-SINTER_HOST_DEVICE inline float philoxNormal(uint64_t seed, uint64_t stream, uint64_t index) {
+SINTER_HOST_DEVICE inline float philoxNormal(u64 seed, u64 stream, u64 index) {
   Philox4x32 words = philoxWords(seed, stream, index);
   float u1 = static_cast<float>((words.v[0] >> 8) + 1) * (1.0f / 16777216.0f); // (0, 1]
   float u2 = static_cast<float>(words.v[1] >> 8) * (1.0f / 16777216.0f);       // [0, 1)
