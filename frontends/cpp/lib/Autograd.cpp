@@ -11,6 +11,7 @@
 #include "sinter/Error.h"
 
 #include "Format.h"
+#include "PostOrder.h"
 
 #include <unordered_map>
 #include <unordered_set>
@@ -104,25 +105,14 @@ void Tensor::backward(const Tensor &gradient, Loc loc) const {
                cat("backward: the gradient has shape ", sinter::toString(seed.shape()),
                    " but the tensor has shape ", sinter::toString(shape())));
 
-  // Reverse topological order of the tensors that lead to this one.
-  std::vector<TensorImpl *> order;
-  std::unordered_set<TensorImpl *> visited;
-  std::vector<std::pair<TensorImpl *, bool>> stack = {{impl().get(), false}};
-  while (!stack.empty()) {
-    auto [node, done] = stack.back();
-    stack.pop_back();
-    if (done) {
-      order.push_back(node);
-      continue;
-    }
-    if (!visited.insert(node).second)
-      continue;
-    stack.push_back({node, true});
-    if (node->gradFn)
-      for (const std::shared_ptr<TensorImpl> &input : node->gradFn->inputs)
-        if (input && !visited.count(input.get()))
-          stack.push_back({input.get(), false});
-  }
+  // Topological order of the tensors that lead to this one (walked backwards).
+  std::vector<TensorImpl *> order =
+      detail::postOrder(std::vector<TensorImpl *>{impl().get()}, [](TensorImpl *node, auto visit) {
+        if (node->gradFn)
+          for (const std::shared_ptr<TensorImpl> &input : node->gradFn->inputs)
+            if (input)
+              visit(input.get());
+      });
 
   std::unordered_map<TensorImpl *, Tensor> grads;
   grads[impl().get()] = seed;

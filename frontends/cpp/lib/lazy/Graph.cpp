@@ -2,6 +2,7 @@
 #include "sinter/lazy/Graph.h"
 
 #include "../Format.h"
+#include "../PostOrder.h"
 
 #include "absl/hash/hash.h"
 
@@ -45,26 +46,13 @@ std::string where(const Node &node) { return cat(node.loc.file_name(), ":", node
 } // namespace
 
 std::vector<const Node *> topological_order(const std::vector<NodePtr> &outputs) {
-  std::vector<const Node *> order;
-  std::unordered_set<const Node *> visited;
-  std::vector<std::pair<const Node *, bool>> stack;
-  for (auto it = outputs.rbegin(); it != outputs.rend(); ++it)
-    stack.push_back({it->get(), false});
-  while (!stack.empty()) {
-    auto [node, done] = stack.back();
-    stack.pop_back();
-    if (done) {
-      order.push_back(node);
-      continue;
-    }
-    if (!visited.insert(node).second)
-      continue;
-    stack.push_back({node, true});
-    for (auto it = node->operands.rbegin(); it != node->operands.rend(); ++it)
-      if (!visited.count(it->get()))
-        stack.push_back({it->get(), false});
-  }
-  return order;
+  std::vector<const Node *> roots;
+  for (const NodePtr &output : outputs)
+    roots.push_back(output.get());
+  return detail::postOrder(roots, [](const Node *node, auto visit) {
+    for (const NodePtr &operand : node->operands)
+      visit(operand.get());
+  });
 }
 
 uint64_t structural_hash(const std::vector<NodePtr> &outputs) {

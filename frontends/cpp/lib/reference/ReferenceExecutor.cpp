@@ -7,6 +7,7 @@
 // every op (see Note [Reference precision]); reductions add in index order.
 //
 //===----------------------------------------------------------------------===//
+#include "../PostOrder.h"
 #include "../TensorImpl.h"
 #include "common/philox.h"
 #include "sinter/Error.h"
@@ -18,7 +19,6 @@
 #include <cstring>
 #include <limits>
 #include <string>
-#include <unordered_set>
 
 namespace sinter {
 namespace {
@@ -551,28 +551,17 @@ double detail::roundTo(DType dtype, double x) {
 }
 
 std::shared_ptr<const Value> detail::evaluate(const Tensor &tensor) {
-  lazy::NodePtr root = tensor.impl()->node;
+  Node *root = tensor.impl()->node.get();
   if (root->value)
     return root->value;
-  // Iterative post-order: graphs of a training step are deep.
-  std::vector<std::pair<Node *, bool>> stack = {{root.get(), false}};
-  std::unordered_set<Node *> visited;
-  while (!stack.empty()) {
-    auto [node, expanded] = stack.back();
-    stack.pop_back();
-    if (node->value)
-      continue;
-    if (expanded) {
-      node->value = compute(*node);
-      continue;
-    }
-    if (!visited.insert(node).second)
-      continue;
-    stack.push_back({node, true});
+  // Operands come first; computed nodes (and what only they need) are skipped.
+  std::vector<Node *> pending = postOrder(std::vector<Node *>{root}, [](Node *node, auto visit) {
     for (const lazy::NodePtr &operand : node->operands)
       if (!operand->value)
-        stack.push_back({operand.get(), false});
-  }
+        visit(operand.get());
+  });
+  for (Node *node : pending)
+    node->value = compute(*node);
   return root->value;
 }
 
