@@ -396,9 +396,19 @@ FailureOr<std::string> renderCpuKernels(Operation *root, StringRef prefix, int64
   Renderer renderer(os);
   renderer.prologue();
   count = 0;
-  WalkResult walk = root->walk([&](FusionOp fusion) {
-    if (failed(renderer.render(fusion, (prefix + llvm::Twine(count++)).str())))
-      return WalkResult::interrupt();
+  WalkResult walk = root->walk<WalkOrder::PreOrder>([&](Operation *op) {
+    std::string name = (prefix + llvm::Twine(count)).str();
+    if (auto fusion = dyn_cast<FusionOp>(op)) {
+      ++count;
+      if (failed(renderer.render(fusion, name)))
+        return WalkResult::interrupt();
+      return WalkResult::skip(); // its body is the kernel
+    }
+    if (isLibraryKernel(op) && !op->getParentOfType<FusionOp>()) {
+      ++count;
+      if (failed(renderCpuLibraryKernel(op, name, os)))
+        return WalkResult::interrupt();
+    }
     return WalkResult::advance();
   });
   if (walk.wasInterrupted())

@@ -112,18 +112,23 @@ void checkKernel(const std::string &what, const Tensor &output) {
   pm.addNestedPass<mlir::func::FuncOp>(createSinterFusion());
   ASSERT_TRUE(mlir::succeeded(pm.run(*module)));
   auto function = *module->getOps<mlir::func::FuncOp>().begin();
-  auto fusions = llvm::to_vector(function.getOps<ir::FusionOp>());
-  ASSERT_EQ(fusions.size(), 1u) << "expected the whole graph in one fusion";
-  ir::FusionOp fusion = fusions.front();
-
-  mlir::FailureOr<std::string> source = codegen::renderCpuKernel(fusion, "kernel");
+  // The one kernel: a fusion, or a library op the fusion leaves alone.
+  llvm::SmallVector<mlir::Operation *> kernels;
+  for (mlir::Operation &op : function.getBody().front())
+    if (mlir::isa<ir::FusionOp>(op) || codegen::isLibraryKernel(&op))
+      kernels.push_back(&op);
+  ASSERT_EQ(kernels.size(), 1u) << "expected the whole graph in one kernel";
+  mlir::Operation *kernelOp = kernels.front();
+  int64_t count = 0;
+  mlir::FailureOr<std::string> source = codegen::renderCpuKernels(kernelOp, "kernel", count);
   ASSERT_TRUE(mlir::succeeded(source));
+  ASSERT_EQ(count, 1);
   codegen::CompiledLibrary library;
   std::string error;
   ASSERT_TRUE(codegen::compileHostLibrary(*source, library, error)) << error << "\n" << *source;
   void *handle = dlopen(library.path.c_str(), RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(handle, nullptr) << dlerror();
-  auto kernel = reinterpret_cast<Kernel>(dlsym(handle, "kernel"));
+  auto kernel = reinterpret_cast<Kernel>(dlsym(handle, "kernel0"));
   ASSERT_NE(kernel, nullptr);
 
   // The fusion's operands are function arguments: the graph's data nodes in
@@ -133,9 +138,21 @@ void checkKernel(const std::string &what, const Tensor &output) {
     if (node->op == lazy::Op::Data)
       arguments.push_back(node);
   std::vector<Buffer> inputs;
-  for (mlir::Value operand : fusion.getInputs()) {
+  for (mlir::Value operand : kernelOp->getOperands()) {
+    if (auto constant = operand.getDefiningOp<ir::ConstantOp>()) {
+      // A splat constant (the seed gradient of backward): a filled buffer.
+      auto dense = mlir::cast<mlir::DenseElementsAttr>(constant.getValue());
+      ASSERT_TRUE(dense.isSplat() && dense.getElementType().isF32());
+      auto node = std::make_shared<lazy::Node>();
+      node->shape.assign(dense.getType().getShape().begin(), dense.getType().getShape().end());
+      auto value = std::make_shared<lazy::Value>();
+      value->elements.assign(dense.getNumElements(), dense.getSplatValue<float>());
+      node->value = value;
+      inputs.emplace_back(*node);
+      continue;
+    }
     auto arg = mlir::dyn_cast<mlir::BlockArgument>(operand);
-    ASSERT_TRUE(arg) << "a fusion input is computed outside the fusion";
+    ASSERT_TRUE(arg) << "a kernel input is computed outside the kernel";
     inputs.emplace_back(*arguments[arg.getArgNumber()]);
   }
   std::vector<const void *> inputPointers;
@@ -231,6 +248,44 @@ TEST(CpuKernel, ConversionsMatchTheReference) {
   checkKernel("f32 to i64", x.to(DType::i64));
   // max(-0, +0) is -0 (ties keep the first operand): 1 / it is -inf.
   checkKernel("signed zeros through max", 1.0 / maximum(full({2}, -0.0), full({2}, 0.0)));
+}
+
+TEST(CpuKernel, LibraryOps) {
+  Tensor a = data({2, 3, 4}), b = data({2, 4, 5}, 1), w = data({5, 4}, 2);
+  checkKernel("matmul batched", matmul(a, b));
+  checkKernel("matmul shared, transposed", matmul(a, w.t()));
+  checkKernel("conv2d grouped, strided", F::conv2d(data({2, 4, 7, 6}), data({6, 2, 3, 2}, 1),
+                                                   Tensor(), {2, 1}, {1, 1}, {1, 2}, 2));
+  checkKernel("max_pool2d", F::max_pool2d(data({2, 3, 7, 7}), {3, 3}, {2, 2}, {1, 1}));
+  checkKernel("avg_pool2d", F::avg_pool2d(data({1, 2, 6, 6}), {2, 3}, {2, 1}, {1, 1}));
+  Tensor ids = from_vector<int64_t>({3, 0, 3, 1, 2, 2}, {2, 3});
+  checkKernel("gather (embedding)", F::embedding(ids, data({5, 4})));
+  checkKernel("index_select dim 1", index_select(data({3, 5, 2}), 1, ids));
+  checkKernel("concat", cat({data({2, 3}), data({2, 1}, 1), data({2, 2}, 2)}, 1));
+  checkKernel("argmax", data({4, 6, 3}).argmax(1));
+}
+
+TEST(CpuKernel, LibraryGradients) {
+  // The gradient ops of convolution, pooling and embedding, from autograd.
+  auto gradOf = [](const Tensor &input, auto f) {
+    Tensor x = input.detach().requires_grad_();
+    f(x).sum().backward();
+    return x.grad();
+  };
+  Tensor filter = data({4, 3, 3, 3}, 1);
+  checkKernel("conv2d backward input", gradOf(data({2, 3, 6, 6}), [&](const Tensor &x) {
+                return F::conv2d(x, filter, Tensor(), {2, 2}, {1, 1});
+              }));
+  Tensor image = data({2, 3, 6, 6});
+  checkKernel("conv2d backward filter", gradOf(filter, [&](const Tensor &w) {
+                return F::conv2d(image, w, Tensor(), {2, 2}, {1, 1});
+              }));
+  checkKernel("max_pool2d backward", gradOf(data({1, 2, 5, 5}), [](const Tensor &x) {
+                return F::max_pool2d(x, {2, 2}, {1, 1});
+              }));
+  Tensor ids = from_vector<int64_t>({3, 0, 3, 1}, {4});
+  checkKernel("scatter_add (embedding grad)",
+              gradOf(data({5, 2}), [&](const Tensor &table) { return F::embedding(ids, table); }));
 }
 
 TEST(CpuKernel, IntegerRowSums) { checkKernel("integer row sums", (data({6, 7}) > 0).sum({1})); }

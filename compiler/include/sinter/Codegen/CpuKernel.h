@@ -28,9 +28,18 @@ namespace sinter::codegen {
 /// renderer does not support yet (f16 and bf16 values).
 mlir::FailureOr<std::string> renderCpuKernel(ir::FusionOp fusion, llvm::StringRef name);
 
-/// Every sinter.fusion under `root`, as one translation unit (one library
-/// per program): fusion k, in program order, is named `<prefix><k>`; `count`
-/// is set to the number of kernels.
+/// Whether `op` is run by a library kernel (matmul, convolutions, pooling,
+/// gather, scatter_add, concat, argmax) rather than by a fusion.
+bool isLibraryKernel(mlir::Operation *op);
+
+/// The kernel of a library op, with the same calling convention as a
+/// fusion's (appended to `os`, without the prologue).
+mlir::LogicalResult renderCpuLibraryKernel(mlir::Operation *op, llvm::StringRef name,
+                                           llvm::raw_ostream &os);
+
+/// Every kernel under `root` (each sinter.fusion and each library op), as one
+/// translation unit (one library per program): kernel k, in program order,
+/// is named `<prefix><k>`; `count` is set to the number of kernels.
 mlir::FailureOr<std::string> renderCpuKernels(mlir::Operation *root, llvm::StringRef prefix,
                                               int64_t &count);
 

@@ -1,0 +1,269 @@
+//===- CpuLibrary.cpp - the ops fusion leaves alone, as C++ kernels --------===//
+//
+// Matmul, convolutions, pooling, gather, scatter_add, concat and argmax are
+// not fused: on the GPU they are library calls (cuBLASLt, cuDNN). On the CPU
+// they are rendered here as plain loops with the kernels' calling convention,
+// the same definitions as the reference executor's, so that every op of a
+// step can run compiled. (oneDNN replaces matmul and convolution here later.)
+//
+//===----------------------------------------------------------------------===//
+#include "sinter/Codegen/CpuKernel.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace sinter::ir;
+
+namespace sinter::codegen {
+namespace {
+
+std::string elementType(Value v) {
+  Type e = cast<ShapedType>(v.getType()).getElementType();
+  if (e.isF32())
+    return "float";
+  if (e.isInteger(32))
+    return "int32_t";
+  if (e.isInteger(64))
+    return "int64_t";
+  if (e.isInteger(1))
+    return "bool";
+  return "";
+}
+
+class LibraryRenderer {
+public:
+  LibraryRenderer(llvm::raw_ostream &os) : os(os) {}
+
+  LogicalResult render(Operation *op, StringRef name) {
+    for (Value v : op->getOperands())
+      if (elementType(v).empty())
+        return op->emitError() << "the CPU renderer does not support " << v.getType() << " yet";
+    os << "\nextern \"C\" void " << name << "(const void *const *inputs, void *const *outputs) {\n";
+    for (auto [i, v] : llvm::enumerate(op->getOperands()))
+      os << "  const " << elementType(v) << " *in" << i << " = static_cast<const " << elementType(v)
+         << " *>(inputs[" << i << "]);\n";
+    for (auto [i, v] : llvm::enumerate(op->getResults()))
+      os << "  " << elementType(v) << " *out" << i << " = static_cast<" << elementType(v)
+         << " *>(outputs[" << i << "]);\n";
+    LogicalResult result =
+        llvm::TypeSwitch<Operation *, LogicalResult>(op)
+            .Case<MatmulOp>([&](MatmulOp m) { return matmul(m); })
+            .Case<Conv2dOp, Conv2dBackwardInputOp, Conv2dBackwardFilterOp>(
+                [&](Operation *c) { return conv(c); })
+            .Case<Pool2dOp, Pool2dBackwardOp>([&](Operation *p) { return pool(p); })
+            .Case<GatherOp, ScatterAddOp>([&](Operation *g) { return gather(g); })
+            .Case<ConcatOp>([&](ConcatOp c) { return concat(c); })
+            .Case<ArgMaxOp>([&](ArgMaxOp a) { return argmax(a); })
+            .Default([&](Operation *other) {
+              return other->emitError()
+                     << "the CPU renderer has no kernel for '" << other->getName() << "'";
+            });
+    os << "}\n";
+    return result;
+  }
+
+private:
+  static ArrayRef<int64_t> shapeOf(Value v) { return cast<ShapedType>(v.getType()).getShape(); }
+
+  LogicalResult matmul(MatmulOp op) {
+    ArrayRef<int64_t> a = shapeOf(op.getLhs()), b = shapeOf(op.getRhs()),
+                      c = shapeOf(op.getResult());
+    int64_t rank = static_cast<int64_t>(c.size()), m = c[rank - 2], n = c[rank - 1];
+    int64_t k = op.getTransposeLhs() ? a[a.size() - 2] : a[a.size() - 1];
+    int64_t batch = m * n == 0 ? 0 : ShapedType::getNumElements(c) / (m * n);
+    bool shared = b.size() == 2 && rank > 2;
+    int64_t lc = a[a.size() - 1], rc = b[b.size() - 1];
+    // The sum over p in increasing order, as the reference executor.
+    os << "  for (int64_t z = 0; z < " << batch << "; ++z) {\n"
+       << "    const float *A = in0 + z * " << m * k << ";\n"
+       << "    const float *B = in1 + "
+       << (shared ? std::string("0") : "z * " + std::to_string(k * n)) << ";\n"
+       << "    float *C = out0 + z * " << m * n << ";\n"
+       << "    for (int64_t i = 0; i < " << m << "; ++i)\n"
+       << "      for (int64_t j = 0; j < " << n << "; ++j) {\n"
+       << "        float acc = 0;\n"
+       << "        for (int64_t p = 0; p < " << k << "; ++p)\n"
+       << "          acc += A["
+       << (op.getTransposeLhs() ? "p * " + std::to_string(lc) + " + i"
+                                : "i * " + std::to_string(lc) + " + p")
+       << "] * B["
+       << (op.getTransposeRhs() ? "j * " + std::to_string(rc) + " + p"
+                                : "p * " + std::to_string(rc) + " + j")
+       << "];\n"
+       << "        C[i * " << n << " + j] = acc;\n      }\n  }\n";
+    return success();
+  }
+
+  LogicalResult conv(Operation *op) {
+    auto attrs = [&](auto c) {
+      return std::make_tuple(c.getStride(), c.getPadding(), c.getDilation(),
+                             static_cast<int64_t>(c.getGroups()));
+    };
+    ArrayRef<int64_t> stride, padding, dilation;
+    int64_t groups;
+    Value input, filter, output;
+    std::string accumulate;
+    if (auto c = dyn_cast<Conv2dOp>(op)) {
+      std::tie(stride, padding, dilation, groups) = attrs(c);
+      input = c.getInput(), filter = c.getFilter(), output = c.getResult();
+      accumulate = "out0[o] += in0[x] * in1[f];";
+    } else if (auto c = dyn_cast<Conv2dBackwardInputOp>(op)) {
+      std::tie(stride, padding, dilation, groups) = attrs(c);
+      input = c.getResult(), filter = c.getFilter(), output = c.getGradOutput();
+      accumulate = "out0[x] += in1[f] * in0[o];";
+    } else {
+      auto b = cast<Conv2dBackwardFilterOp>(op);
+      std::tie(stride, padding, dilation, groups) = attrs(b);
+      input = b.getInput(), filter = b.getResult(), output = b.getGradOutput();
+      accumulate = "out0[f] += in0[x] * in1[o];";
+    }
+    ArrayRef<int64_t> in = shapeOf(input), w = shapeOf(filter), out = shapeOf(output);
+    int64_t og = w[0] / groups;
+    os << "  for (int64_t i = 0; i < " << ShapedType::getNumElements(shapeOf(op->getResult(0)))
+       << "; ++i) out0[i] = 0;\n"
+       << "  for (int64_t b = 0; b < " << in[0] << "; ++b)\n"
+       << "  for (int64_t oc = 0; oc < " << w[0] << "; ++oc)\n"
+       << "  for (int64_t y = 0; y < " << out[2] << "; ++y)\n"
+       << "  for (int64_t xx = 0; xx < " << out[3] << "; ++xx)\n"
+       << "  for (int64_t ic = 0; ic < " << w[1] << "; ++ic)\n"
+       << "  for (int64_t ky = 0; ky < " << w[2] << "; ++ky)\n"
+       << "  for (int64_t kx = 0; kx < " << w[3] << "; ++kx) {\n"
+       << "    int64_t iy = y * " << stride[0] << " - " << padding[0] << " + ky * " << dilation[0]
+       << ";\n"
+       << "    int64_t ix = xx * " << stride[1] << " - " << padding[1] << " + kx * " << dilation[1]
+       << ";\n"
+       << "    if (iy < 0 || iy >= " << in[2] << " || ix < 0 || ix >= " << in[3] << ") continue;\n"
+       << "    int64_t channel = (oc / " << og << ") * " << w[1] << " + ic;\n"
+       << "    int64_t x = ((b * " << in[1] << " + channel) * " << in[2] << " + iy) * " << in[3]
+       << " + ix;\n"
+       << "    int64_t f = ((oc * " << w[1] << " + ic) * " << w[2] << " + ky) * " << w[3]
+       << " + kx;\n"
+       << "    int64_t o = ((b * " << w[0] << " + oc) * " << out[2] << " + y) * " << out[3]
+       << " + xx;\n"
+       << "    " << accumulate << "\n  }\n";
+    return success();
+  }
+
+  LogicalResult pool(Operation *op) {
+    bool backward = isa<Pool2dBackwardOp>(op);
+    PoolKind kind = backward ? cast<Pool2dBackwardOp>(op).getKind() : cast<Pool2dOp>(op).getKind();
+    ArrayRef<int64_t> kernel =
+        backward ? cast<Pool2dBackwardOp>(op).getKernel() : cast<Pool2dOp>(op).getKernel();
+    ArrayRef<int64_t> stride =
+        backward ? cast<Pool2dBackwardOp>(op).getStride() : cast<Pool2dOp>(op).getStride();
+    ArrayRef<int64_t> padding =
+        backward ? cast<Pool2dBackwardOp>(op).getPadding() : cast<Pool2dOp>(op).getPadding();
+    ArrayRef<int64_t> in = shapeOf(op->getOperand(0));
+    ArrayRef<int64_t> out = backward ? shapeOf(op->getOperand(1)) : shapeOf(op->getResult(0));
+    int64_t window = kernel[0] * kernel[1];
+    os << "  for (int64_t i = 0; i < " << ShapedType::getNumElements(shapeOf(op->getResult(0)))
+       << "; ++i) out0[i] = 0;\n"
+       << "  for (int64_t p = 0; p < " << in[0] * in[1] << "; ++p)\n"
+       << "  for (int64_t y = 0; y < " << out[2] << "; ++y)\n"
+       << "  for (int64_t xx = 0; xx < " << out[3] << "; ++xx) {\n"
+       << "    int64_t o = (p * " << out[2] << " + y) * " << out[3] << " + xx, best = -1;\n"
+       << "    for (int64_t ky = 0; ky < " << kernel[0] << "; ++ky)\n"
+       << "    for (int64_t kx = 0; kx < " << kernel[1] << "; ++kx) {\n"
+       << "      int64_t iy = y * " << stride[0] << " - " << padding[0] << " + ky;\n"
+       << "      int64_t ix = xx * " << stride[1] << " - " << padding[1] << " + kx;\n"
+       << "      if (iy < 0 || iy >= " << in[2] << " || ix < 0 || ix >= " << in[3]
+       << ") continue;\n"
+       << "      int64_t x = (p * " << in[2] << " + iy) * " << in[3] << " + ix;\n";
+    if (kind == PoolKind::avg)
+      os << "      " << (backward ? "out0[x] += in1[o] / " : "out0[o] += in0[x] / ") << window
+         << ".0f;\n    }\n";
+    else
+      os << "      if (best < 0 || in0[x] > in0[best] || (in0[x] != in0[x] && in0[best] == "
+            "in0[best])) "
+            "best = x;\n    }\n"
+         << "    if (best >= 0) " << (backward ? "out0[best] += in1[o];" : "out0[o] = in0[best];")
+         << "\n";
+    os << "  }\n";
+    return success();
+  }
+
+  LogicalResult gather(Operation *op) {
+    bool scatter = isa<ScatterAddOp>(op);
+    int64_t axis = scatter ? static_cast<int64_t>(cast<ScatterAddOp>(op).getAxis())
+                           : static_cast<int64_t>(cast<GatherOp>(op).getAxis());
+    ArrayRef<int64_t> table = shapeOf(op->getOperand(0)), indices = shapeOf(op->getOperand(1));
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < axis; ++d)
+      outer *= table[d];
+    for (size_t d = axis + 1; d < table.size(); ++d)
+      inner *= table[d];
+    int64_t count = ShapedType::getNumElements(indices), extent = table[axis];
+    // Indices out of range read zeros and add nothing (the reference executor
+    // reports them; checked builds will too).
+    if (scatter)
+      os << "  for (int64_t i = 0; i < " << ShapedType::getNumElements(table)
+         << "; ++i) out0[i] = in0[i];\n";
+    os << "  for (int64_t a = 0; a < " << outer << "; ++a)\n"
+       << "  for (int64_t q = 0; q < " << count << "; ++q) {\n"
+       << "    int64_t index = static_cast<int64_t>(in1[q]);\n"
+       << "    bool valid = index >= 0 && index < " << extent << ";\n"
+       << "    for (int64_t c = 0; c < " << inner << "; ++c) {\n"
+       << "      int64_t t = (a * " << extent << " + index) * " << inner << " + c;\n"
+       << "      int64_t g = (a * " << count << " + q) * " << inner << " + c;\n";
+    if (scatter)
+      os << "      if (valid) out0[t] += in2[g];\n";
+    else
+      os << "      out0[g] = valid ? in0[t] : 0;\n";
+    os << "    }\n  }\n";
+    return success();
+  }
+
+  LogicalResult concat(ConcatOp op) {
+    int64_t axis = static_cast<int64_t>(op.getDim());
+    ArrayRef<int64_t> out = shapeOf(op.getResult());
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < axis; ++d)
+      outer *= out[d];
+    for (size_t d = axis + 1; d < out.size(); ++d)
+      inner *= out[d];
+    int64_t offset = 0;
+    for (auto [i, input] : llvm::enumerate(op.getInputs())) {
+      int64_t extent = shapeOf(input)[axis];
+      os << "  for (int64_t a = 0; a < " << outer << "; ++a)\n"
+         << "    for (int64_t e = 0; e < " << extent * inner << "; ++e)\n"
+         << "      out0[(a * " << out[axis] << " + " << offset << ") * " << inner << " + e] = in"
+         << i << "[a * " << extent * inner << " + e];\n";
+      offset += extent;
+    }
+    return success();
+  }
+
+  LogicalResult argmax(ArgMaxOp op) {
+    ArrayRef<int64_t> in = shapeOf(op.getOperand());
+    int64_t axis = static_cast<int64_t>(op.getDim()), outer = 1, inner = 1;
+    for (int64_t d = 0; d < axis; ++d)
+      outer *= in[d];
+    for (size_t d = axis + 1; d < in.size(); ++d)
+      inner *= in[d];
+    os << "  for (int64_t a = 0; a < " << outer << "; ++a)\n"
+       << "  for (int64_t c = 0; c < " << inner << "; ++c) {\n"
+       << "    int64_t best = 0;\n"
+       << "    for (int64_t e = 1; e < " << in[axis] << "; ++e) {\n"
+       << "      auto x = in0[(a * " << in[axis] << " + e) * " << inner << " + c];\n"
+       << "      auto m = in0[(a * " << in[axis] << " + best) * " << inner << " + c];\n"
+       << "      if (x > m || (x != x && m == m)) best = e;\n    }\n"
+       << "    out0[a * " << inner << " + c] = best;\n  }\n";
+    return success();
+  }
+
+  llvm::raw_ostream &os;
+};
+
+} // namespace
+
+bool isLibraryKernel(Operation *op) {
+  return isa<MatmulOp, Conv2dOp, Conv2dBackwardInputOp, Conv2dBackwardFilterOp, Pool2dOp,
+             Pool2dBackwardOp, GatherOp, ScatterAddOp, ConcatOp, ArgMaxOp>(op);
+}
+
+LogicalResult renderCpuLibraryKernel(Operation *op, StringRef name, llvm::raw_ostream &os) {
+  return LibraryRenderer(os).render(op, name);
+}
+
+} // namespace sinter::codegen
