@@ -3,6 +3,7 @@
 #define SINTER_COMPILER_PIPELINE_H
 
 #include "sinter/lazy/Node.h"
+#include "sinter/runtime/Program.h"
 
 #include <cstdint>
 #include <string>
@@ -21,15 +22,18 @@ void buildPipeline(mlir::OpPassManager &pm);
 
 /// What compiling a step for the CPU produced.
 struct CpuStep {
-  std::string ir;        // the module after the pipeline
-  int64_t kernels = 0;   // sinter.fusion regions rendered
-  std::string library;   // the compiled kernel library
-  bool cacheHit = false; // the library came from the disk cache
+  std::string ir;           // the module after the pipeline
+  int64_t kernels = 0;      // sinter.fusion regions rendered
+  std::string library;      // the compiled kernel library
+  bool cacheHit = false;    // the library came from the disk cache
+  runtime::Program program; // the launches, ready for runtime::CpuExecutable
 };
 
-/// Lowers the graph of `outputs`, runs the pipeline, renders every fusion as
-/// C++ and compiles the kernels into one library. Returns false with the
-/// diagnostics in `error`.
+/// Lowers the graph of `outputs`, runs the pipeline, renders every kernel
+/// (fusions and library ops) as C++, compiles them into one library, and
+/// translates the function into a runtime Program: arguments are the graph's
+/// data nodes in lazy::topological_order, results are `outputs`. Returns
+/// false with the diagnostics in `error`.
 bool compileStepForCpu(const std::vector<lazy::NodePtr> &outputs, CpuStep &step,
                        std::string &error);
 
