@@ -45,7 +45,8 @@ CpuExecutable::~CpuExecutable() {
 
 Status CpuExecutable::run(const std::vector<const void *> &arguments,
                           const std::vector<int64_t> &argumentBytes,
-                          std::vector<std::vector<uint8_t>> &results) {
+                          std::vector<std::vector<uint8_t>> &results,
+                          const std::vector<bool> *unchanged) {
   if (arguments.size() != program_.arguments.size() ||
       argumentBytes.size() != program_.arguments.size())
     return absl::InvalidArgumentError(absl::StrCat("the step takes ", program_.arguments.size(),
@@ -55,7 +56,8 @@ Status CpuExecutable::run(const std::vector<const void *> &arguments,
     if (argumentBytes[i] != static_cast<int64_t>(buffer.size()))
       return absl::InvalidArgumentError(absl::StrCat("argument ", i, " has ", argumentBytes[i],
                                                      " bytes, the step expects ", buffer.size()));
-    std::memcpy(buffer.data(), arguments[i], buffer.size());
+    if (unchanged == nullptr || i >= unchanged->size() || !(*unchanged)[i])
+      std::memcpy(buffer.data(), arguments[i], buffer.size());
   }
   std::vector<const void *> in;
   std::vector<void *> out;

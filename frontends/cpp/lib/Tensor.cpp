@@ -1,5 +1,6 @@
 //===- Tensor.cpp - tensor handles, creation, evaluation, mark_step -------===//
 #include "TensorImpl.h"
+#include "sinter/Compiler.h"
 #include "sinter/Error.h"
 #include "sinter/Metrics.h"
 #include "sinter/Reference.h"
@@ -7,6 +8,7 @@
 
 #include "Format.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -270,7 +272,7 @@ int debugLevel() {
 
 /// Counts this step's graph and, when the step at `loc` changed structure,
 /// says why.
-void recordStep(const std::vector<lazy::NodePtr> &outputs, Loc loc) {
+uint64_t recordStep(const std::vector<lazy::NodePtr> &outputs, Loc loc) {
   uint64_t hash = lazy::structural_hash(outputs);
   MetricsState &state = metricsState();
   std::lock_guard<std::mutex> lock(state.mutex);
@@ -299,6 +301,7 @@ void recordStep(const std::vector<lazy::NodePtr> &outputs, Loc loc) {
     site.lastGraph = skeleton(outputs);
     site.lastHash = hash;
   }
+  return hash;
 }
 
 } // namespace
@@ -319,13 +322,50 @@ void reset_metrics() {
 
 std::string metrics_report() {
   Metrics m = metrics();
-  std::string report =
-      cat("steps: ", m.steps, "\ndistinct graphs (compilations): ", m.distinct_graphs,
-          "\nrepeated graphs (cache hits): ", m.repeated_graphs,
-          "\nexecute time: ", m.execute_seconds, " s\n");
+  std::string report = cat("steps: ", m.steps, " (compiled: ", m.compiled_steps, ")",
+                           "\ndistinct graphs (compilations): ", m.distinct_graphs,
+                           "\nrepeated graphs (cache hits): ", m.repeated_graphs,
+                           "\nexecute time: ", m.execute_seconds, " s\n");
   for (const std::string &reason : m.recompile_reasons)
     report += cat("recompiled: ", reason, "\n");
+  for (const std::string &reason : m.fallback_reasons)
+    report += cat("ran on the reference executor: ", reason, "\n");
   return report;
+}
+
+namespace {
+struct CompilerState {
+  std::mutex mutex;
+  CompilerConfig config = [] {
+    const char *value = std::getenv("SINTER_COMPILER");
+    return CompilerConfig{.enabled = value != nullptr && std::string(value) == "1"};
+  }();
+  std::shared_ptr<detail::StepCompiler> compiler;
+};
+CompilerState &compilerState() {
+  static CompilerState *state = new CompilerState();
+  return *state;
+}
+} // namespace
+
+void set_compiler_config(const CompilerConfig &config) {
+  std::lock_guard<std::mutex> lock(compilerState().mutex);
+  compilerState().config = config;
+}
+
+CompilerConfig compiler_config() {
+  std::lock_guard<std::mutex> lock(compilerState().mutex);
+  return compilerState().config;
+}
+
+void detail::register_step_compiler(std::shared_ptr<StepCompiler> compiler) {
+  std::lock_guard<std::mutex> lock(compilerState().mutex);
+  compilerState().compiler = std::move(compiler);
+}
+
+std::shared_ptr<detail::StepCompiler> detail::step_compiler() {
+  std::lock_guard<std::mutex> lock(compilerState().mutex);
+  return compilerState().compiler;
 }
 
 void mark_step(Loc loc) {
@@ -342,12 +382,37 @@ void mark_step(Loc loc) {
   std::vector<lazy::NodePtr> outputs;
   for (const std::shared_ptr<TensorImpl> &impl : pending)
     outputs.push_back(impl->node);
-  recordStep(outputs, loc);
+  uint64_t structure = recordStep(outputs, loc);
   auto start = std::chrono::steady_clock::now();
+  bool compiled = false;
+  if (compiler_config().enabled) {
+    std::shared_ptr<detail::StepCompiler> compiler = detail::step_compiler();
+    SINTER_CHECK(compiler != nullptr, loc,
+                 "mark_step: the compiler is enabled but no step compiler is installed; link "
+                 "Sinter's compiler library and call sinter::compiler::install()");
+    std::vector<std::shared_ptr<const lazy::Value>> values;
+    std::string why;
+    compiled = compiler->run(outputs, structure, values, why);
+    if (compiled) {
+      for (size_t i = 0; i < pending.size(); ++i)
+        pending[i]->node->value = values[i];
+    } else {
+      MetricsState &state = metricsState();
+      std::lock_guard<std::mutex> lock(state.mutex);
+      std::vector<std::string> &reasons = state.metrics.fallback_reasons;
+      if (std::find(reasons.begin(), reasons.end(), why) == reasons.end()) {
+        reasons.push_back(why);
+        if (debugLevel() >= 1)
+          std::fprintf(stderr, "sinter: step at %s:%u runs on the reference executor: %s\n",
+                       loc.file_name(), loc.line(), why.c_str());
+      }
+    }
+  }
   // Compute everything first (shared subgraphs once), then cut the graph:
   // each live tensor becomes data, and the recorded history is freed.
-  for (const std::shared_ptr<TensorImpl> &impl : pending)
-    detail::evaluate(Tensor(impl));
+  if (!compiled)
+    for (const std::shared_ptr<TensorImpl> &impl : pending)
+      detail::evaluate(Tensor(impl));
   for (const std::shared_ptr<TensorImpl> &impl : pending) {
     auto data = std::make_shared<lazy::Node>();
     data->op = lazy::Op::Data;
@@ -362,6 +427,7 @@ void mark_step(Loc loc) {
   MetricsState &state = metricsState();
   std::lock_guard<std::mutex> lock(state.mutex);
   state.metrics.execute_seconds += seconds;
+  state.metrics.compiled_steps += compiled;
 }
 
 std::string Tensor::toString() const {

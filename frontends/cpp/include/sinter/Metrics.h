@@ -25,6 +25,10 @@ struct Metrics {
   int64_t repeated_graphs = 0;
   /// Seconds spent computing steps.
   double execute_seconds = 0;
+  /// Steps run by the compiler (the rest ran on the reference executor).
+  int64_t compiled_steps = 0;
+  /// Why steps fell back to the reference executor (one line per distinct reason).
+  std::vector<std::string> fallback_reasons;
   /// One line per step that changed structure at a call site that had
   /// recorded a graph before: the call site and the first difference.
   std::vector<std::string> recompile_reasons;

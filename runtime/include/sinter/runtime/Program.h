@@ -56,9 +56,12 @@ public:
   CpuExecutable &operator=(const CpuExecutable &) = delete;
 
   /// Runs the step. `arguments[i]` holds the bytes of argument i (its size
-  /// must match); on return `results[i]` holds result i.
+  /// must match); on return `results[i]` holds result i. Where `unchanged`
+  /// is given and true for an argument, its bytes are those of the previous
+  /// run and are not copied again (a dataset, frozen weights).
   Status run(const std::vector<const void *> &arguments, const std::vector<int64_t> &argumentBytes,
-             std::vector<std::vector<uint8_t>> &results);
+             std::vector<std::vector<uint8_t>> &results,
+             const std::vector<bool> *unchanged = nullptr);
 
   const Program &program() const { return program_; }
 
