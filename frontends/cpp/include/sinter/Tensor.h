@@ -3,8 +3,9 @@
 // A sinter::Tensor is a handle to a node of a lazy graph: every op records a
 // node (op, attributes, operands, shape, dtype, device and the caller's source
 // line) and returns at once. Values are computed when one is needed
-// (to_vector, item, printing) or at sinter::mark_step(). Until the compiled
-// path exists, graphs run on the reference executor (plain C++ loops).
+// (to_vector, item, printing: on the reference executor, plain C++ loops) or
+// at sinter::mark_step() (compiled when the compiler is enabled, see
+// sinter/Compiler.h).
 //
 // Every op takes a trailing std::source_location defaulted to the caller's
 // line; operators capture it through their right operand (see Operand). A
