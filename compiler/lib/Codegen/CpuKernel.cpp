@@ -95,7 +95,8 @@ public:
     for (auto [k, value] : llvm::enumerate(yield.getValues())) {
       std::string t = cType(value.getType());
       os << "  {\n    " << t << " *out = static_cast<" << t << " *>(outputs[" << k << "]);\n"
-         << "    for (int64_t i = 0; i < " << elements(value) << "; ++i)\n"
+         << parallel(elements(value), elements(value)) << "    for (int64_t i = 0; i < "
+         << elements(value) << "; ++i)\n"
          << "      out[i] = " << names[value] << "(i);\n  }\n";
     }
     os << "}\n";
@@ -132,6 +133,14 @@ private:
     return text;
   }
 
+  /// An OpenMP pragma for a loop of `iterations` iterations doing about
+  /// `work` elements of work in all: iterations are independent (each writes
+  /// its own elements), so the split keeps results deterministic; small loops
+  /// stay serial.
+  static std::string parallel(int64_t iterations, int64_t work) {
+    return iterations >= 2 && work >= (1 << 15) ? "  #pragma omp parallel for\n" : "";
+  }
+
   static std::string reductionInit(bool isSum, const std::string &t) {
     if (isSum)
       return "0";
@@ -154,7 +163,8 @@ private:
       count *= e;
     std::string n = "v" + std::to_string(next++), buffer = n + "_values";
     os << "  std::vector<" << t << "> " << buffer << "(" << elements(result) << ");\n"
-       << "  for (int64_t j = 0; j < " << elements(result) << "; ++j) {\n"
+       << parallel(elements(result), elements(op.getOperand(0))) << "  for (int64_t j = 0; j < "
+       << elements(result) << "; ++j) {\n"
        << "    " << t << " acc = " << (count == 0 ? std::string("0") : reductionInit(isSum, t))
        << ";\n";
     // Kept coordinates from j, reduced coordinates from q.
@@ -199,9 +209,11 @@ private:
         std::distance(v.use_begin(), v.use_end()) < 2)
       return success();
     std::string n = names[v], t = cType(v.getType()), buffer = n + "_values";
-    os << "  std::vector<" << t << "> " << buffer << "(" << elements(v) << ");\n"
-       << "  for (int64_t i = 0; i < " << elements(v) << "; ++i)\n    " << buffer << "[i] = " << n
-       << "(i);\n";
+    // Bytes, not std::vector<bool>: parallel writes to packed bits would race.
+    os << "  std::vector<" << (t == "bool" ? "uint8_t" : t) << "> " << buffer << "(" << elements(v)
+       << ");\n"
+       << parallel(elements(v), elements(v)) << "  for (int64_t i = 0; i < " << elements(v)
+       << "; ++i)\n    " << buffer << "[i] = " << n << "(i);\n";
     names[v] = n + "_stored";
     os << "  auto " << names[v] << " = [&](int64_t i) -> " << t << " { return " << buffer
        << "[i]; };\n";
@@ -241,7 +253,7 @@ private:
       std::string init = cols == 0 ? "0" : reductionInit(isSum, t);
       // The row reduction: its own loop, into a per-row array, in order.
       os << "  std::vector<" << t << "> " << buffer << "(" << rows << ");\n"
-         << "  for (int64_t r = 0; r < " << rows << "; ++r) {\n"
+         << parallel(rows, rows * cols) << "  for (int64_t r = 0; r < " << rows << "; ++r) {\n"
          << "    " << t << " acc = " << init << ";\n"
          << "    for (int64_t c = 0; c < " << cols << "; ++c) {\n"
          << "      " << t << " x = " << arg(0, "r * " + std::to_string(cols) + " + c") << ";\n";

@@ -66,7 +66,8 @@ std::string includedHeaders() {
 }
 
 // -fwrapv: integer overflow wraps, as in the reference executor and on GPUs.
-const char *const kFlags[] = {"-O2", "-std=c++17", "-shared", "-fPIC", "-fwrapv", "-w"};
+// -fopenmp: large loops run on every core (OMP_NUM_THREADS to limit).
+const char *const kFlags[] = {"-O2", "-std=c++17", "-shared", "-fPIC", "-fwrapv", "-fopenmp", "-w"};
 
 } // namespace
 

@@ -3,7 +3,8 @@
 // The executable cache: structure hash -> loaded CpuExecutable. Arguments
 // are the step's data nodes; their values are immutable, so a node whose
 // value is the one of the last run (the dataset, unchanged weights) is not
-// converted or copied again.
+// converted or copied again. The last run's values are held, not just their
+// addresses: a freed value's address could come back for a new value.
 //
 //===----------------------------------------------------------------------===//
 #include "sinter/Compiler/StepCompiler.h"
@@ -90,8 +91,9 @@ std::shared_ptr<const lazy::Value> fromBytes(const std::vector<uint8_t> &bytes, 
 
 struct Entry {
   std::unique_ptr<runtime::CpuExecutable> executable;
-  // The argument values of the last run, and their bytes.
-  std::vector<const lazy::Value *> lastValues;
+  // The argument values of the last run (held, so that their addresses are
+  // not reused by new values while compared), and their bytes.
+  std::vector<std::shared_ptr<const lazy::Value>> lastValues;
   std::vector<std::vector<uint8_t>> lastBytes;
 };
 
@@ -133,15 +135,15 @@ public:
       found = cache_.emplace(structure, std::move(entry)).first;
     }
     Entry &entry = found->second;
-    entry.lastValues.resize(arguments.size(), nullptr);
+    entry.lastValues.resize(arguments.size());
     entry.lastBytes.resize(arguments.size());
     std::vector<const void *> pointers;
     std::vector<int64_t> sizes;
     std::vector<bool> unchanged(arguments.size(), false);
     for (size_t i = 0; i < arguments.size(); ++i) {
-      const lazy::Value *value = arguments[i]->value.get();
-      // A value is immutable, and the node that holds it keeps it alive, so
-      // the same pointer means the same bytes as in the last run.
+      const std::shared_ptr<const lazy::Value> &value = arguments[i]->value;
+      // A value is immutable and held here since the last run, so the same
+      // pointer means the same bytes.
       if (entry.lastValues[i] == value) {
         unchanged[i] = true;
       } else {
