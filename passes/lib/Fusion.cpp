@@ -115,10 +115,8 @@ private:
     // A layout consumer reads its operand at remapped indices, so a cheap
     // producer (no reduction) of another size is recomputed where it is read.
     if (sinter::fusion::roleOf(at) == Role::Layout && !a.rowDomain && a.elements != b.elements) {
-      if (Operation *through = pathOutside(producer, consumer, at))
-        return FusionDecision::forbid(text("the result would reach the fusion again through '",
-                                           through->getName().getStringRef(),
-                                           "', a cycle between kernels"));
+      if (FusionDecision d = noCycle(producer, consumer, at); !d)
+        return d;
       remapNext_ = true;
       return FusionDecision::allow();
     }
@@ -140,6 +138,13 @@ private:
       return FusionDecision::forbid(
           text("one loop cannot cover both ", a.elements, " and ", b.elements, " elements"));
     }
+    if (FusionDecision d = noCycle(producer, consumer, at); !d)
+      return d;
+    return FusionDecision::allow();
+  }
+
+  /// Merging must not make two kernels wait on each other.
+  FusionDecision noCycle(int producer, int consumer, Operation *at) {
     if (Operation *through = pathOutside(producer, consumer, at))
       return FusionDecision::forbid(text("the result would reach the fusion again through '",
                                          through->getName().getStringRef(),

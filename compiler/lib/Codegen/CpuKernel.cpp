@@ -20,19 +20,6 @@ using namespace sinter::ir;
 namespace sinter::codegen {
 namespace {
 
-std::string cType(Type type) {
-  Type element = cast<ShapedType>(type).getElementType();
-  if (element.isF32())
-    return "float";
-  if (element.isInteger(1))
-    return "bool";
-  if (element.isInteger(32))
-    return "int32_t";
-  if (element.isInteger(64))
-    return "int64_t";
-  return "";
-}
-
 std::string literal(Attribute attr, const std::string &type) {
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -82,7 +69,7 @@ public:
     os << "\nextern \"C\" void " << name << "(const void *const *inputs, void *const *outputs) {\n";
     Block &body = fusion.getBody().front();
     for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
-      std::string t = cType(arg.getType()), n = "a" + std::to_string(i);
+      std::string t = cppElementType(arg.getType()), n = "a" + std::to_string(i);
       os << "  const " << t << " *in" << i << " = static_cast<const " << t << " *>(inputs[" << i
          << "]);\n"
          << "  auto " << n << " = [&](int64_t i) -> " << t << " { return in" << i << "[i]; };\n";
@@ -93,7 +80,7 @@ public:
         return failure();
     auto yield = cast<YieldOp>(body.getTerminator());
     for (auto [k, value] : llvm::enumerate(yield.getValues())) {
-      std::string t = cType(value.getType());
+      std::string t = cppElementType(value.getType());
       os << "  {\n    " << t << " *out = static_cast<" << t << " *>(outputs[" << k << "]);\n"
          << parallel(elements(value), elements(value)) << "    for (int64_t i = 0; i < "
          << elements(value) << "; ++i)\n"
@@ -107,7 +94,7 @@ private:
   static int64_t elements(Value v) { return cast<ShapedType>(v.getType()).getNumElements(); }
 
   LogicalResult checkType(Operation *op, Type type) {
-    if (cType(type).empty())
+    if (cppElementType(type).empty())
       return op->emitError() << "the CPU renderer does not support " << type << " yet";
     return success();
   }
@@ -194,7 +181,7 @@ private:
   std::string define(Value result) {
     std::string n = "v" + std::to_string(next++);
     names[result] = n;
-    os << "  auto " << n << " = [&](int64_t i) -> " << cType(result.getType()) << " {\n";
+    os << "  auto " << n << " = [&](int64_t i) -> " << cppElementType(result.getType()) << " {\n";
     return n;
   }
 
@@ -208,7 +195,7 @@ private:
     if (isa<ReduceSumOp, ReduceMaxOp, ConstantOp>(op) ||
         std::distance(v.use_begin(), v.use_end()) < 2)
       return success();
-    std::string n = names[v], t = cType(v.getType()), buffer = n + "_values";
+    std::string n = names[v], t = cppElementType(v.getType()), buffer = n + "_values";
     // Bytes, not std::vector<bool>: parallel writes to packed bits would race.
     os << "  std::vector<" << (t == "bool" ? "uint8_t" : t) << "> " << buffer << "(" << elements(v)
        << ");\n"
@@ -226,7 +213,7 @@ private:
     Value result = op.getResult(0);
     if (failed(checkType(&op, result.getType())))
       return failure();
-    std::string t = cType(result.getType());
+    std::string t = cppElementType(result.getType());
     auto arg = [&](unsigned k, const std::string &index = "i") {
       return names[op.getOperand(k)] + "(" + index + ")";
     };
@@ -391,6 +378,19 @@ private:
 };
 
 } // namespace
+
+std::string cppElementType(Type type) {
+  Type element = cast<ShapedType>(type).getElementType();
+  if (element.isF32())
+    return "float";
+  if (element.isInteger(1))
+    return "bool";
+  if (element.isInteger(32))
+    return "int32_t";
+  if (element.isInteger(64))
+    return "int64_t";
+  return "";
+}
 
 FailureOr<std::string> renderCpuKernel(FusionOp fusion, StringRef name) {
   std::string source;

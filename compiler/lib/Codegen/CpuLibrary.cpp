@@ -18,18 +18,7 @@ using namespace sinter::ir;
 namespace sinter::codegen {
 namespace {
 
-std::string elementType(Value v) {
-  Type e = cast<ShapedType>(v.getType()).getElementType();
-  if (e.isF32())
-    return "float";
-  if (e.isInteger(32))
-    return "int32_t";
-  if (e.isInteger(64))
-    return "int64_t";
-  if (e.isInteger(1))
-    return "bool";
-  return "";
-}
+std::string elementType(Value v) { return cppElementType(v.getType()); }
 
 class LibraryRenderer {
 public:

@@ -112,43 +112,32 @@ private:
   std::mt19937_64 rng_;
 };
 
+/// The step's random graphs: the same ones for the same seed.
+std::vector<Tensor> randomGraphs(uint64_t seed, int count) {
+  Generator gen(seed);
+  std::vector<Tensor> outputs;
+  for (int g = 0; g < count; ++g) {
+    Tensor x = gen.input(gen.shape());
+    int64_t length = gen.pick(2, 8);
+    for (int64_t k = 0; k < length; ++k)
+      x = gen.step(x);
+    outputs.push_back(x);
+  }
+  return outputs;
+}
+
 TEST(RandomGraphs, CompiledMatchesReference) {
   compiler::install();
   set_compiler_config({.enabled = true});
   constexpr int kSteps = 20, kGraphsPerStep = 50;
   int64_t compared = 0;
   for (int s = 0; s < kSteps; ++s) {
-    Generator gen(1000 + s);
-    std::vector<Tensor> outputs;
-    for (int g = 0; g < kGraphsPerStep; ++g) {
-      Tensor x = gen.input(gen.shape());
-      int64_t length = gen.pick(2, 8);
-      for (int64_t k = 0; k < length; ++k)
-        x = gen.step(x);
-      outputs.push_back(x);
-    }
-    // The reference values first (on copies of the graph: the same nodes),
-    // then the compiled step computes the pending tensors.
+    // to_vector computes on the reference executor (only mark_step compiles).
     std::vector<std::vector<double>> expected;
-    {
-      CompilerConfig saved = compiler_config();
-      set_compiler_config({.enabled = false});
-      for (const Tensor &t : outputs)
-        expected.push_back(t.to_vector<double>()); // evaluates on the reference
-      set_compiler_config(saved);
-    }
-    outputs.clear();           // only the rebuilt graphs are pending at mark_step
-    std::vector<Tensor> fresh; // rebuild the same graphs for the compiled run
-    {
-      Generator again(1000 + s);
-      for (int g = 0; g < kGraphsPerStep; ++g) {
-        Tensor x = again.input(again.shape());
-        int64_t length = again.pick(2, 8);
-        for (int64_t k = 0; k < length; ++k)
-          x = again.step(x);
-        fresh.push_back(x);
-      }
-    }
+    for (const Tensor &t : randomGraphs(1000 + s, kGraphsPerStep))
+      expected.push_back(t.to_vector<double>());
+    // The same graphs again, for the compiled run.
+    std::vector<Tensor> fresh = randomGraphs(1000 + s, kGraphsPerStep);
     int64_t before = metrics().compiled_steps;
     mark_step();
     ASSERT_EQ(metrics().compiled_steps, before + 1) << metrics_report();

@@ -21,6 +21,10 @@
 
 namespace sinter::codegen {
 
+/// The C++ element type generated code uses for a tensor type ("float",
+/// "int32_t", "int64_t", "bool"), or "" where the CPU renderer has none yet.
+std::string cppElementType(mlir::Type tensorType);
+
 /// The C++ source of one kernel computing `fusion`, as
 ///   extern "C" void <name>(const void *const *inputs, void *const *outputs)
 /// with inputs and outputs dense row-major buffers in the fusion's operand
