@@ -63,6 +63,17 @@ SINTER_HOST_DEVICE inline Philox4x32 philoxWords(u64 seed, u64 stream, u64 index
   return philox4x32_10(counter, static_cast<u32>(seed), static_cast<u32>(seed >> 32));
 }
 
+/// The Philox key of random stream `stream` under `seed` (a SplitMix64 mix,
+/// 52 bits so that it is exact in a double): what a random op of the lazy
+/// graph reads at run time, so that a compiled step with dropout is the same
+/// program every step while its masks differ.
+SINTER_HOST_DEVICE inline u64 randomKey(u64 seed, u64 stream) {
+  u64 z = seed + 0x9E3779B97F4A7C15ull * (stream + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return (z ^ (z >> 31)) & ((1ull << 52) - 1);
+}
+
 /// A uniform number in [0, 1) with 24 random bits (exact in f32).
 SINTER_HOST_DEVICE inline float philoxUniform(u64 seed, u64 stream, u64 index) {
   return static_cast<float>(philoxWords(seed, stream, index).v[0] >> 8) * (1.0f / 16777216.0f);

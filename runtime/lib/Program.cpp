@@ -3,10 +3,15 @@
 
 #include "absl/strings/str_cat.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 
 namespace sinter::runtime {
+namespace {
+constexpr int64_t kAlignment = 64;
+int64_t alignUp(int64_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
+} // namespace
 
 StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::load(Program program) {
   std::unique_ptr<CpuExecutable> executable(new CpuExecutable());
@@ -27,12 +32,45 @@ StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::load(Program program) {
           absl::StrCat("the kernel library ", program.library, " has no kernel ", name));
     executable->kernels_.push_back(reinterpret_cast<Kernel>(symbol));
   }
-  for (const Program::Buffer &buffer : program.buffers)
-    executable->storage_.emplace_back(static_cast<size_t>(buffer.bytes));
+
+  // Which buffers live outside the arena: arguments, and results that a
+  // kernel writes (once: a result returned twice is copied the second time).
+  size_t n = program.buffers.size();
+  std::vector<bool> external(n, false), written(n, false), claimed(n, false);
+  for (int b : program.arguments)
+    external[b] = true;
+  for (const Program::Launch &launch : program.launches)
+    for (int b : launch.outputs)
+      written[b] = true;
+  for (int b : program.results) {
+    bool inPlace = written[b] && !external[b] && !claimed[b];
+    claimed[b] = claimed[b] || inPlace;
+    executable->inPlace_.push_back(inPlace);
+  }
+  std::vector<int64_t> offset(n, -1);
+  int64_t size = 0;
+  for (size_t b = 0; b < n; ++b) {
+    if (external[b] || claimed[b])
+      continue;
+    offset[b] = size;
+    size += alignUp(program.buffers[b].bytes);
+  }
+  executable->arenaBytes_ = size;
+  void *arena = std::aligned_alloc(kAlignment, std::max<int64_t>(size, kAlignment));
+  if (arena == nullptr)
+    return absl::ResourceExhaustedError(
+        absl::StrCat("cannot allocate the step's arena of ", size, " bytes"));
+  executable->arena_ = {static_cast<uint8_t *>(arena), std::free};
+  executable->address_.assign(n, nullptr);
+  for (size_t b = 0; b < n; ++b)
+    if (offset[b] >= 0)
+      executable->address_[b] = executable->arena_.get() + offset[b];
+  // Constants are filled once: no kernel writes them.
   for (const Program::Fill &fill : program.fills) {
-    std::vector<uint8_t> &bytes = executable->storage_[fill.buffer];
-    for (size_t at = 0; at + fill.element.size() <= bytes.size(); at += fill.element.size())
-      std::memcpy(bytes.data() + at, fill.element.data(), fill.element.size());
+    uint8_t *bytes = executable->address_[fill.buffer];
+    int64_t total = program.buffers[fill.buffer].bytes, step = fill.element.size();
+    for (int64_t at = 0; bytes != nullptr && step > 0 && at + step <= total; at += step)
+      std::memcpy(bytes + at, fill.element.data(), step);
   }
   executable->program_ = std::move(program);
   return executable;
@@ -44,35 +82,33 @@ CpuExecutable::~CpuExecutable() {
 }
 
 Status CpuExecutable::run(const std::vector<const void *> &arguments,
-                          const std::vector<int64_t> &argumentBytes,
-                          std::vector<std::vector<uint8_t>> &results,
-                          const std::vector<bool> *unchanged) {
-  if (arguments.size() != program_.arguments.size() ||
-      argumentBytes.size() != program_.arguments.size())
+                          const std::vector<void *> &results) {
+  if (arguments.size() != program_.arguments.size())
     return absl::InvalidArgumentError(absl::StrCat("the step takes ", program_.arguments.size(),
                                                    " arguments, got ", arguments.size()));
-  for (size_t i = 0; i < arguments.size(); ++i) {
-    std::vector<uint8_t> &buffer = storage_[program_.arguments[i]];
-    if (argumentBytes[i] != static_cast<int64_t>(buffer.size()))
-      return absl::InvalidArgumentError(absl::StrCat("argument ", i, " has ", argumentBytes[i],
-                                                     " bytes, the step expects ", buffer.size()));
-    if (unchanged == nullptr || i >= unchanged->size() || !(*unchanged)[i])
-      std::memcpy(buffer.data(), arguments[i], buffer.size());
-  }
+  if (results.size() != program_.results.size())
+    return absl::InvalidArgumentError(absl::StrCat("the step returns ", program_.results.size(),
+                                                   " results, got room for ", results.size()));
+  std::vector<uint8_t *> at = address_;
+  for (size_t i = 0; i < arguments.size(); ++i)
+    at[program_.arguments[i]] = static_cast<uint8_t *>(const_cast<void *>(arguments[i]));
+  for (size_t i = 0; i < results.size(); ++i)
+    if (inPlace_[i])
+      at[program_.results[i]] = static_cast<uint8_t *>(results[i]);
   std::vector<const void *> in;
   std::vector<void *> out;
   for (const Program::Launch &launch : program_.launches) {
     in.clear();
     out.clear();
     for (int b : launch.inputs)
-      in.push_back(storage_[b].data());
+      in.push_back(at[b]);
     for (int b : launch.outputs)
-      out.push_back(storage_[b].data());
+      out.push_back(at[b]);
     kernels_[launch.kernel](in.data(), out.data());
   }
-  results.clear();
-  for (int b : program_.results)
-    results.push_back(storage_[b]);
+  for (size_t i = 0; i < results.size(); ++i)
+    if (!inPlace_[i] && bytesOf(program_.results[i]) > 0)
+      std::memcpy(results[i], at[program_.results[i]], bytesOf(program_.results[i]));
   return absl::OkStatus();
 }
 

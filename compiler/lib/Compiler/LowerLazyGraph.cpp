@@ -131,14 +131,10 @@ public:
       return splat(b, loc, type, a.value);
     case Op::Iota:
       return b.create<IotaOp>(loc, type, a.axis);
-    case Op::Random: {
-      auto seedType = RankedTensorType::get({}, b.getI64Type());
-      Value seed = b.create<ConstantOp>(
-          loc, DenseElementsAttr::get(seedType, b.getI64IntegerAttr(static_cast<int64_t>(a.seed))));
+    case Op::Random: // the operand is the Philox key (kernels::randomKey)
       return b.create<RandomOp>(
-          loc, type, a.kind == 0 ? RandomDistribution::uniform : RandomDistribution::normal, seed,
-          a.axis);
-    }
+          loc, type, a.kind == 0 ? RandomDistribution::uniform : RandomDistribution::normal, in[0],
+          0);
     case Op::Compare:
       return b.create<CompareOp>(loc, static_cast<ComparisonDirection>(a.kind), in[0], in[1]);
     case Op::Select:

@@ -1,10 +1,12 @@
 //===- StepCompiler.cpp - mark_step's compiler for the CPU -----------------===//
 //
-// The executable cache: structure hash -> loaded CpuExecutable. Arguments
-// are the step's data nodes; their values are immutable, so a node whose
-// value is the one of the last run (the dataset, unchanged weights) is not
-// converted or copied again. The last run's values are held, not just their
-// addresses: a freed value's address could come back for a new value.
+// Two caches of loaded executables: whole steps keyed by their graph
+// structure, and eager mode's one-op programs keyed by the op's signature
+// (the structure of the op over data operands). Values cross into programs
+// without a copy: an argument is read where its value's bytes are (see Note
+// [Two forms of a value] in sinter/lazy/Node.h), and each result is written
+// straight into a fresh buffer from the caching allocator, which becomes the
+// result's value.
 //
 //===----------------------------------------------------------------------===//
 #include "sinter/Compiler/StepCompiler.h"
@@ -13,161 +15,250 @@
 #include "sinter/Compiler/Pipeline.h"
 #include "sinter/lazy/Graph.h"
 
-#include <cstring>
+#include <cstdio>
 #include <map>
 #include <mutex>
+#include <unordered_map>
 
 namespace sinter::compiler {
 namespace {
+
+using ValuePtr = std::shared_ptr<const lazy::Value>;
 
 bool supported(DType dtype) {
   return dtype == DType::f32 || dtype == DType::i32 || dtype == DType::i64 ||
          dtype == DType::boolean;
 }
 
-std::vector<uint8_t> toBytes(const lazy::Node &node) {
-  int64_t n = numel(node.shape);
-  size_t size = elementSize(node.dtype);
-  std::vector<uint8_t> bytes(static_cast<size_t>(n) * size);
-  const std::vector<double> &v = node.value->elements;
-  for (int64_t k = 0; k < n; ++k) {
-    uint8_t *at = bytes.data() + k * size;
-    switch (node.dtype) {
-    case DType::f32: {
-      float x = static_cast<float>(v[k]);
-      std::memcpy(at, &x, 4);
-      break;
-    }
-    case DType::i32: {
-      int32_t x = static_cast<int32_t>(v[k]);
-      std::memcpy(at, &x, 4);
-      break;
-    }
-    case DType::i64: {
-      int64_t x = static_cast<int64_t>(v[k]);
-      std::memcpy(at, &x, 8);
-      break;
-    }
-    default:
-      *at = v[k] != 0;
-      break;
-    }
+/// Why the CPU compiler cannot run the graph, or "".
+std::string unsupported(const std::vector<const lazy::Node *> &order) {
+  for (const lazy::Node *node : order) {
+    if (!supported(node->dtype))
+      return std::string("the CPU compiler does not support ") + std::string(name(node->dtype)) +
+             " yet";
+    if (!node->device.isCpu())
+      return "only CPU tensors are compiled yet";
   }
-  return bytes;
+  return "";
 }
 
-std::shared_ptr<const lazy::Value> fromBytes(const std::vector<uint8_t> &bytes, DType dtype) {
-  auto value = std::make_shared<lazy::Value>();
-  size_t size = elementSize(dtype), n = bytes.size() / size;
-  value->elements.resize(n);
-  for (size_t k = 0; k < n; ++k) {
-    const uint8_t *at = bytes.data() + k * size;
-    switch (dtype) {
-    case DType::f32: {
-      float x;
-      std::memcpy(&x, at, 4);
-      value->elements[k] = x;
-      break;
-    }
-    case DType::i32: {
-      int32_t x;
-      std::memcpy(&x, at, 4);
-      value->elements[k] = x;
-      break;
-    }
-    case DType::i64: {
-      int64_t x;
-      std::memcpy(&x, at, 8);
-      value->elements[k] = static_cast<double>(x);
-      break;
-    }
-    default:
-      value->elements[k] = *at != 0;
-      break;
-    }
-  }
-  return value;
+DebugOptions debugOptions(const CompilerConfig &config, const std::string &tag) {
+  return {.level = config.debug, .dumpDir = config.dump_dir, .tag = tag};
 }
 
-struct Entry {
-  std::unique_ptr<runtime::CpuExecutable> executable;
-  // The argument values of the last run (held, so that their addresses are
-  // not reused by new values while compared), and their bytes.
-  std::vector<std::shared_ptr<const lazy::Value>> lastValues;
-  std::vector<std::vector<uint8_t>> lastBytes;
+void add(StepMetrics &step, const CpuStep &build) {
+  ++step.compilations;
+  step.disk_cache_hits += build.cacheHit;
+  step.compile.lower += build.times.lower;
+  step.compile.passes += build.times.passes;
+  step.compile.codegen += build.times.codegen;
+  step.compile.build += build.times.build;
+}
+
+/// Runs `executable` on `arguments`; `results` describe its results (shape
+/// and dtype), whose values are returned in `values`.
+bool execute(runtime::CpuExecutable &executable, const std::vector<const lazy::Value *> &arguments,
+             const std::vector<const lazy::Node *> &results, std::vector<ValuePtr> &values,
+             std::string &why) {
+  std::vector<const void *> in;
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    const lazy::Value &value = *arguments[i];
+    int64_t bytes = value.size() * static_cast<int64_t>(elementSize(value.dtype()));
+    if (bytes != executable.argumentBytes(i)) {
+      why = "argument " + std::to_string(i) + " has " + std::to_string(bytes) +
+            " bytes, the program expects " + std::to_string(executable.argumentBytes(i));
+      return false;
+    }
+    in.push_back(value.bytes());
+  }
+  std::vector<lazy::Value::Bytes> buffers;
+  std::vector<void *> out;
+  for (size_t i = 0; i < results.size(); ++i) {
+    buffers.push_back(lazy::Value::allocate(executable.resultBytes(i)));
+    out.push_back(buffers.back().get());
+  }
+  absl::Status status = executable.run(in, out);
+  if (!status.ok()) {
+    why = std::string(status.message());
+    return false;
+  }
+  values.clear();
+  for (size_t i = 0; i < results.size(); ++i)
+    values.push_back(std::make_shared<lazy::Value>(std::move(buffers[i]), numel(results[i]->shape),
+                                                   results[i]->dtype));
+  return true;
+}
+
+/// One op over data operands (one per distinct operand, in first-use order,
+/// which is the order of the program's arguments): the op's signature.
+struct OneOp {
+  lazy::NodePtr node;
+  std::vector<const lazy::Node *> operands;
 };
+
+OneOp oneOp(const lazy::Node &node) {
+  OneOp one;
+  auto copy = std::make_shared<lazy::Node>();
+  copy->op = node.op;
+  copy->attrs = node.attrs;
+  copy->shape = node.shape;
+  copy->dtype = node.dtype;
+  copy->device = node.device;
+  copy->loc = node.loc;
+  std::vector<lazy::NodePtr> data;
+  for (const lazy::NodePtr &operand : node.operands) {
+    size_t k = 0;
+    while (k < one.operands.size() && one.operands[k] != operand.get())
+      ++k;
+    if (k == one.operands.size()) {
+      auto d = std::make_shared<lazy::Node>();
+      d->shape = operand->shape;
+      d->dtype = operand->dtype;
+      d->device = operand->device;
+      d->loc = operand->loc;
+      data.push_back(d);
+      one.operands.push_back(operand.get());
+    }
+    copy->operands.push_back(data[k]);
+  }
+  one.node = std::move(copy);
+  return one;
+}
 
 class CpuStepCompiler : public detail::StepCompiler {
 public:
   bool run(const std::vector<lazy::NodePtr> &outputs, uint64_t structure,
-           std::vector<std::shared_ptr<const lazy::Value>> &values, std::string &why) override {
+           const CompilerConfig &config, std::vector<ValuePtr> &values, StepMetrics &step,
+           std::string &why) override {
     std::vector<const lazy::Node *> order = lazy::topological_order(outputs);
-    std::vector<const lazy::Node *> arguments;
-    for (const lazy::Node *node : order) {
-      if (!supported(node->dtype)) {
-        why = std::string("the CPU compiler does not support ") + std::string(name(node->dtype)) +
-              " yet";
-        return false;
-      }
-      if (!node->device.isCpu()) {
-        why = "only CPU tensors are compiled yet";
-        return false;
-      }
-      if (node->op == lazy::Op::Data)
-        arguments.push_back(node);
-    }
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto found = cache_.find(structure);
-    if (found == cache_.end()) {
-      CpuStep step;
-      std::string error;
-      if (!compileStepForCpu(outputs, step, error)) {
-        why = "compilation failed: " + error.substr(0, error.find('\n'));
-        return false;
-      }
-      auto executable = runtime::CpuExecutable::load(step.program);
-      if (!executable.ok()) {
-        why = std::string(executable.status().message());
-        return false;
-      }
-      Entry entry;
-      entry.executable = std::move(*executable);
-      found = cache_.emplace(structure, std::move(entry)).first;
-    }
-    Entry &entry = found->second;
-    entry.lastValues.resize(arguments.size());
-    entry.lastBytes.resize(arguments.size());
-    std::vector<const void *> pointers;
-    std::vector<int64_t> sizes;
-    std::vector<bool> unchanged(arguments.size(), false);
-    for (size_t i = 0; i < arguments.size(); ++i) {
-      const std::shared_ptr<const lazy::Value> &value = arguments[i]->value;
-      // A value is immutable and held here since the last run, so the same
-      // pointer means the same bytes.
-      if (entry.lastValues[i] == value) {
-        unchanged[i] = true;
-      } else {
-        entry.lastBytes[i] = toBytes(*arguments[i]);
-        entry.lastValues[i] = value;
-      }
-      pointers.push_back(entry.lastBytes[i].data());
-      sizes.push_back(static_cast<int64_t>(entry.lastBytes[i].size()));
-    }
-    std::vector<std::vector<uint8_t>> results;
-    absl::Status status = entry.executable->run(pointers, sizes, results, &unchanged);
-    if (!status.ok()) {
-      why = std::string(status.message());
+    why = unsupported(order);
+    if (!why.empty())
       return false;
+    std::vector<const lazy::Value *> arguments;
+    for (const lazy::Node *node : order)
+      if (node->op == lazy::Op::Data)
+        arguments.push_back(node->value.get());
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto found = steps_.find(structure);
+    if (found == steps_.end()) {
+      char tag[32];
+      std::snprintf(tag, sizeof tag, "step-%016llx", static_cast<unsigned long long>(structure));
+      std::unique_ptr<runtime::CpuExecutable> executable =
+          compile({outputs}, debugOptions(config, tag), step, why);
+      if (!executable)
+        return false;
+      found = steps_.emplace(structure, std::move(executable)).first;
+    }
+    std::vector<const lazy::Node *> results;
+    for (const lazy::NodePtr &output : outputs)
+      results.push_back(output.get());
+    step.kernels_launched += static_cast<int64_t>(found->second->program().launches.size());
+    return execute(*found->second, arguments, results, values, why);
+  }
+
+  bool run_eager(const std::vector<lazy::NodePtr> &outputs, const CompilerConfig &config,
+                 std::vector<ValuePtr> &values, StepMetrics &step, std::string &why) override {
+    std::vector<const lazy::Node *> order = lazy::topological_order(outputs);
+    why = unsupported(order);
+    if (!why.empty())
+      return false;
+    // Each op's signature; the ops not seen before are compiled together.
+    std::vector<OneOp> ops(order.size());
+    std::vector<uint64_t> signatures(order.size());
+    std::unordered_map<const lazy::Node *, int> uses;
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<std::vector<lazy::NodePtr>> missing;
+    std::vector<uint64_t> missingSignatures;
+    for (size_t k = 0; k < order.size(); ++k) {
+      if (order[k]->op == lazy::Op::Data)
+        continue;
+      ops[k] = oneOp(*order[k]);
+      signatures[k] = lazy::structural_hash({ops[k].node});
+      for (const lazy::Node *operand : ops[k].operands)
+        ++uses[operand];
+      if (!eager_.count(signatures[k]) &&
+          std::find(missingSignatures.begin(), missingSignatures.end(), signatures[k]) ==
+              missingSignatures.end()) {
+        missing.push_back({ops[k].node});
+        missingSignatures.push_back(signatures[k]);
+      }
+    }
+    if (!missing.empty()) {
+      std::vector<std::unique_ptr<runtime::CpuExecutable>> executables = compileAll(
+          missing, debugOptions(config, "eager-" + std::to_string(eager_.size())), step, why);
+      if (executables.empty())
+        return false;
+      for (size_t i = 0; i < missing.size(); ++i)
+        eager_.emplace(missingSignatures[i], std::move(executables[i]));
+    }
+    for (const lazy::NodePtr &output : outputs)
+      ++uses[output.get()];
+
+    // Run op by op; a value is dropped (its buffer back to the allocator's
+    // cache) after its last use, as in eager PyTorch.
+    std::unordered_map<const lazy::Node *, ValuePtr> computed;
+    std::vector<const lazy::Value *> arguments;
+    std::vector<ValuePtr> result;
+    for (size_t k = 0; k < order.size(); ++k) {
+      const lazy::Node *node = order[k];
+      if (node->op == lazy::Op::Data)
+        continue;
+      arguments.clear();
+      for (const lazy::Node *operand : ops[k].operands)
+        arguments.push_back(operand->op == lazy::Op::Data ? operand->value.get()
+                                                          : computed.at(operand).get());
+      runtime::CpuExecutable &executable = *eager_.at(signatures[k]);
+      step.kernels_launched += static_cast<int64_t>(executable.program().launches.size());
+      if (!execute(executable, arguments, {node}, result, why))
+        return false;
+      computed[node] = std::move(result.front());
+      for (const lazy::Node *operand : ops[k].operands)
+        if (--uses[operand] == 0)
+          computed.erase(operand);
     }
     values.clear();
-    for (size_t i = 0; i < outputs.size(); ++i)
-      values.push_back(fromBytes(results[i], outputs[i]->dtype));
+    for (const lazy::NodePtr &output : outputs)
+      values.push_back(output->op == lazy::Op::Data ? output->value : computed.at(output.get()));
     return true;
   }
 
 private:
+  /// Compiles and loads one program per graph (one kernel library for all);
+  /// empty on failure, with the reason in `why`.
+  std::vector<std::unique_ptr<runtime::CpuExecutable>>
+  compileAll(const std::vector<std::vector<lazy::NodePtr>> &graphs, const DebugOptions &debug,
+             StepMetrics &step, std::string &why) {
+    CpuStep build;
+    std::vector<runtime::Program> programs;
+    std::string error;
+    if (!compileGraphsForCpu(graphs, programs, build, error, debug)) {
+      why = "compilation failed: " + error.substr(0, error.find('\n'));
+      return {};
+    }
+    add(step, build);
+    std::vector<std::unique_ptr<runtime::CpuExecutable>> executables;
+    for (runtime::Program &program : programs) {
+      auto executable = runtime::CpuExecutable::load(std::move(program));
+      if (!executable.ok()) {
+        why = std::string(executable.status().message());
+        return {};
+      }
+      executables.push_back(std::move(*executable));
+    }
+    return executables;
+  }
+
+  std::unique_ptr<runtime::CpuExecutable> compile(const std::vector<lazy::NodePtr> &outputs,
+                                                  const DebugOptions &debug, StepMetrics &step,
+                                                  std::string &why) {
+    std::vector<std::unique_ptr<runtime::CpuExecutable>> one =
+        compileAll({outputs}, debug, step, why);
+    return one.empty() ? nullptr : std::move(one.front());
+  }
+
   std::mutex mutex_;
-  std::map<uint64_t, Entry> cache_;
+  std::map<uint64_t, std::unique_ptr<runtime::CpuExecutable>> steps_;
+  std::unordered_map<uint64_t, std::unique_ptr<runtime::CpuExecutable>> eager_;
 };
 
 } // namespace

@@ -1,5 +1,6 @@
 //===- Tensor.cpp - tensor handles, creation, evaluation, mark_step -------===//
 #include "TensorImpl.h"
+#include "common/philox.h"
 #include "sinter/Compiler.h"
 #include "sinter/Error.h"
 #include "sinter/Metrics.h"
@@ -110,8 +111,8 @@ template <typename T> std::vector<T> Tensor::to_vector(Loc loc) const {
   implOf(*this, loc);
   std::shared_ptr<const lazy::Value> value = detail::evaluate(*this);
   std::vector<T> out;
-  out.reserve(value->elements.size());
-  for (double x : value->elements) {
+  out.reserve(value->size());
+  for (double x : value->elements()) {
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
       // Saturate instead of the undefined behaviour of an out-of-range cast.
       constexpr double lo = static_cast<double>(std::numeric_limits<T>::min());
@@ -143,10 +144,11 @@ Tensor from_vector(const std::vector<T> &values, const Shape &shape, std::option
                cat("from_vector: ", values.size(), " values cannot fill shape ", toString(shape),
                    " (", numel(shape), " elements)"));
   DType type = dtype.value_or(dtypeOf<T>());
-  auto value = std::make_shared<lazy::Value>();
-  value->elements.reserve(values.size());
+  std::vector<double> elements;
+  elements.reserve(values.size());
   for (size_t i = 0; i < values.size(); ++i)
-    value->elements.push_back(detail::roundTo(type, static_cast<double>(values[i])));
+    elements.push_back(detail::roundTo(type, static_cast<double>(values[i])));
+  auto value = std::make_shared<lazy::Value>(std::move(elements), type);
   return detail::fromValue(std::move(value), shape, type, Device::cpu(), loc);
 }
 
@@ -189,9 +191,13 @@ static Tensor random(const char *op, const Shape &shape, DType dtype, uint8_t ki
                cat(op, ": dtype must be floating point, got ", name(dtype)));
   lazy::Attrs attrs;
   attrs.kind = kind;
-  attrs.seed = globalSeed.load();
-  attrs.axis = static_cast<int64_t>(nextStream.fetch_add(1));
-  return detail::record(lazy::Op::Random, std::move(attrs), {}, shape, dtype, Device::cpu(), loc);
+  // The key is data, not an attribute: every step draws new numbers from the
+  // same compiled program.
+  int64_t key =
+      static_cast<int64_t>(kernels::randomKey(globalSeed.load(), nextStream.fetch_add(1)));
+  Tensor keyData = from_vector<int64_t>({key}, {}, DType::i64, loc);
+  return detail::record(lazy::Op::Random, std::move(attrs), {keyData.impl()->node}, shape, dtype,
+                        Device::cpu(), loc);
 }
 
 Tensor rand(const Shape &shape, DType dtype, Loc loc) {
@@ -262,13 +268,7 @@ MetricsState &metricsState() {
   return *state;
 }
 
-int debugLevel() {
-  static const int level = [] {
-    const char *value = std::getenv("SINTER_DEBUG");
-    return value != nullptr ? std::atoi(value) : 0;
-  }();
-  return level;
-}
+int debugLevel() { return compiler_config().debug; }
 
 /// Counts this step's graph and, when the step at `loc` changed structure,
 /// says why.
@@ -320,12 +320,26 @@ void reset_metrics() {
   state.sites.clear();
 }
 
+CompileSeconds &CompileSeconds::operator+=(const CompileSeconds &other) {
+  lower += other.lower;
+  passes += other.passes;
+  codegen += other.codegen;
+  build += other.build;
+  return *this;
+}
+
 std::string metrics_report() {
   Metrics m = metrics();
-  std::string report = cat("steps: ", m.steps, " (compiled: ", m.compiled_steps, ")",
-                           "\ndistinct graphs (compilations): ", m.distinct_graphs,
-                           "\nrepeated graphs (cache hits): ", m.repeated_graphs,
-                           "\nexecute time: ", m.execute_seconds, " s\n");
+  std::string report =
+      cat("steps: ", m.steps, " (compiled: ", m.compiled_steps, ", eager: ", m.eager_steps,
+          ", reference: ", m.steps - m.compiled_steps - m.eager_steps, ")",
+          "\ndistinct graphs: ", m.distinct_graphs,
+          "\nrepeated graphs (cache hits): ", m.repeated_graphs, "\ncompilations: ", m.compilations,
+          " (kernel libraries from disk: ", m.disk_cache_hits, ")",
+          "\ncompile time: ", m.compile.total(), " s (lower ", m.compile.lower, ", passes ",
+          m.compile.passes, ", codegen ", m.compile.codegen, ", build ", m.compile.build, ")",
+          "\nexecute time: ", m.execute_seconds, " s", "\nkernels launched: ", m.kernels_launched,
+          "\n");
   for (const std::string &reason : m.recompile_reasons)
     report += cat("recompiled: ", reason, "\n");
   for (const std::string &reason : m.fallback_reasons)
@@ -337,8 +351,17 @@ namespace {
 struct CompilerState {
   std::mutex mutex;
   CompilerConfig config = [] {
-    const char *value = std::getenv("SINTER_COMPILER");
-    return CompilerConfig{.enabled = value != nullptr && std::string(value) == "1"};
+    CompilerConfig config;
+    if (const char *value = std::getenv("SINTER_COMPILER")) {
+      std::string mode = value;
+      config.enabled = mode != "0";
+      config.use_reference = mode == "reference";
+    }
+    if (const char *value = std::getenv("SINTER_DEBUG"))
+      config.debug = std::atoi(value);
+    if (const char *value = std::getenv("SINTER_DUMP_DIR"))
+      config.dump_dir = value;
+    return config;
   }();
   std::shared_ptr<detail::StepCompiler> compiler;
 };
@@ -368,6 +391,25 @@ std::shared_ptr<detail::StepCompiler> detail::step_compiler() {
   return compilerState().compiler;
 }
 
+namespace {
+
+void printMetricsAtExit() { std::fprintf(stderr, "sinter metrics:\n%s", metrics_report().c_str()); }
+
+/// Remembers why a step ran on the reference executor (once per reason).
+void noteFallback(const std::string &why, Loc loc) {
+  MetricsState &state = metricsState();
+  std::lock_guard<std::mutex> lock(state.mutex);
+  std::vector<std::string> &reasons = state.metrics.fallback_reasons;
+  if (std::find(reasons.begin(), reasons.end(), why) != reasons.end())
+    return;
+  reasons.push_back(why);
+  if (debugLevel() >= 1)
+    std::fprintf(stderr, "sinter: step at %s:%u runs on the reference executor: %s\n",
+                 loc.file_name(), loc.line(), why.c_str());
+}
+
+} // namespace
+
 void mark_step(Loc loc) {
   std::vector<std::shared_ptr<TensorImpl>> pending;
   {
@@ -383,30 +425,30 @@ void mark_step(Loc loc) {
   for (const std::shared_ptr<TensorImpl> &impl : pending)
     outputs.push_back(impl->node);
   uint64_t structure = recordStep(outputs, loc);
+  CompilerConfig config = compiler_config();
+  static std::once_flag atExit;
+  if (config.debug >= 1)
+    std::call_once(atExit, [] { std::atexit(printMetricsAtExit); });
+
   auto start = std::chrono::steady_clock::now();
+  StepMetrics step;
   bool compiled = false;
-  if (compiler_config().enabled) {
+  if (!config.use_reference) {
     std::shared_ptr<detail::StepCompiler> compiler = detail::step_compiler();
-    SINTER_CHECK(compiler != nullptr, loc,
-                 "mark_step: the compiler is enabled but no step compiler is installed; link "
-                 "Sinter's compiler library and call sinter::compiler::install()");
     std::vector<std::shared_ptr<const lazy::Value>> values;
     std::string why;
-    compiled = compiler->run(outputs, structure, values, why);
-    if (compiled) {
+    if (compiler == nullptr)
+      why = "no step compiler is installed (link Sinter's compiler library and call "
+            "sinter::compiler::install())";
+    else if (config.enabled)
+      compiled = compiler->run(outputs, structure, config, values, step, why);
+    else
+      compiled = compiler->run_eager(outputs, config, values, step, why);
+    if (compiled)
       for (size_t i = 0; i < pending.size(); ++i)
         pending[i]->node->value = values[i];
-    } else {
-      MetricsState &state = metricsState();
-      std::lock_guard<std::mutex> lock(state.mutex);
-      std::vector<std::string> &reasons = state.metrics.fallback_reasons;
-      if (std::find(reasons.begin(), reasons.end(), why) == reasons.end()) {
-        reasons.push_back(why);
-        if (debugLevel() >= 1)
-          std::fprintf(stderr, "sinter: step at %s:%u runs on the reference executor: %s\n",
-                       loc.file_name(), loc.line(), why.c_str());
-      }
-    }
+    else
+      noteFallback(why, loc);
   }
   // Compute everything first (shared subgraphs once), then cut the graph:
   // each live tensor becomes data, and the recorded history is freed.
@@ -426,8 +468,14 @@ void mark_step(Loc loc) {
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   MetricsState &state = metricsState();
   std::lock_guard<std::mutex> lock(state.mutex);
-  state.metrics.execute_seconds += seconds;
-  state.metrics.compiled_steps += compiled;
+  Metrics &m = state.metrics;
+  m.execute_seconds += std::max(0.0, seconds - step.compile.total());
+  m.compiled_steps += compiled && config.enabled;
+  m.eager_steps += compiled && !config.enabled;
+  m.compilations += step.compilations;
+  m.disk_cache_hits += step.disk_cache_hits;
+  m.compile += step.compile;
+  m.kernels_launched += step.kernels_launched;
 }
 
 std::string Tensor::toString() const {

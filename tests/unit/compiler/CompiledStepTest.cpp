@@ -22,35 +22,6 @@ namespace {
 using namespace sinter;
 namespace F = nn::functional;
 
-std::vector<uint8_t> bytesOf(const lazy::Node &node) {
-  int64_t n = numel(node.shape);
-  std::vector<uint8_t> bytes;
-  auto append = [&](const auto &value) {
-    const auto *raw = reinterpret_cast<const uint8_t *>(&value);
-    bytes.insert(bytes.end(), raw, raw + sizeof(value));
-  };
-  for (int64_t k = 0; k < n; ++k) {
-    double v = node.value->elements[k];
-    switch (node.dtype) {
-    case DType::f32:
-      append(static_cast<float>(v));
-      break;
-    case DType::i32:
-      append(static_cast<int32_t>(v));
-      break;
-    case DType::i64:
-      append(static_cast<int64_t>(v));
-      break;
-    case DType::boolean:
-      append(static_cast<uint8_t>(v != 0));
-      break;
-    default:
-      ADD_FAILURE() << "dtype " << name(node.dtype) << " in a test step";
-    }
-  }
-  return bytes;
-}
-
 /// Compiles and runs the step computing `outputs` (all f32), and compares
 /// each with the reference executor.
 void checkCompiledStep(const std::string &what, const std::vector<Tensor> &outputs) {
@@ -63,20 +34,24 @@ void checkCompiledStep(const std::string &what, const std::vector<Tensor> &outpu
   auto executable = runtime::CpuExecutable::load(step.program);
   ASSERT_TRUE(executable.ok()) << executable.status();
 
-  std::vector<std::vector<uint8_t>> arguments;
+  // Arguments are read where their values' bytes are; results are written
+  // into buffers of the program's sizes.
+  std::vector<const void *> arguments;
   for (const lazy::Node *node : lazy::topological_order(nodes))
-    if (node->op == lazy::Op::Data)
-      arguments.push_back(bytesOf(*node));
-  std::vector<const void *> pointers;
-  std::vector<int64_t> sizes;
-  for (const auto &a : arguments) {
-    pointers.push_back(a.data());
-    sizes.push_back(static_cast<int64_t>(a.size()));
-  }
+    if (node->op == lazy::Op::Data) {
+      ASSERT_EQ((*executable)->argumentBytes(arguments.size()),
+                node->value->size() * static_cast<int64_t>(elementSize(node->dtype)));
+      arguments.push_back(node->value->bytes());
+    }
+  ASSERT_EQ(step.program.results.size(), outputs.size());
   std::vector<std::vector<uint8_t>> results;
-  absl::Status status = (*executable)->run(pointers, sizes, results);
+  std::vector<void *> pointers;
+  for (size_t i = 0; i < outputs.size(); ++i)
+    results.emplace_back((*executable)->resultBytes(i));
+  for (auto &r : results)
+    pointers.push_back(r.data());
+  absl::Status status = (*executable)->run(arguments, pointers);
   ASSERT_TRUE(status.ok()) << status;
-  ASSERT_EQ(results.size(), outputs.size());
 
   double worst = 0;
   for (size_t i = 0; i < outputs.size(); ++i) {

@@ -33,70 +33,6 @@ using namespace sinter;
 namespace F = nn::functional;
 using Kernel = void (*)(const void *const *, void *const *);
 
-/// A buffer holding a computed node's values in its dtype's C++ type.
-struct Buffer {
-  std::vector<float> f32;
-  std::vector<int64_t> i64;
-  std::vector<int32_t> i32;
-  std::vector<uint8_t> boolean;
-  DType dtype;
-
-  explicit Buffer(const lazy::Node &node) : dtype(node.dtype) {
-    int64_t n = numel(node.shape);
-    f32.resize(dtype == DType::f32 ? n : 0);
-    i64.resize(dtype == DType::i64 ? n : 0);
-    i32.resize(dtype == DType::i32 ? n : 0);
-    boolean.resize(dtype == DType::boolean ? n : 0);
-    if (node.value)
-      for (int64_t k = 0; k < n; ++k)
-        set(k, node.value->elements[k]);
-  }
-  void set(int64_t k, double v) {
-    switch (dtype) {
-    case DType::f32:
-      f32[k] = static_cast<float>(v);
-      break;
-    case DType::i64:
-      i64[k] = static_cast<int64_t>(v);
-      break;
-    case DType::i32:
-      i32[k] = static_cast<int32_t>(v);
-      break;
-    case DType::boolean:
-      boolean[k] = v != 0;
-      break;
-    default:
-      break;
-    }
-  }
-  double get(int64_t k) const {
-    switch (dtype) {
-    case DType::f32:
-      return f32[k];
-    case DType::i64:
-      return static_cast<double>(i64[k]);
-    case DType::i32:
-      return i32[k];
-    case DType::boolean:
-      return boolean[k];
-    default:
-      return NAN;
-    }
-  }
-  void *data() {
-    switch (dtype) {
-    case DType::f32:
-      return f32.data();
-    case DType::i64:
-      return i64.data();
-    case DType::i32:
-      return i32.data();
-    default:
-      return boolean.data();
-    }
-  }
-};
-
 /// Compiles the graph of `output` into one kernel, runs it, and checks it
 /// against the reference executor.
 void checkKernel(const std::string &what, const Tensor &output) {
@@ -137,30 +73,31 @@ void checkKernel(const std::string &what, const Tensor &output) {
   for (const lazy::Node *node : lazy::topological_order(outputs))
     if (node->op == lazy::Op::Data)
       arguments.push_back(node);
-  std::vector<Buffer> inputs;
+  std::vector<std::shared_ptr<const lazy::Value>> inputs;
   for (mlir::Value operand : kernelOp->getOperands()) {
     if (auto constant = operand.getDefiningOp<ir::ConstantOp>()) {
       // A splat constant (the seed gradient of backward): a filled buffer.
       auto dense = mlir::cast<mlir::DenseElementsAttr>(constant.getValue());
       ASSERT_TRUE(dense.isSplat() && dense.getElementType().isF32());
-      auto node = std::make_shared<lazy::Node>();
-      node->shape.assign(dense.getType().getShape().begin(), dense.getType().getShape().end());
-      auto value = std::make_shared<lazy::Value>();
-      value->elements.assign(dense.getNumElements(), dense.getSplatValue<float>());
-      node->value = value;
-      inputs.emplace_back(*node);
+      inputs.push_back(std::make_shared<lazy::Value>(
+          std::vector<double>(dense.getNumElements(), dense.getSplatValue<float>()), DType::f32));
       continue;
     }
     auto arg = mlir::dyn_cast<mlir::BlockArgument>(operand);
     ASSERT_TRUE(arg) << "a kernel input is computed outside the kernel";
-    inputs.emplace_back(*arguments[arg.getArgNumber()]);
+    inputs.push_back(arguments[arg.getArgNumber()]->value);
   }
   std::vector<const void *> inputPointers;
-  for (Buffer &b : inputs)
-    inputPointers.push_back(b.data());
-  Buffer result(*outputs.front());
-  void *outputPointers[] = {result.data()};
+  for (const auto &value : inputs)
+    inputPointers.push_back(value->bytes());
+  const lazy::Node &out = *outputs.front();
+  int64_t n = numel(out.shape);
+  lazy::Value::Bytes bytes =
+      lazy::Value::allocate(n * static_cast<int64_t>(elementSize(out.dtype)));
+  void *outputPointers[] = {bytes.get()};
   kernel(inputPointers.data(), outputPointers);
+  lazy::Value result(bytes, n, out.dtype);
+  const std::vector<double> &got = result.elements();
 
   std::vector<double> expected = output.to_vector<double>();
   double scale = 0, worst = 0;
@@ -168,19 +105,18 @@ void checkKernel(const std::string &what, const Tensor &output) {
     if (std::isfinite(e))
       scale = std::max(scale, std::fabs(e));
   for (size_t k = 0; k < expected.size(); ++k) {
-    double got = result.get(static_cast<int64_t>(k));
     if (std::isnan(expected[k])) {
-      EXPECT_TRUE(std::isnan(got)) << "element " << k;
+      EXPECT_TRUE(std::isnan(got[k])) << "element " << k;
       continue;
     }
     if (std::isinf(expected[k])) {
-      EXPECT_EQ(got, expected[k]) << "element " << k;
+      EXPECT_EQ(got[k], expected[k]) << "element " << k;
       continue;
     }
-    double diff = std::fabs(got - expected[k]);
+    double diff = std::fabs(got[k] - expected[k]);
     worst = std::max(worst, diff);
     EXPECT_LE(diff, 1e-5 * scale + 1e-6)
-        << "element " << k << ": kernel " << got << ", reference " << expected[k];
+        << "element " << k << ": kernel " << got[k] << ", reference " << expected[k];
   }
   std::printf("KERNEL OK  %-26s %zu elements, max diff %.2e%s\n", what.c_str(), expected.size(),
               worst, library.cacheHit ? " (cached)" : "");

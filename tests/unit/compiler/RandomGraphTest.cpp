@@ -126,9 +126,11 @@ std::vector<Tensor> randomGraphs(uint64_t seed, int count) {
   return outputs;
 }
 
-TEST(RandomGraphs, CompiledMatchesReference) {
+/// Builds 1,000 random graphs in 20 steps, runs each step with `config`
+/// (compiled or eager), and compares every result with the reference.
+void checkRandomGraphs(const CompilerConfig &config, const char *mode) {
   compiler::install();
-  set_compiler_config({.enabled = true});
+  set_compiler_config(config);
   constexpr int kSteps = 20, kGraphsPerStep = 50;
   int64_t compared = 0;
   for (int s = 0; s < kSteps; ++s) {
@@ -138,9 +140,13 @@ TEST(RandomGraphs, CompiledMatchesReference) {
       expected.push_back(t.to_vector<double>());
     // The same graphs again, for the compiled run.
     std::vector<Tensor> fresh = randomGraphs(1000 + s, kGraphsPerStep);
-    int64_t before = metrics().compiled_steps;
+    Metrics before = metrics();
     mark_step();
-    ASSERT_EQ(metrics().compiled_steps, before + 1) << metrics_report();
+    Metrics after = metrics();
+    ASSERT_EQ(after.compiled_steps + after.eager_steps,
+              before.compiled_steps + before.eager_steps + 1)
+        << metrics_report();
+    ASSERT_EQ(after.eager_steps - before.eager_steps, config.enabled ? 0 : 1);
     for (int g = 0; g < kGraphsPerStep; ++g) {
       std::vector<double> got = fresh[g].to_vector<double>();
       ASSERT_EQ(got.size(), expected[g].size());
@@ -149,14 +155,18 @@ TEST(RandomGraphs, CompiledMatchesReference) {
         scale = std::max(scale, std::fabs(e));
       for (size_t k = 0; k < got.size(); ++k)
         ASSERT_NEAR(got[k], expected[g][k], 1e-4 * scale + 1e-6)
-            << "step " << s << " graph " << g << " element " << k;
+            << mode << " step " << s << " graph " << g << " element " << k;
       ++compared;
     }
   }
-  set_compiler_config({.enabled = false});
-  std::printf("RANDOM OK  %lld random graphs compiled and matched the reference\n",
-              static_cast<long long>(compared));
+  set_compiler_config({});
+  std::printf("RANDOM OK  %lld random graphs run %s and matched the reference\n",
+              static_cast<long long>(compared), mode);
   EXPECT_EQ(compared, kSteps * kGraphsPerStep);
 }
+
+TEST(RandomGraphs, CompiledMatchesReference) { checkRandomGraphs({.enabled = true}, "compiled"); }
+
+TEST(RandomGraphs, EagerMatchesReference) { checkRandomGraphs({.enabled = false}, "eager"); }
 
 } // namespace

@@ -16,17 +16,40 @@ class OpPassManager;
 namespace sinter::compiler {
 
 /// The passes from a lowered step to fused kernels, in order: canonicalize,
-/// CSE, fusion, canonicalize. (Decomposition, rematerialization, scheduling
+/// CSE, fusion (reporting every decision as a remark with `explainFusion`),
+/// canonicalize. (Decomposition, rematerialization, scheduling
 /// and buffer assignment join this chain as they are written.)
-void buildPipeline(mlir::OpPassManager &pm);
+void buildPipeline(mlir::OpPassManager &pm, bool explainFusion = false);
+
+/// What to show of a compilation (SINTER_DEBUG, SINTER_DUMP_DIR).
+struct DebugOptions {
+  /// 2: fusion groups with the reason for every refusal; 3: also the
+  /// generated kernel source; 4: also the IR after every pass.
+  int level = 0;
+  /// Where the files go (`<tag>.fusion.txt`, `<tag>.kernels.cpp`,
+  /// `<tag>.passes.mlir`, `<tag>.mlir`); empty: stderr.
+  std::string dumpDir;
+  /// Names this compilation's files.
+  std::string tag = "step";
+};
+
+/// Seconds spent in each phase of one compilation.
+struct CompileTimes {
+  double lower = 0;   // lazy graph -> sinter dialect
+  double passes = 0;  // the pipeline
+  double codegen = 0; // kernels rendered as C++
+  double build = 0;   // host compiler (or its disk cache) and translation
+  double total() const { return lower + passes + codegen + build; }
+};
 
 /// What compiling a step for the CPU produced.
 struct CpuStep {
   std::string ir;           // the module after the pipeline
-  int64_t kernels = 0;      // sinter.fusion regions rendered
+  int64_t kernels = 0;      // kernels rendered (fusions and library ops)
   std::string library;      // the compiled kernel library
   bool cacheHit = false;    // the library came from the disk cache
   runtime::Program program; // the launches, ready for runtime::CpuExecutable
+  CompileTimes times;
 };
 
 /// Lowers the graph of `outputs`, runs the pipeline, renders every kernel
@@ -34,8 +57,15 @@ struct CpuStep {
 /// translates the function into a runtime Program: arguments are the graph's
 /// data nodes in lazy::topological_order, results are `outputs`. Returns
 /// false with the diagnostics in `error`.
-bool compileStepForCpu(const std::vector<lazy::NodePtr> &outputs, CpuStep &step,
-                       std::string &error);
+bool compileStepForCpu(const std::vector<lazy::NodePtr> &outputs, CpuStep &step, std::string &error,
+                       const DebugOptions &debug = {});
+
+/// The same for several graphs at once (eager mode's one-op programs): one
+/// module, one kernel library, one Program per graph, in `programs`.
+/// `step` describes the whole build (its `program` is left empty).
+bool compileGraphsForCpu(const std::vector<std::vector<lazy::NodePtr>> &graphs,
+                         std::vector<runtime::Program> &programs, CpuStep &step, std::string &error,
+                         const DebugOptions &debug = {});
 
 } // namespace sinter::compiler
 

@@ -1,17 +1,25 @@
-//===- Compiler.h - running steps compiled --------------------------------===//
+//===- Compiler.h - how mark_step() runs a step ----------------------------===//
 //
-// With the compiler enabled, mark_step() hands each step's graph to the
-// registered step compiler, which compiles it once per graph structure (the
-// executable cache, keyed as in sinter/lazy/Graph.h) and runs it; a step it
-// cannot compile runs on the reference executor instead, with the reason in
-// the metrics. The compiler lives in a separate library (MLIR), which
-// registers itself: call sinter::compiler::install() from it
-// (sinter/Compiler/StepCompiler.h) before enabling.
+// mark_step() hands each step's graph to the registered step compiler:
+//  - compiled (CompilerConfig::enabled, the default): the whole step is one
+//    program of fused kernels, compiled once per graph structure (the
+//    executable cache, keyed as in sinter/lazy/Graph.h) and replayed;
+//  - eager (enabled = false, or SINTER_COMPILER=0): each op runs as its own
+//    one-op program from the same codegen, compiled once per op signature,
+//    its result in a fresh buffer from the caching allocator: the same
+//    kernels with no fusion and no planning, the baseline to measure against;
+//  - the reference executor (use_reference, or SINTER_COMPILER=reference, or
+//    no compiler installed): every op in double precision, the oracle.
+// The compiler lives in a separate library (MLIR), which registers itself:
+// call sinter::compiler::install() from it (sinter/Compiler/StepCompiler.h).
+// A step the compiler cannot run runs on the reference executor, with the
+// reason in the metrics (sinter/Metrics.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef SINTER_COMPILER_H
 #define SINTER_COMPILER_H
 
+#include "sinter/Metrics.h"
 #include "sinter/lazy/Node.h"
 
 #include <cstdint>
@@ -22,8 +30,18 @@
 namespace sinter {
 
 struct CompilerConfig {
-  /// Run steps compiled (SINTER_COMPILER=1 sets it at startup).
-  bool enabled = false;
+  /// Whole steps compiled and fused (true) or each op on its own (eager).
+  /// SINTER_COMPILER=1 or 0 sets it at startup.
+  bool enabled = true;
+  /// Every step on the reference executor (SINTER_COMPILER=reference).
+  bool use_reference = false;
+  /// SINTER_DEBUG: 1 prints the metrics report at exit and each
+  /// recompilation with its reason; 2 also writes the fusion groups with the
+  /// reason for every refusal and the fused IR; 3 also the generated kernel
+  /// source; 4 also the IR after every pass.
+  int debug = 0;
+  /// SINTER_DUMP_DIR: where debug files go (stderr when empty).
+  std::string dump_dir = {};
 };
 
 void set_compiler_config(const CompilerConfig &config);
@@ -35,11 +53,17 @@ namespace detail {
 class StepCompiler {
 public:
   virtual ~StepCompiler() = default;
-  /// Computes the values of `outputs` (the pending tensors of one step), or
-  /// returns false with the reason when it cannot (the reference executor
-  /// then runs the step).
+  /// Computes the values of `outputs` (the pending tensors of one step) as
+  /// one program, or returns false with the reason in `why` when it cannot
+  /// (the reference executor then runs the step). Adds what it did to `step`.
   virtual bool run(const std::vector<lazy::NodePtr> &outputs, uint64_t structure,
-                   std::vector<std::shared_ptr<const lazy::Value>> &values, std::string &why) = 0;
+                   const CompilerConfig &config,
+                   std::vector<std::shared_ptr<const lazy::Value>> &values, StepMetrics &step,
+                   std::string &why) = 0;
+  /// The same, op by op (eager mode).
+  virtual bool run_eager(const std::vector<lazy::NodePtr> &outputs, const CompilerConfig &config,
+                         std::vector<std::shared_ptr<const lazy::Value>> &values, StepMetrics &step,
+                         std::string &why) = 0;
 };
 
 void register_step_compiler(std::shared_ptr<StepCompiler> compiler);

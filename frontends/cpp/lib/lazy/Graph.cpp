@@ -26,8 +26,7 @@ std::vector<int64_t> describe(const Node &node,
     words.push_back(static_cast<int64_t>(list->size()));
     words.insert(words.end(), list->begin(), list->end());
   }
-  bool random = node.op == Op::Random; // seed and stream are inputs
-  words.push_back(random ? 0 : a.axis);
+  words.push_back(a.axis);
   int64_t valueBits;
   static_assert(sizeof(valueBits) == sizeof(a.value));
   std::memcpy(&valueBits, &a.value, sizeof(valueBits));

@@ -145,7 +145,7 @@ Tensor cross_entropy(const Tensor &logits, const Tensor &targets, int64_t ignore
   // Targets already known (data from the user) are checked now, at this line;
   // an out-of-range class would otherwise silently select nothing.
   if (const auto &value = targets.impl()->node->value)
-    for (double t : value->elements)
+    for (double t : value->elements())
       SINTER_CHECK(t == static_cast<double>(ignore_index) || (t >= 0 && t < classes), loc,
                    cat("cross_entropy: target ", static_cast<int64_t>(t), " is out of range for ",
                        classes, " classes"));

@@ -68,7 +68,7 @@ int64_t flatIndex(const std::vector<int64_t> &coords, const std::vector<int64_t>
 }
 
 const std::vector<double> &in(const Node &node, size_t i) {
-  return node.operands[i]->value->elements;
+  return node.operands[i]->value->elements();
 }
 
 double unary(Op op, double x) {
@@ -327,9 +327,7 @@ void roundAll(DType dtype, std::vector<double> &values) {
 
 /// Computes one node whose operands are computed.
 std::shared_ptr<const Value> compute(const Node &node) {
-  auto value = std::make_shared<Value>();
-  std::vector<double> &out = value->elements;
-  out.assign(numel(node.shape), 0.0);
+  std::vector<double> out(numel(node.shape), 0.0);
   const lazy::Attrs &attrs = node.attrs;
   switch (node.op) {
   case Op::Data:
@@ -344,11 +342,13 @@ std::shared_ptr<const Value> compute(const Node &node) {
       out[i] = static_cast<double>((i / strides[attrs.axis]) % node.shape[attrs.axis]);
     break;
   }
-  case Op::Random:
+  case Op::Random: {
+    auto key = static_cast<uint64_t>(in(node, 0)[0]);
     for (int64_t i = 0; i < static_cast<int64_t>(out.size()); ++i)
-      out[i] = attrs.kind == 0 ? kernels::philoxUniform(attrs.seed, attrs.axis, i)
-                               : kernels::philoxNormal(attrs.seed, attrs.axis, i);
+      out[i] =
+          attrs.kind == 0 ? kernels::philoxUniform(key, 0, i) : kernels::philoxNormal(key, 0, i);
     break;
+  }
   case Op::Neg:
   case Op::Abs:
   case Op::Exp:
@@ -430,7 +430,7 @@ std::shared_ptr<const Value> compute(const Node &node) {
     int64_t offset = 0;
     for (size_t k = 0; k < node.operands.size(); ++k) {
       const Node &operand = *node.operands[k];
-      const std::vector<double> &src = operand.value->elements;
+      const std::vector<double> &src = operand.value->elements();
       for (int64_t i = 0; i < static_cast<int64_t>(src.size()); ++i) {
         std::vector<int64_t> c = coordsOf(i, operand.shape);
         c[attrs.axis] += offset;
@@ -511,7 +511,7 @@ std::shared_ptr<const Value> compute(const Node &node) {
     break;
   }
   roundAll(node.dtype, out);
-  return value;
+  return std::make_shared<Value>(std::move(out), node.dtype);
 }
 
 } // namespace

@@ -46,8 +46,9 @@ struct Program {
   std::string kernelPrefix;
 };
 
-/// A Program loaded for the CPU: its kernels resolved and its buffers
-/// allocated once, reused by every run.
+/// A Program loaded for the CPU: its kernels resolved and its own buffers
+/// (everything but arguments and results) laid out once in one arena,
+/// 64-byte aligned, reused by every run.
 class CpuExecutable {
 public:
   static StatusOr<std::unique_ptr<CpuExecutable>> load(Program program);
@@ -55,24 +56,34 @@ public:
   CpuExecutable(const CpuExecutable &) = delete;
   CpuExecutable &operator=(const CpuExecutable &) = delete;
 
-  /// Runs the step. `arguments[i]` holds the bytes of argument i (its size
-  /// must match); on return `results[i]` holds result i. Where `unchanged`
-  /// is given and true for an argument, its bytes are those of the previous
-  /// run and are not copied again (a dataset, frozen weights).
-  Status run(const std::vector<const void *> &arguments, const std::vector<int64_t> &argumentBytes,
-             std::vector<std::vector<uint8_t>> &results,
-             const std::vector<bool> *unchanged = nullptr);
+  /// Runs the step. `arguments[i]` points at argumentBytes(i) bytes of
+  /// argument i, read only and held by the caller during the run;
+  /// `results[i]` at resultBytes(i) bytes for result i, which the run
+  /// writes. Kernels write results in place; a result that no kernel
+  /// computes (an argument returned as is, a constant) is copied there.
+  Status run(const std::vector<const void *> &arguments, const std::vector<void *> &results);
 
+  int64_t argumentBytes(size_t i) const { return bytesOf(program_.arguments[i]); }
+  int64_t resultBytes(size_t i) const { return bytesOf(program_.results[i]); }
+  /// Bytes of the arena (the step's own buffers).
+  int64_t arenaBytes() const { return arenaBytes_; }
   const Program &program() const { return program_; }
 
 private:
   using Kernel = void (*)(const void *const *, void *const *);
   CpuExecutable() = default;
+  int64_t bytesOf(int buffer) const { return program_.buffers[buffer].bytes; }
 
   Program program_;
   void *handle_ = nullptr;
   std::vector<Kernel> kernels_;
-  std::vector<std::vector<uint8_t>> storage_;
+  std::unique_ptr<uint8_t, void (*)(void *)> arena_{nullptr, nullptr};
+  int64_t arenaBytes_ = 0;
+  /// Each buffer's address in the arena; null for arguments and for results
+  /// that kernels write in place (bound per run).
+  std::vector<uint8_t *> address_;
+  /// Per result: true when a kernel writes it in place.
+  std::vector<bool> inPlace_;
 };
 
 } // namespace sinter::runtime

@@ -25,6 +25,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <source_location>
 #include <string_view>
 #include <vector>
@@ -36,7 +37,8 @@ enum class Op : uint8_t {
   Data,   // a materialised value (user data, parameters, computed results)
   Full,   // every element = attrs.value
   Iota,   // index along attrs.axis
-  Random, // attrs.kind: 0 uniform [0,1), 1 normal; key (attrs.seed, attrs.axis = stream)
+  Random, // (key: i64 scalar, kernels::randomKey(seed, stream)); attrs.kind: 0 uniform [0,1), 1
+          // normal
   // Elementwise unary.
   Neg,
   Abs,
@@ -102,11 +104,40 @@ struct Attrs {
   bool flag2 = false;
 };
 
-/// The computed elements of a node. The reference executor keeps every
-/// element as a double already rounded to the node's dtype (f16/bf16/f32
-/// rounding, integer wrap-around, bool as 0/1).
-struct Value {
-  std::vector<double> elements;
+/// Note [Two forms of a value]
+/// The computed elements of a node, in one of two forms: doubles already
+/// rounded to the dtype (f16/bf16/f32 rounding, integer wrap-around, bool as
+/// 0/1), which the reference executor reads and writes, or the dtype's bytes
+/// in memory (little-endian, a bool per byte, 64-byte aligned), which
+/// compiled programs read and write without a copy. A value is made in one
+/// form; the other is converted on first use and kept. Both forms hold the
+/// same numbers, so which one a value was made in is never observable.
+class Value {
+public:
+  /// Bytes of a dtype, 64-byte aligned, from runtime::HostAllocator.
+  using Bytes = std::shared_ptr<uint8_t[]>;
+  static Bytes allocate(int64_t bytes);
+
+  /// From doubles already rounded to `dtype`.
+  Value(std::vector<double> elements, DType dtype);
+  /// From `count` elements of `dtype` in `bytes`.
+  Value(Bytes bytes, int64_t count, DType dtype);
+  Value(const Value &) = delete;
+  Value &operator=(const Value &) = delete;
+
+  DType dtype() const { return dtype_; }
+  int64_t size() const { return count_; }
+  const std::vector<double> &elements() const;
+  const uint8_t *bytes() const;
+  /// The bytes, shared (kept alive as long as the caller holds them).
+  const Bytes &sharedBytes() const;
+
+private:
+  DType dtype_;
+  int64_t count_;
+  mutable std::once_flag elementsOnce_, bytesOnce_;
+  mutable std::vector<double> elements_;
+  mutable Bytes bytes_;
 };
 
 struct Node {

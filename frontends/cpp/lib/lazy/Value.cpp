@@ -1,0 +1,153 @@
+//===- Value.cpp - the two forms of a computed value ----------------------===//
+//
+// See Note [Two forms of a value] in sinter/lazy/Node.h. The doubles are
+// already rounded to the dtype, so every conversion here is exact.
+//
+//===----------------------------------------------------------------------===//
+#include "sinter/lazy/Node.h"
+#include "sinter/runtime/Allocator.h"
+
+#include <cmath>
+#include <cstring>
+#include <new>
+
+namespace sinter::lazy {
+namespace {
+
+uint32_t bitsOf(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  return bits;
+}
+
+float floatOf(uint32_t bits) {
+  float x;
+  std::memcpy(&x, &bits, 4);
+  return x;
+}
+
+/// IEEE binary16 bits of `x`, which is exactly representable in binary16
+/// (or infinite, or NaN).
+uint16_t halfBits(float x) {
+  uint32_t bits = bitsOf(x);
+  uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
+  int exponent = static_cast<int>((bits >> 23) & 0xffu);
+  uint32_t mantissa = bits & 0x7fffffu;
+  if (exponent == 0xff)
+    return sign | 0x7c00u | (mantissa != 0 ? 0x200u : 0u);
+  int e = exponent - 127 + 15;
+  if (e >= 31)
+    return sign | 0x7c00u;
+  if (e <= 0) { // a binary16 subnormal (or zero)
+    if (e < -10)
+      return sign;
+    return sign | static_cast<uint16_t>((mantissa | 0x800000u) >> (14 - e));
+  }
+  return sign | static_cast<uint16_t>(e << 10) | static_cast<uint16_t>(mantissa >> 13);
+}
+
+double fromHalfBits(uint16_t h) {
+  double sign = (h & 0x8000u) ? -1.0 : 1.0;
+  int exponent = (h >> 10) & 0x1f;
+  int mantissa = h & 0x3ff;
+  if (exponent == 0)
+    return sign * std::ldexp(mantissa, -24);
+  if (exponent == 31)
+    return mantissa != 0 ? std::nan("") : sign * HUGE_VAL;
+  return sign * std::ldexp(mantissa | 0x400, exponent - 25);
+}
+
+template <typename T> void put(uint8_t *at, T x) { std::memcpy(at, &x, sizeof(T)); }
+template <typename T> T get(const uint8_t *at) {
+  T x;
+  std::memcpy(&x, at, sizeof(T));
+  return x;
+}
+
+} // namespace
+
+Value::Bytes Value::allocate(int64_t bytes) {
+  runtime::HostAllocator &allocator = runtime::HostAllocator::get();
+  void *memory = allocator.allocate(bytes);
+  if (memory == nullptr)
+    throw std::bad_alloc();
+  return Bytes(static_cast<uint8_t *>(memory),
+               [bytes](uint8_t *p) { runtime::HostAllocator::get().deallocate(p, bytes); });
+}
+
+Value::Value(std::vector<double> elements, DType dtype)
+    : dtype_(dtype), count_(static_cast<int64_t>(elements.size())), elements_(std::move(elements)) {
+  std::call_once(elementsOnce_, [] {});
+}
+
+Value::Value(Bytes bytes, int64_t count, DType dtype)
+    : dtype_(dtype), count_(count), bytes_(std::move(bytes)) {
+  std::call_once(bytesOnce_, [] {});
+}
+
+const std::vector<double> &Value::elements() const {
+  std::call_once(elementsOnce_, [this] {
+    elements_.resize(count_);
+    const uint8_t *at = bytes_.get();
+    size_t size = elementSize(dtype_);
+    for (int64_t k = 0; k < count_; ++k, at += size) {
+      switch (dtype_) {
+      case DType::f32:
+        elements_[k] = get<float>(at);
+        break;
+      case DType::f16:
+        elements_[k] = fromHalfBits(get<uint16_t>(at));
+        break;
+      case DType::bf16:
+        elements_[k] = floatOf(static_cast<uint32_t>(get<uint16_t>(at)) << 16);
+        break;
+      case DType::i32:
+        elements_[k] = get<int32_t>(at);
+        break;
+      case DType::i64:
+        elements_[k] = static_cast<double>(get<int64_t>(at));
+        break;
+      case DType::boolean:
+        elements_[k] = *at != 0 ? 1.0 : 0.0;
+        break;
+      }
+    }
+  });
+  return elements_;
+}
+
+const Value::Bytes &Value::sharedBytes() const {
+  std::call_once(bytesOnce_, [this] {
+    size_t size = elementSize(dtype_);
+    bytes_ = allocate(count_ * static_cast<int64_t>(size));
+    uint8_t *at = bytes_.get();
+    for (int64_t k = 0; k < count_; ++k, at += size) {
+      double x = elements_[k];
+      switch (dtype_) {
+      case DType::f32:
+        put(at, static_cast<float>(x));
+        break;
+      case DType::f16:
+        put(at, halfBits(static_cast<float>(x)));
+        break;
+      case DType::bf16:
+        put(at, static_cast<uint16_t>(bitsOf(static_cast<float>(x)) >> 16));
+        break;
+      case DType::i32:
+        put(at, static_cast<int32_t>(x));
+        break;
+      case DType::i64:
+        put(at, static_cast<int64_t>(x));
+        break;
+      case DType::boolean:
+        *at = x != 0 ? 1 : 0;
+        break;
+      }
+    }
+  });
+  return bytes_;
+}
+
+const uint8_t *Value::bytes() const { return sharedBytes().get(); }
+
+} // namespace sinter::lazy
