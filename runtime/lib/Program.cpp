@@ -1,9 +1,9 @@
 //===- Program.cpp - running a compiled step on the CPU -------------------===//
 #include "sinter/runtime/Program.h"
+#include "sinter/runtime/Allocator.h"
 
 #include "absl/strings/str_cat.h"
 
-#include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 
@@ -15,7 +15,10 @@ int64_t alignUp(int64_t bytes) { return (bytes + kAlignment - 1) / kAlignment * 
 
 StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::load(Program program) {
   std::unique_ptr<CpuExecutable> executable(new CpuExecutable());
-  executable->handle_ = dlopen(program.library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  // RTLD_NODELETE: a kernel library stays mapped after its last executable,
+  // and so do the OpenMP and oneDNN runtimes it pulled in, whose worker
+  // threads outlive any one library.
+  executable->handle_ = dlopen(program.library.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (executable->handle_ == nullptr) {
     const char *why = dlerror();
     return absl::FailedPreconditionError(absl::StrCat(
@@ -56,15 +59,14 @@ StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::load(Program program) {
     size += alignUp(program.buffers[b].bytes);
   }
   executable->arenaBytes_ = size;
-  void *arena = std::aligned_alloc(kAlignment, std::max<int64_t>(size, kAlignment));
-  if (arena == nullptr)
+  executable->arena_ = static_cast<uint8_t *>(HostAllocator::get().allocate(size));
+  if (executable->arena_ == nullptr)
     return absl::ResourceExhaustedError(
         absl::StrCat("cannot allocate the step's arena of ", size, " bytes"));
-  executable->arena_ = {static_cast<uint8_t *>(arena), std::free};
   executable->address_.assign(n, nullptr);
   for (size_t b = 0; b < n; ++b)
     if (offset[b] >= 0)
-      executable->address_[b] = executable->arena_.get() + offset[b];
+      executable->address_[b] = executable->arena_ + offset[b];
   // Constants are filled once: no kernel writes them.
   for (const Program::Fill &fill : program.fills) {
     uint8_t *bytes = executable->address_[fill.buffer];
@@ -77,6 +79,7 @@ StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::load(Program program) {
 }
 
 CpuExecutable::~CpuExecutable() {
+  HostAllocator::get().deallocate(arena_, arenaBytes_);
   if (handle_ != nullptr)
     dlclose(handle_);
 }

@@ -4,7 +4,7 @@
 // not fused: on the GPU they are library calls (cuBLASLt, cuDNN). On the CPU
 // they are rendered here as plain loops with the kernels' calling convention,
 // the same definitions as the reference executor's, so that every op of a
-// step can run compiled. (oneDNN replaces matmul and convolution here later.)
+// step can run compiled; matmul calls oneDNN's sgemm.
 //
 //===----------------------------------------------------------------------===//
 #include "sinter/Codegen/CpuKernel.h"
@@ -63,24 +63,19 @@ private:
     int64_t batch = m * n == 0 ? 0 : ShapedType::getNumElements(c) / (m * n);
     bool shared = b.size() == 2 && rank > 2;
     int64_t lc = a[a.size() - 1], rc = b[b.size() - 1];
-    // The sum over p in increasing order, as the reference executor.
-    os << "  for (int64_t z = 0; z < " << batch << "; ++z) {\n"
-       << "    const float *A = in0 + z * " << m * k << ";\n"
-       << "    const float *B = in1 + "
-       << (shared ? std::string("0") : "z * " + std::to_string(k * n)) << ";\n"
-       << "    float *C = out0 + z * " << m * n << ";\n"
-       << "    for (int64_t i = 0; i < " << m << "; ++i)\n"
-       << "      for (int64_t j = 0; j < " << n << "; ++j) {\n"
-       << "        float acc = 0;\n"
-       << "        for (int64_t p = 0; p < " << k << "; ++p)\n"
-       << "          acc += A["
-       << (op.getTransposeLhs() ? "p * " + std::to_string(lc) + " + i"
-                                : "i * " + std::to_string(lc) + " + p")
-       << "] * B["
-       << (op.getTransposeRhs() ? "j * " + std::to_string(rc) + " + p"
-                                : "p * " + std::to_string(rc) + " + j")
-       << "];\n"
-       << "        C[i * " << n << " + j] = acc;\n      }\n  }\n";
+    // oneDNN's row-major sgemm per matrix of the batch; a batch of several
+    // runs its matrices on all threads, each sgemm on one (oneDNN does not
+    // nest parallel regions), one matrix alone uses oneDNN's own threads.
+    std::string ta = op.getTransposeLhs() ? "'T'" : "'N'", tb = op.getTransposeRhs() ? "'T'" : "'N'";
+    os << "  if (" << k << " == 0) {\n"
+       << "    for (int64_t i = 0; i < " << batch * m * n << "; ++i) out0[i] = 0;\n"
+       << "    return;\n  }\n"
+       << "  #pragma omp parallel for schedule(static) if (" << batch << " > 1)\n"
+       << "  for (int64_t z = 0; z < " << batch << "; ++z)\n"
+       << "    dnnl_sgemm(" << ta << ", " << tb << ", " << m << ", " << n << ", " << k
+       << ", 1.0f, in0 + z * " << m * k << ", " << lc << ", in1 + "
+       << (shared ? std::string("0") : "z * " + std::to_string(k * n)) << ", " << rc
+       << ", 0.0f, out0 + z * " << m * n << ", " << n << ");\n";
     return success();
   }
 

@@ -2,6 +2,7 @@
 #include "sinter/Codegen/HostCompiler.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -9,10 +10,13 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/xxhash.h"
+#include "llvm/TargetParser/Host.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <vector>
 
 #ifndef SINTER_KERNELS_INCLUDE_DIR
 #error "SINTER_KERNELS_INCLUDE_DIR must name the kernels/ directory"
@@ -67,7 +71,25 @@ std::string includedHeaders() {
 
 // -fwrapv: integer overflow wraps, as in the reference executor and on GPUs.
 // -fopenmp: large loops run on every core (OMP_NUM_THREADS to limit).
-const char *const kFlags[] = {"-O2", "-std=c++17", "-shared", "-fPIC", "-fwrapv", "-fopenmp", "-w"};
+// -march=native: the loops vectorise for this machine's vector units (the
+// cache key names the host CPU and its features). -std=c++17 (not gnu++17)
+// keeps floating-point contraction off: no FMA changes a rounding.
+const char *const kFlags[] = {"-O3",  "-march=native", "-std=c++17", "-shared",
+                              "-fPIC", "-fwrapv",       "-fopenmp",   "-w"};
+
+/// The host CPU and its features: kernels built with -march=native for one
+/// CPU must not be served to another from a shared cache.
+std::string hostCpu() {
+  std::string cpu = llvm::sys::getHostCPUName().str();
+  std::vector<std::string> on;
+  for (const auto &feature : llvm::sys::getHostCPUFeatures())
+    if (feature.second)
+      on.push_back(feature.first().str());
+  std::sort(on.begin(), on.end());
+  for (const std::string &f : on)
+    cpu += "," + f;
+  return cpu;
+}
 
 } // namespace
 
@@ -87,8 +109,9 @@ bool compileHostLibrary(const std::string &source, CompiledLibrary &library, std
     error = "no host C++ compiler found (set CXX, or install g++)";
     return false;
   }
-  std::string key =
-      source + "\n" + compiler + "\n" + compilerVersion(compiler) + "\n" + includedHeaders();
+  static const std::string cpu = hostCpu();
+  std::string key = source + "\n" + compiler + "\n" + compilerVersion(compiler) + "\n" +
+                    includedHeaders() + "\n" + cpu + "\n" SINTER_DNNL_LIBRARY;
   for (const char *flag : kFlags)
     key += flag;
   std::string hash = llvm::utohexstr(llvm::xxh3_64bits(key), /*LowerCase=*/true);
@@ -126,7 +149,7 @@ bool compileHostLibrary(const std::string &source, CompiledLibrary &library, std
   for (const char *flag : kFlags)
     args.push_back(flag);
   std::string include = "-I" SINTER_KERNELS_INCLUDE_DIR;
-  args.append({include, sourcePath.str(), "-o", temporary.str()});
+  args.append({include, sourcePath.str(), "-o", temporary.str(), SINTER_DNNL_LIBRARY});
   std::string output;
   if (run(args, output) != 0) {
     error = "the host compiler failed on " + sourcePath.str().str() + ":\n" + output;

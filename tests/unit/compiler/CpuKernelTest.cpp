@@ -62,7 +62,8 @@ void checkKernel(const std::string &what, const Tensor &output) {
   codegen::CompiledLibrary library;
   std::string error;
   ASSERT_TRUE(codegen::compileHostLibrary(*source, library, error)) << error << "\n" << *source;
-  void *handle = dlopen(library.path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  // As runtime::CpuExecutable: OpenMP's threads outlive the library.
+  void *handle = dlopen(library.path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   ASSERT_NE(handle, nullptr) << dlerror();
   auto kernel = reinterpret_cast<Kernel>(dlsym(handle, "kernel0"));
   ASSERT_NE(kernel, nullptr);

@@ -47,8 +47,8 @@ struct Program {
 };
 
 /// A Program loaded for the CPU: its kernels resolved and its own buffers
-/// (everything but arguments and results) laid out once in one arena,
-/// 64-byte aligned, reused by every run.
+/// (everything but arguments and results) laid out once in one arena from
+/// the HostAllocator, 64-byte aligned, reused by every run.
 class CpuExecutable {
 public:
   static StatusOr<std::unique_ptr<CpuExecutable>> load(Program program);
@@ -77,7 +77,7 @@ private:
   Program program_;
   void *handle_ = nullptr;
   std::vector<Kernel> kernels_;
-  std::unique_ptr<uint8_t, void (*)(void *)> arena_{nullptr, nullptr};
+  uint8_t *arena_ = nullptr; // from HostAllocator
   int64_t arenaBytes_ = 0;
   /// Each buffer's address in the arena; null for arguments and for results
   /// that kernels write in place (bound per run).

@@ -1,0 +1,77 @@
+//===- ZooTask.cpp - a zoo model with a batch and its loss ----------------===//
+#include "ZooTask.h"
+
+namespace sinter::tools {
+namespace {
+
+/// `count` integers in [0, bound) from a fixed generator (SplitMix64).
+std::vector<int64_t> integers(int64_t count, int64_t bound, uint64_t seed) {
+  std::vector<int64_t> out;
+  uint64_t state = seed;
+  for (int64_t i = 0; i < count; ++i) {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    out.push_back(static_cast<int64_t>((z ^ (z >> 31)) % static_cast<uint64_t>(bound)));
+  }
+  return out;
+}
+
+} // namespace
+
+Tensor ZooTask::loss() const {
+  Tensor logits = (*model)(inputs);
+  if (name == "gpt-mini")
+    logits = logits.reshape({targets.numel(), -1});
+  return nn::functional::cross_entropy(logits, targets);
+}
+
+ZooTask makeZooTask(const std::string &name, int64_t batch, int64_t length, uint64_t seed) {
+  SINTER_CHECK(batch > 0 && length > 0, Loc::current(),
+               "the batch size and the sequence length must be positive, got " +
+                   std::to_string(batch) + " and " + std::to_string(length));
+  manual_seed(seed);
+  ZooTask task;
+  task.name = name;
+  auto images = [&](int64_t channels, int64_t side) {
+    task.inputs = randn({batch, channels, side, side});
+    task.targets = from_vector(integers(batch, 10, seed + 1), {batch});
+  };
+  if (name == "mlp") {
+    task.model = models::mlp({.in_features = 784, .hidden = {256}, .num_classes = 10});
+    task.inputs = randn({batch, 784});
+    task.targets = from_vector(integers(batch, 10, seed + 1), {batch});
+  } else if (name == "lenet") {
+    task.model = models::lenet(1, 10);
+    images(1, 28);
+  } else if (name == "resnet18") {
+    task.model = models::resnet18(10);
+    images(3, 32);
+  } else if (name == "gpt-mini") {
+    auto gpt = std::make_shared<models::GPT>(models::GPTConfig::named("gpt-mini"));
+    SINTER_CHECK(length <= gpt->config.context, Loc::current(),
+                 "gpt-mini takes at most " + std::to_string(gpt->config.context) +
+                     " tokens, got a length of " + std::to_string(length));
+    task.inputs = from_vector(integers(batch * length, gpt->config.vocab_size, seed + 2),
+                              {batch, length});
+    task.targets =
+        from_vector(integers(batch * length, gpt->config.vocab_size, seed + 1), {batch * length});
+    task.model = gpt;
+  } else if (name == "bert-mini") {
+    auto bert = std::make_shared<models::BERT>(models::BERTConfig::named("bert-mini"));
+    SINTER_CHECK(length <= bert->config.max_positions, Loc::current(),
+                 "bert-mini takes at most " + std::to_string(bert->config.max_positions) +
+                     " tokens, got a length of " + std::to_string(length));
+    task.inputs = from_vector(integers(batch * length, bert->config.vocab_size, seed + 2),
+                              {batch, length});
+    task.targets = from_vector(integers(batch, bert->config.num_classes, seed + 1), {batch});
+    task.model = bert;
+  } else {
+    throwError("unknown model '" + name + "' (the zoo has " + kZooModels + ")", Loc::current());
+  }
+  // Parameters and batch become data, as at the start of any later step.
+  mark_step();
+  return task;
+}
+
+} // namespace sinter::tools

@@ -1,0 +1,37 @@
+//===- ZooTask.h - a zoo model with a batch and its loss -------*- C++ -*-===//
+//
+// What the tools train, dump and benchmark: a model of the zoo, a fixed
+// batch of seeded synthetic data of the model's input kind (images or token
+// ids), and the loss a training step computes from them.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SINTER_TOOLS_ZOOTASK_H
+#define SINTER_TOOLS_ZOOTASK_H
+
+#include "sinter/sinter.h"
+
+#include <memory>
+#include <string>
+
+namespace sinter::tools {
+
+struct ZooTask {
+  std::string name;
+  std::shared_ptr<nn::Module> model;
+  Tensor inputs, targets;
+  /// Forward and cross-entropy loss on the batch (gpt-mini: next-token loss
+  /// over every position).
+  Tensor loss() const;
+};
+
+/// The names makeZooTask accepts.
+inline constexpr const char *kZooModels = "mlp, lenet, resnet18, gpt-mini or bert-mini";
+
+/// Builds `name` with parameters from manual_seed(seed) and a batch of
+/// `batch` samples (sequences of `length` tokens for gpt-mini and
+/// bert-mini). Throws sinter::Error for an unknown name or a bad size.
+ZooTask makeZooTask(const std::string &name, int64_t batch, int64_t length, uint64_t seed = 0);
+
+} // namespace sinter::tools
+
+#endif // SINTER_TOOLS_ZOOTASK_H

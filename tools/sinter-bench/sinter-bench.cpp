@@ -1,0 +1,193 @@
+//===- sinter-bench.cpp - training-step speed and memory, eager vs compiled -===//
+//
+// Trains a zoo model for a few steps (AdamW, a fixed synthetic batch) in each
+// mode asked for, and reports per mode: the median step time over --steps
+// timed steps (after --warmup untimed ones, which include compilation),
+// samples per second, the peak of tensor memory, kernels launched per step
+// and the compile time. Both modes start from the same weights.
+//
+//   sinter-bench --model gpt-mini --batch-size 8 --steps 10 --mode both
+//   sinter-bench --model mlp --json          (one JSON object per mode)
+//   sinter-bench --model gpt-mini --dump-weights DIR   (for torch_baseline.py)
+//
+//===----------------------------------------------------------------------===//
+#include "Flags.h"
+#include "ZooTask.h"
+
+#include "sinter/Compiler/StepCompiler.h"
+#include "sinter/runtime/Allocator.h"
+
+#include "absl/flags/flag.h"
+#include "absl/flags/usage.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+ABSL_FLAG(std::string, model, "gpt-mini", "mlp, lenet, resnet18, gpt-mini or bert-mini");
+ABSL_FLAG(int64_t, batch_size, 8, "samples per step");
+ABSL_FLAG(int64_t, length, 128, "tokens per sample (gpt-mini, bert-mini)");
+ABSL_FLAG(int64_t, steps, 10, "timed steps per mode (the median is reported)");
+ABSL_FLAG(int64_t, warmup, 2, "untimed steps first (they include compilation)");
+ABSL_FLAG(std::string, mode, "both", "eager, compiled or both");
+ABSL_FLAG(int64_t, threads, 0,
+          "threads for kernels (OpenMP and oneDNN); 0 keeps OMP_NUM_THREADS or every core");
+ABSL_FLAG(bool, json, false, "print one JSON object per mode instead of a table");
+ABSL_FLAG(std::string, dump_weights, "",
+          "write the initial parameters and the batch to this folder (raw little-endian files "
+          "and a manifest) for benchmarks/torch_baseline.py, then benchmark as usual");
+
+namespace {
+
+using namespace sinter;
+using Clock = std::chrono::steady_clock;
+
+struct Result {
+  std::string mode;
+  double stepMsMedian = 0;
+  double samplesPerSecond = 0;
+  int64_t peakBytes = 0;
+  double kernelsPerStep = 0;
+  double compileSeconds = 0;
+  double firstLoss = 0, lastLoss = 0;
+};
+
+void dumpWeights(const tools::ZooTask &task, const std::string &dir) {
+  std::filesystem::create_directories(dir);
+  std::ofstream manifest(dir + "/manifest.txt");
+  auto write = [&](const std::string &kind, const std::string &name, const Tensor &t) {
+    std::ofstream out(dir + "/" + kind + "." + name + ".bin", std::ios::binary);
+    if (t.dtype() == DType::i64) {
+      std::vector<int64_t> v = t.to_vector<int64_t>();
+      out.write(reinterpret_cast<const char *>(v.data()), v.size() * sizeof(int64_t));
+    } else {
+      std::vector<float> v = t.to_vector<float>();
+      out.write(reinterpret_cast<const char *>(v.data()), v.size() * sizeof(float));
+    }
+    manifest << kind << " " << name << " " << (t.dtype() == DType::i64 ? "i64" : "f32");
+    for (int64_t d : t.shape())
+      manifest << " " << d;
+    manifest << "\n";
+  };
+  write("input", "inputs", task.inputs);
+  write("input", "targets", task.targets);
+  for (const auto &[name, p] : task.model->named_parameters())
+    write("param", name, p);
+  if (!manifest)
+    throwError("cannot write the weights to " + dir, Loc::current());
+}
+
+Result bench(const std::string &mode, const std::string &model, int64_t batch, int64_t length,
+             int64_t steps, int64_t warmup) {
+  CompilerConfig config = compiler_config(); // SINTER_DEBUG and the rest from the environment
+  config.enabled = mode == "compiled";
+  set_compiler_config(config);
+  reset_metrics();
+  runtime::HostAllocator &allocator = runtime::HostAllocator::get();
+  tools::ZooTask task = tools::makeZooTask(model, batch, length);
+  optim::AdamW optimizer(task.model->parameters(), {.lr = 1e-3});
+  Result result;
+  result.mode = mode;
+  std::vector<double> times;
+  int64_t launchedBefore = 0;
+  for (int64_t step = 0; step < warmup + steps; ++step) {
+    if (step == warmup) {
+      allocator.reset_peak();
+      launchedBefore = metrics().kernels_launched;
+    }
+    Clock::time_point start = Clock::now();
+    optimizer.zero_grad();
+    Tensor loss = task.loss();
+    loss.backward();
+    optimizer.step();
+    mark_step();
+    double loss0 = loss.item<double>();
+    if (step >= warmup)
+      times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+    (step == 0 ? result.firstLoss : result.lastLoss) = loss0;
+  }
+  Metrics m = metrics();
+  std::sort(times.begin(), times.end());
+  result.stepMsMedian = times.size() % 2 == 1
+                            ? times[times.size() / 2]
+                            : (times[times.size() / 2 - 1] + times[times.size() / 2]) / 2;
+  result.samplesPerSecond = 1000.0 * static_cast<double>(batch) / result.stepMsMedian;
+  result.peakBytes = allocator.stats().peak_in_use;
+  result.kernelsPerStep =
+      static_cast<double>(m.kernels_launched - launchedBefore) / static_cast<double>(steps);
+  result.compileSeconds = m.compile.total();
+  bool ran = mode == "compiled" ? m.compiled_steps == m.steps : m.eager_steps == m.steps;
+  if (!ran)
+    throwError("some steps did not run " + mode + ":\n" + metrics_report(), Loc::current());
+  return result;
+}
+
+int run() {
+  const std::string model = absl::GetFlag(FLAGS_model), mode = absl::GetFlag(FLAGS_mode);
+  const int64_t batch = absl::GetFlag(FLAGS_batch_size), length = absl::GetFlag(FLAGS_length);
+  const int64_t steps = absl::GetFlag(FLAGS_steps), warmup = absl::GetFlag(FLAGS_warmup);
+  SINTER_CHECK(mode == "eager" || mode == "compiled" || mode == "both", Loc::current(),
+               "--mode must be eager, compiled or both, got '" + mode + "'");
+  SINTER_CHECK(steps > 0 && warmup >= 0, Loc::current(),
+               "--steps must be positive and --warmup not negative");
+  compiler::install();
+  if (!absl::GetFlag(FLAGS_dump_weights).empty())
+    dumpWeights(tools::makeZooTask(model, batch, length), absl::GetFlag(FLAGS_dump_weights));
+  const char *threadsEnv = std::getenv("OMP_NUM_THREADS");
+  std::string threads = threadsEnv != nullptr ? threadsEnv : "all";
+  std::vector<Result> results;
+  for (const char *m : {"eager", "compiled"})
+    if (mode == "both" || mode == m)
+      results.push_back(bench(m, model, batch, length, steps, warmup));
+  for (const Result &r : results) {
+    if (absl::GetFlag(FLAGS_json)) {
+      std::printf("{\"model\": \"%s\", \"mode\": \"%s\", \"batch_size\": %lld, \"length\": %lld, "
+                  "\"threads\": %s, \"steps\": %lld, \"step_ms_median\": %.3f, "
+                  "\"samples_per_s\": %.2f, \"peak_bytes\": %lld, \"kernels_per_step\": %.1f, "
+                  "\"compile_s\": %.3f, \"first_loss\": %.6f, \"last_loss\": %.6f}\n",
+                  model.c_str(), r.mode.c_str(), static_cast<long long>(batch),
+                  static_cast<long long>(length),
+                  threads == "all" ? "null" : threads.c_str(), static_cast<long long>(steps),
+                  r.stepMsMedian, r.samplesPerSecond, static_cast<long long>(r.peakBytes),
+                  r.kernelsPerStep, r.compileSeconds, r.firstLoss, r.lastLoss);
+    } else {
+      std::printf("%-9s %s batch %lld, threads %s: median step %.2f ms, %.1f samples/s, peak "
+                  "%.1f MiB, %.1f kernels/step, compile %.2f s, loss %.4f -> %.4f\n",
+                  r.mode.c_str(), model.c_str(), static_cast<long long>(batch), threads.c_str(),
+                  r.stepMsMedian, r.samplesPerSecond, r.peakBytes / 1048576.0, r.kernelsPerStep,
+                  r.compileSeconds, r.firstLoss, r.lastLoss);
+    }
+  }
+  if (results.size() == 2 && !absl::GetFlag(FLAGS_json))
+    std::printf("compiled is %.2fx faster than eager\n",
+                results[0].stepMsMedian / results[1].stepMsMedian);
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  absl::SetProgramUsageMessage("Measures training steps of a zoo model, eager and compiled.");
+  std::vector<std::string> args = tools::normalizeFlagNames(argc, argv);
+  std::vector<char *> rest = tools::parseFlags(args);
+  if (rest.size() > 1) {
+    std::fprintf(stderr, "sinter-bench: unexpected argument '%s' (see --help)\n", rest[1]);
+    return 2;
+  }
+  // Before any kernel library loads OpenMP, which reads it once.
+  if (int64_t threads = absl::GetFlag(FLAGS_threads); threads > 0)
+    setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), 1);
+  else if (threads < 0) {
+    std::fprintf(stderr, "sinter-bench: --threads must not be negative\n");
+    return 2;
+  }
+  try {
+    return run();
+  } catch (const sinter::Error &e) {
+    std::fprintf(stderr, "sinter-bench: %s\n", e.what());
+    return 2;
+  }
+}
