@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 
@@ -14,6 +15,10 @@ int64_t alignUp(int64_t bytes) { return (bytes + kAlignment - 1) / kAlignment * 
 } // namespace
 
 StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::load(Program program) {
+  // OpenMP's idle threads spin by default, taking the cores the caller's own
+  // work between kernels needs (3x slower steps measured on 2 cores); they
+  // sleep instead unless the user chose. Read once, when OpenMP first loads.
+  setenv("OMP_WAIT_POLICY", "passive", /*overwrite=*/0);
   std::unique_ptr<CpuExecutable> executable(new CpuExecutable());
   // RTLD_NODELETE: a kernel library stays mapped after its last executable,
   // and so do the OpenMP and oneDNN runtimes it pulled in, whose worker

@@ -260,7 +260,10 @@ private:
     if (failed(emitValue(op)))
       return failure();
     Value v = op.getResult(0);
-    if (isa<ReduceSumOp, ReduceMaxOp, ConstantOp>(op) ||
+    // Reductions are stored already; a layout op, an iota or a constant
+    // costs an index computation and a load, less than a store and a load.
+    if (isa<ReduceSumOp, ReduceMaxOp, ConstantOp, BroadcastInDimOp, TransposeOp, SliceOp,
+            ReshapeOp, IotaOp>(op) ||
         std::distance(v.use_begin(), v.use_end()) < 2)
       return success();
     std::string n = names[v], t = cppElementType(v.getType()), buffer = n + "_values";

@@ -191,3 +191,43 @@ func.func @transpose_into_matmul(%a: tensor<8x4xf32>, %b: tensor<2x5x8xf32>, %c:
   %2 = sinter.matmul %ct, %bt : tensor<2x5x8xf32>, tensor<2x8x5xf32>
   return %0, %1, %2 : tensor<4x4xf32>, tensor<2x5x5xf32>, tensor<2x5x5xf32>
 }
+
+// -----
+
+// A transposed matmul result (a weight's gradient) is computed transposed by
+// swapping the operands and flipping both flags; not when the matmul has
+// another use, or when its operands' ranks differ.
+// CHECK-LABEL: func.func @transpose_of_matmul
+// CHECK-SAME: (%[[A:.*]]: tensor<8x4xf32>, %[[B:.*]]: tensor<8x5xf32>, %[[C:.*]]: tensor<2x3x4xf32>, %[[D:.*]]: tensor<4x5xf32>)
+// CHECK-NEXT: %[[M:.*]] = sinter.matmul %[[B]], %[[A]] transpose_lhs : tensor<8x5xf32>, tensor<8x4xf32>
+// CHECK-NEXT: %[[N:.*]] = sinter.matmul %[[C]], %[[D]] : tensor<2x3x4xf32>, tensor<4x5xf32>
+// CHECK-NEXT: %[[T:.*]] = sinter.transpose %[[N]], perm = [0, 2, 1]
+// CHECK-NEXT: return %[[M]], %[[T]]
+func.func @transpose_of_matmul(%a: tensor<8x4xf32>, %b: tensor<8x5xf32>, %c: tensor<2x3x4xf32>, %d: tensor<4x5xf32>) -> (tensor<5x4xf32>, tensor<2x5x3xf32>) {
+  %0 = sinter.matmul %a, %b transpose_lhs : tensor<8x4xf32>, tensor<8x5xf32>
+  %1 = sinter.transpose %0, perm = [1, 0] : tensor<4x5xf32>
+  %2 = sinter.matmul %c, %d : tensor<2x3x4xf32>, tensor<4x5xf32>
+  %3 = sinter.transpose %2, perm = [0, 2, 1] : tensor<2x3x5xf32>
+  return %1, %3 : tensor<5x4xf32>, tensor<2x5x3xf32>
+}
+
+// -----
+
+// pow by a splat 2 or 3 becomes multiplications; other exponents stay.
+// CHECK-LABEL: func.func @pow_by_constant
+// CHECK-SAME: (%[[X:.*]]: tensor<4xf32>)
+// CHECK-NEXT: %[[H:.*]] = sinter.constant dense<5.000000e-01>
+// CHECK-NEXT: %[[S:.*]] = sinter.mul %[[X]], %[[X]] : tensor<4xf32>
+// CHECK-NEXT: %[[S2:.*]] = sinter.mul %[[X]], %[[X]] : tensor<4xf32>
+// CHECK-NEXT: %[[C:.*]] = sinter.mul %[[S2]], %[[X]] : tensor<4xf32>
+// CHECK-NEXT: %[[P:.*]] = sinter.pow %[[X]], %[[H]] : tensor<4xf32>
+// CHECK-NEXT: return %[[S]], %[[C]], %[[P]]
+func.func @pow_by_constant(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %two = sinter.constant dense<2.0> : tensor<4xf32>
+  %three = sinter.constant dense<3.0> : tensor<4xf32>
+  %half = sinter.constant dense<0.5> : tensor<4xf32>
+  %0 = sinter.pow %x, %two : tensor<4xf32>
+  %1 = sinter.pow %x, %three : tensor<4xf32>
+  %2 = sinter.pow %x, %half : tensor<4xf32>
+  return %0, %1, %2 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}

@@ -45,7 +45,7 @@
 // GPT-LABEL: func.func @train_step
 // GPT-DAG: sinter.gather
 // GPT-DAG: sinter.scatter_add
-// GPT-DAG: sinter.pow
+// GELU's tanh (its cube is multiplications after canonicalization).
 // GPT-DAG: sinter.tanh
 // GPT: return
 

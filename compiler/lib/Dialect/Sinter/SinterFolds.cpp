@@ -156,8 +156,64 @@ struct ComposeTransposes : OpRewritePattern<TransposeOp> {
 };
 } // namespace
 
+namespace {
+/// transpose(matmul(a, b)) swapping the last two dimensions, of a matmul
+/// used only there, with operands of one rank -> matmul(b, a) with both
+/// transpose flags flipped: (op(A) op(B))^T = op(B)^T op(A)^T. A weight's
+/// gradient is then computed in the weight's layout instead of copied into
+/// it.
+struct FoldTransposeOfMatmul : OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(TransposeOp op, PatternRewriter &rewriter) const override {
+    auto matmul = op.getOperand().getDefiningOp<MatmulOp>();
+    ArrayRef<int64_t> perm = op.getPerm();
+    int64_t rank = static_cast<int64_t>(perm.size());
+    if (!matmul || !matmul->hasOneUse() || rank < 2 || perm[rank - 1] != rank - 2 ||
+        perm[rank - 2] != rank - 1)
+      return failure();
+    for (int64_t d = 0; d < rank - 2; ++d)
+      if (perm[d] != d)
+        return failure();
+    auto lhsType = cast<ShapedType>(matmul.getLhs().getType());
+    auto rhsType = cast<ShapedType>(matmul.getRhs().getType());
+    if (lhsType.getRank() != rhsType.getRank())
+      return failure();
+    rewriter.replaceOpWithNewOp<MatmulOp>(op, matmul.getRhs(), matmul.getLhs(),
+                                          !matmul.getTransposeRhs(), !matmul.getTransposeLhs());
+    return success();
+  }
+};
+} // namespace
+
 void TransposeOp::getCanonicalizationPatterns(RewritePatternSet &patterns, MLIRContext *context) {
-  patterns.add<ComposeTransposes>(context);
+  patterns.add<ComposeTransposes, FoldTransposeOfMatmul>(context);
+}
+
+namespace {
+/// pow(x, c) with c a splat 2 or 3 -> x * x (* x): a multiplication instead
+/// of a library call per element (GELU's cube).
+struct PowByConstant : OpRewritePattern<PowOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(PowOp op, PatternRewriter &rewriter) const override {
+    DenseElementsAttr exponent;
+    if (!matchPattern(op.getRhs(), m_Constant(&exponent)) || !exponent.isSplat())
+      return failure();
+    double c = exponent.getSplatValue<APFloat>().convertToDouble();
+    if (c != 2.0 && c != 3.0)
+      return failure();
+    Value x = op.getLhs();
+    Value square = rewriter.create<MulOp>(op.getLoc(), op.getType(), x, x);
+    rewriter.replaceOp(op, c == 2.0 ? square
+                                    : rewriter.create<MulOp>(op.getLoc(), op.getType(), square, x));
+    return success();
+  }
+};
+} // namespace
+
+void PowOp::getCanonicalizationPatterns(RewritePatternSet &patterns, MLIRContext *context) {
+  patterns.add<PowByConstant>(context);
 }
 
 namespace {

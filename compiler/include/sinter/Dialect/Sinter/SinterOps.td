@@ -87,7 +87,10 @@ def Sinter_MulOp : Sinter_BinaryOp<"mul", Sinter_NumericTensor, "a * b", [Commut
 def Sinter_DivOp : Sinter_BinaryOp<"div", Sinter_NumericTensor, "a / b"> { let hasFolder = 1; }
 def Sinter_MaxOp : Sinter_BinaryOp<"max", Sinter_NumericTensor, "max(a, b)", [Commutative]>;
 def Sinter_MinOp : Sinter_BinaryOp<"min", Sinter_NumericTensor, "min(a, b)", [Commutative]>;
-def Sinter_PowOp : Sinter_BinaryOp<"pow", Sinter_FloatTensor, "a ^ b">;
+def Sinter_PowOp : Sinter_BinaryOp<"pow", Sinter_FloatTensor, "a ^ b"> {
+  // pow(x, 2) and pow(x, 3) become multiplications.
+  let hasCanonicalizer = 1;
+}
 def Sinter_AndOp : Sinter_BinaryOp<"and", Sinter_LogicalTensor, "a and b", [Commutative], "i1">;
 def Sinter_OrOp : Sinter_BinaryOp<"or", Sinter_LogicalTensor, "a or b", [Commutative], "i1">;
 def Sinter_XorOp : Sinter_BinaryOp<"xor", Sinter_LogicalTensor, "a xor b", [Commutative], "i1">;

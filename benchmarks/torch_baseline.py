@@ -1,0 +1,133 @@
+#!/usr/bin/python3
+"""PyTorch's side of Sinter's benchmarks: the same models, configurations,
+weights and optimizer (AdamW, lr 1e-3, weight decay 1e-2) as sinter-bench.
+
+Usage:
+  torch_baseline.py --model gpt-mini --batch-size 8 --length 128 --steps 10 \\
+      --threads 2 [--weights DIR] [--json]
+
+--weights reads what `sinter-bench --dump-weights DIR` wrote (parameters and
+the batch); without it the parameters and batch are random with the same
+shapes. Reports PyTorch eager and, where installed, torch.compile (PyTorch 2.x,
+Inductor's CPU backend); a mode that is not available is reported as skipped,
+with the reason. Peak memory is the process's peak resident set growth during
+the timed steps (PyTorch's CPU allocator has no counter of its own).
+"""
+import argparse
+import json
+import resource
+import statistics
+import sys
+import time
+
+import torch
+
+from torch_zoo import BERT_MINI, GPT_MINI, LOSSES, load
+
+
+def random_task(model, batch, length):
+    """Parameters and a batch with Sinter's shapes (when no --weights)."""
+    g = torch.Generator().manual_seed(0)
+    if model in ("gpt-mini", "bert-mini"):
+        c = GPT_MINI if model == "gpt-mini" else BERT_MINI
+        ids = torch.randint(0, c["vocab"], (batch, length), generator=g)
+        targets = (torch.randint(0, c["vocab"], (batch * length,), generator=g) if model == "gpt-mini"
+                   else torch.randint(0, c["classes"], (batch,), generator=g))
+        sys.exit(f"{model} needs --weights (written by sinter-bench --dump-weights)")
+    sys.exit(f"{model} needs --weights (written by sinter-bench --dump-weights)")
+
+
+def peak_rss_bytes():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def run(mode, loss_fn, params, inputs, targets, steps, warmup):
+    params = {k: v.clone().requires_grad_() for k, v in params.items()}
+    optimizer = torch.optim.AdamW(params.values(), lr=1e-3, weight_decay=1e-2)
+    fn = loss_fn
+    if mode == "torch.compile":
+        fn = torch.compile(loss_fn)
+    times, losses = [], []
+    rss_before = None
+    for step in range(warmup + steps):
+        if step == warmup:
+            rss_before = peak_rss_bytes()
+        start = time.perf_counter()
+        optimizer.zero_grad(set_to_none=True)
+        loss = fn(params, inputs, targets)
+        loss.backward()
+        optimizer.step()
+        value = loss.item()
+        if step >= warmup:
+            times.append((time.perf_counter() - start) * 1000)
+        losses.append(value)
+    return times, losses, peak_rss_bytes() - rss_before
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="gpt-mini", choices=sorted(LOSSES))
+    parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--length", type=int, default=128)
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--weights", help="folder written by sinter-bench --dump-weights")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    if args.steps <= 0 or args.warmup < 0 or args.threads <= 0 or args.batch_size <= 0:
+        parser.error("--steps, --threads and --batch-size must be positive, --warmup not negative")
+    # Debian's PyTorch uses one thread unless told.
+    torch.set_num_threads(args.threads)
+    if not args.weights:
+        random_task(args.model, args.batch_size, args.length)
+    tensors = load(args.weights)
+    params = {name: t for (kind, name), t in tensors.items() if kind == "param"}
+    inputs, targets = tensors[("input", "inputs")], tensors[("input", "targets")]
+    if inputs.shape[0] != args.batch_size:
+        sys.exit(f"--weights holds a batch of {inputs.shape[0]}, not --batch-size {args.batch_size}")
+    loss_fn = LOSSES[args.model]
+    modes = ["eager"]
+    compile_ok = hasattr(torch, "compile")
+    modes.append("torch.compile" if compile_ok else None)
+    for mode in modes:
+        if mode is None:
+            record = {"model": args.model, "mode": "torch.compile", "skipped":
+                      f"PyTorch {torch.__version__} has no torch.compile (it came in 2.0)"}
+        else:
+            try:
+                times, losses, peak = run(mode, loss_fn, params, inputs, targets, args.steps,
+                                          args.warmup)
+            except Exception as e:  # an optional compiler that fails here is reported, not fatal
+                if mode == "eager":
+                    raise
+                record = {"model": args.model, "mode": mode, "skipped": f"failed: {e}"}
+            else:
+                median = statistics.median(times)
+                record = {"model": args.model, "mode": "torch " + mode, "batch_size": args.batch_size,
+                          "length": args.length, "threads": args.threads, "steps": args.steps,
+                          "step_ms_median": round(median, 3),
+                          "samples_per_s": round(1000 * args.batch_size / median, 2),
+                          "peak_bytes": peak, "first_loss": losses[0], "last_loss": losses[-1],
+                          "torch": torch.__version__}
+        if args.json:
+            print(json.dumps(record))
+        elif "skipped" in record:
+            print(f"{record['mode']:<14} skipped: {record['skipped']}")
+        else:
+            print(f"{record['mode']:<14} {args.model} batch {args.batch_size}, threads {args.threads}: "
+                  f"median step {record['step_ms_median']:.2f} ms, {record['samples_per_s']:.1f} "
+                  f"samples/s, loss {record['first_loss']:.4f} -> {record['last_loss']:.4f}")
+    try:
+        import jax  # noqa: F401
+        print(json.dumps({"model": args.model, "mode": "jax.jit", "skipped":
+                          "JAX is installed but its versions of the zoo models are not written yet"})
+              if args.json else "jax.jit        skipped: the JAX versions of the zoo models are not "
+              "written yet")
+    except ImportError:
+        print(json.dumps({"model": args.model, "mode": "jax.jit", "skipped": "JAX is not installed"})
+              if args.json else "jax.jit        skipped: JAX is not installed")
+
+
+if __name__ == "__main__":
+    main()
