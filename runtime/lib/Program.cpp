@@ -7,13 +7,26 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <functional>
 
 namespace sinter::runtime {
 namespace {
-constexpr int64_t kAlignment = 64;
-int64_t alignUp(int64_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
-} // namespace
 
+/// Repeats `element` over `bytes` bytes at `to`.
+void fillWith(uint8_t *to, int64_t bytes, const std::vector<uint8_t> &element) {
+  int64_t step = static_cast<int64_t>(element.size());
+  if (step == 0 || bytes < step)
+    return;
+  std::memcpy(to, element.data(), step);
+  // Doubling copies: log2(n) memcpy calls instead of n.
+  for (int64_t done = step; done < bytes;) {
+    int64_t chunk = std::min(done, bytes - done);
+    std::memcpy(to + done, to, chunk);
+    done += chunk;
+  }
+}
+
+} // namespace
 StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::load(Program program) {
   // OpenMP's idle threads spin by default, taking the cores the caller's own
   // work between kernels needs (3x slower steps measured on 2 cores); they
@@ -41,50 +54,29 @@ StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::load(Program program) {
     executable->kernels_.push_back(reinterpret_cast<Kernel>(symbol));
   }
 
-  // Which buffers live outside the arena: arguments, and results that a
-  // kernel writes (once: a result returned twice is copied the second time).
+  // Buffers without an offset are bound per run: arguments, and results
+  // that kernels write in place.
   size_t n = program.buffers.size();
-  std::vector<bool> external(n, false), written(n, false), claimed(n, false);
+  std::vector<bool> bound(n, false);
   for (int b : program.arguments)
-    external[b] = true;
-  for (const Program::Launch &launch : program.launches)
-    for (int b : launch.outputs)
-      written[b] = true;
+    bound[b] = true;
   for (int b : program.results) {
-    bool inPlace = written[b] && !external[b] && !claimed[b];
-    claimed[b] = claimed[b] || inPlace;
+    bool inPlace = program.buffers[b].offset < 0 && !bound[b];
+    bound[b] = bound[b] || inPlace;
     executable->inPlace_.push_back(inPlace);
   }
-  std::vector<int64_t> offset(n, -1);
-  int64_t size = 0;
   for (size_t b = 0; b < n; ++b) {
-    if (external[b] || claimed[b])
-      continue;
-    offset[b] = size;
-    size += alignUp(program.buffers[b].bytes);
-  }
-  executable->arenaBytes_ = size;
-  executable->arena_ = static_cast<uint8_t *>(HostAllocator::get().allocate(size));
-  if (executable->arena_ == nullptr)
-    return absl::ResourceExhaustedError(
-        absl::StrCat("cannot allocate the step's arena of ", size, " bytes"));
-  executable->address_.assign(n, nullptr);
-  for (size_t b = 0; b < n; ++b)
-    if (offset[b] >= 0)
-      executable->address_[b] = executable->arena_ + offset[b];
-  // Constants are filled once: no kernel writes them.
-  for (const Program::Fill &fill : program.fills) {
-    uint8_t *bytes = executable->address_[fill.buffer];
-    int64_t total = program.buffers[fill.buffer].bytes, step = fill.element.size();
-    for (int64_t at = 0; bytes != nullptr && step > 0 && at + step <= total; at += step)
-      std::memcpy(bytes + at, fill.element.data(), step);
+    const Program::Buffer &buffer = program.buffers[b];
+    if (buffer.offset < 0 ? !bound[b] : buffer.offset + buffer.bytes > program.arenaBytes)
+      return absl::InvalidArgumentError(
+          absl::StrCat("buffer ", b, " of the program has no place: offset ", buffer.offset, ", ",
+                       buffer.bytes, " bytes, arena of ", program.arenaBytes));
   }
   executable->program_ = std::move(program);
   return executable;
 }
 
 CpuExecutable::~CpuExecutable() {
-  HostAllocator::get().deallocate(arena_, arenaBytes_);
   if (handle_ != nullptr)
     dlclose(handle_);
 }
@@ -97,7 +89,23 @@ Status CpuExecutable::run(const std::vector<const void *> &arguments,
   if (results.size() != program_.results.size())
     return absl::InvalidArgumentError(absl::StrCat("the step returns ", program_.results.size(),
                                                    " results, got room for ", results.size()));
-  std::vector<uint8_t *> at = address_;
+  // The arena is taken for the run only (from the allocator's cache after
+  // the first run), so an executable kept for later holds no memory.
+  HostAllocator &allocator = HostAllocator::get();
+  std::unique_ptr<uint8_t, std::function<void(uint8_t *)>> arena(
+      static_cast<uint8_t *>(allocator.allocate(program_.arenaBytes)),
+      [&](uint8_t *p) { allocator.deallocate(p, program_.arenaBytes); });
+  if (arena == nullptr)
+    return absl::ResourceExhaustedError(
+        absl::StrCat("cannot allocate the step's arena of ", program_.arenaBytes, " bytes"));
+  std::vector<uint8_t *> at(program_.buffers.size(), nullptr);
+  for (size_t b = 0; b < at.size(); ++b)
+    if (program_.buffers[b].offset >= 0)
+      at[b] = arena.get() + program_.buffers[b].offset;
+  // Constants: no kernel writes them; filled at every run, as the arena's
+  // bytes are shared with other programs between runs.
+  for (const Program::Fill &fill : program_.fills)
+    fillWith(at[fill.buffer], program_.buffers[fill.buffer].bytes, fill.element);
   for (size_t i = 0; i < arguments.size(); ++i)
     at[program_.arguments[i]] = static_cast<uint8_t *>(const_cast<void *>(arguments[i]));
   for (size_t i = 0; i < results.size(); ++i)

@@ -51,6 +51,11 @@ public:
        << "#include <vector>\n"
        << "#include <oneapi/dnnl/dnnl.h>\n"
        << "#include \"common/philox.h\"\n\n"
+       << "// glibc's vector math (libmvec): loops calling these vectorise.\n"
+       << "extern \"C\" {\n";
+    for (const char *f : {"expf", "logf", "tanhf", "erff", "sinf", "cosf"})
+      os << "#pragma omp declare simd notinbranch\nfloat " << f << "(float);\n";
+    os << "#pragma omp declare simd notinbranch\nfloat powf(float, float);\n}\n\n"
        << "// A float's integer value modulo 2^64 (NaN and infinities: 0), as the\n"
        << "// reference executor converts; a plain cast would be undefined.\n"
        << "static inline uint64_t sinter_wrap(double x) {\n"
@@ -69,6 +74,8 @@ public:
         return failure();
     names.clear();
     next = 0;
+    scratch.clear();
+    results = fusion->getNumResults();
     os << "\nextern \"C\" void " << name << "(const void *const *inputs, void *const *outputs) {\n";
     Block &body = fusion.getBody().front();
     for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
@@ -121,8 +128,8 @@ private:
   /// same index.
   static bool isPointwiseOp(Operation &op) {
     return op.getNumResults() == 1 &&
-           !isa<ReduceSumOp, ReduceMaxOp, BroadcastInDimOp, TransposeOp, SliceOp, IotaOp,
-                RandomOp>(op);
+           !isa<ReduceSumOp, ReduceMaxOp, BroadcastInDimOp, TransposeOp, SliceOp, IotaOp, RandomOp>(
+               op);
   }
 
   /// Finds the values that are only ever read at the output loop's index:
@@ -140,7 +147,8 @@ private:
         continue;
       Value v = op.getResult(0);
       bool onlyHere = llvm::all_of(v.getUsers(), [&](Operation *user) {
-        return isa<YieldOp>(user) || (user->getNumResults() == 1 && locals.contains(user->getResult(0)));
+        return isa<YieldOp>(user) ||
+               (user->getNumResults() == 1 && locals.contains(user->getResult(0)));
       });
       if (onlyHere && elements(v) == n)
         locals.insert(v);
@@ -210,7 +218,7 @@ private:
     for (int64_t e : summed)
       count *= e;
     std::string n = "v" + std::to_string(next++), buffer = n + "_values";
-    os << "  std::vector<" << t << "> " << buffer << "(" << elements(result) << ");\n"
+    os << "  " << t << " *" << buffer << " = " << scratchBuffer(t, elements(result)) << ";\n"
        << parallel(elements(result), elements(op.getOperand(0))) << "  for (int64_t j = 0; j < "
        << elements(result) << "; ++j) {\n"
        << "    " << t << " acc = " << (count == 0 ? std::string("0") : reductionInit(isSum, t))
@@ -239,6 +247,15 @@ private:
     return success();
   }
 
+  /// A scratch buffer of `count` elements of `t`: an output slot after the
+  /// kernel's results, which the program gives a place in its arena.
+  std::string scratchBuffer(const std::string &t, int64_t count) {
+    int64_t size = t == "uint8_t" || t == "bool" ? 1 : t == "int64_t" ? 8 : 4;
+    scratch.push_back(std::max<int64_t>(count, 1) * size);
+    return "static_cast<" + t + " *>(outputs[" + std::to_string(results + scratch.size() - 1) +
+           "])";
+  }
+
   /// Names a local of the output loop.
   std::string local(Value result) {
     std::string n = "v" + std::to_string(next++);
@@ -262,14 +279,14 @@ private:
     Value v = op.getResult(0);
     // Reductions are stored already; a layout op, an iota or a constant
     // costs an index computation and a load, less than a store and a load.
-    if (isa<ReduceSumOp, ReduceMaxOp, ConstantOp, BroadcastInDimOp, TransposeOp, SliceOp,
-            ReshapeOp, IotaOp>(op) ||
+    if (isa<ReduceSumOp, ReduceMaxOp, ConstantOp, BroadcastInDimOp, TransposeOp, SliceOp, ReshapeOp,
+            IotaOp>(op) ||
         std::distance(v.use_begin(), v.use_end()) < 2)
       return success();
     std::string n = names[v], t = cppElementType(v.getType()), buffer = n + "_values";
     // Bytes, not std::vector<bool>: parallel writes to packed bits would race.
-    os << "  std::unique_ptr<" << (t == "bool" ? "uint8_t" : t) << "[]> " << buffer << "(new "
-       << (t == "bool" ? "uint8_t" : t) << "[" << std::max<int64_t>(elements(v), 1) << "]);\n"
+    std::string stored = t == "bool" ? "uint8_t" : t;
+    os << "  " << stored << " *" << buffer << " = " << scratchBuffer(stored, elements(v)) << ";\n"
        << parallel(elements(v), elements(v)) << "  for (int64_t i = 0; i < " << elements(v)
        << "; ++i)\n    " << buffer << "[i] = " << n << "(i);\n";
     names[v] = n + "_stored";
@@ -311,7 +328,7 @@ private:
       // An empty row reduces to 0, as in the reference executor.
       std::string init = cols == 0 ? "0" : reductionInit(isSum, t);
       // The row reduction: its own loop, into a per-row array, in order.
-      os << "  std::vector<" << t << "> " << buffer << "(" << rows << ");\n"
+      os << "  " << t << " *" << buffer << " = " << scratchBuffer(t, rows) << ";\n"
          << parallel(rows, rows * cols) << "  for (int64_t r = 0; r < " << rows << "; ++r) {\n"
          << "    " << t << " acc = " << init << ";\n"
          << "    for (int64_t c = 0; c < " << cols << "; ++c) {\n"
@@ -458,6 +475,14 @@ private:
   llvm::DenseMap<Value, std::string> names;
   llvm::DenseSet<Value> locals;
   bool inLoop = false;
+
+public:
+  /// The scratch bytes of the kernel rendered last, in output-slot order.
+  std::vector<int64_t> scratch;
+
+private:
+  /// Results of the kernel being rendered (scratch slots come after).
+  size_t results = 0;
   int next = 0;
 };
 
@@ -476,17 +501,8 @@ std::string cppElementType(Type type) {
   return "";
 }
 
-FailureOr<std::string> renderCpuKernel(FusionOp fusion, StringRef name) {
-  std::string source;
-  llvm::raw_string_ostream os(source);
-  Renderer renderer(os);
-  renderer.prologue();
-  if (failed(renderer.render(fusion, name)))
-    return failure();
-  return os.str();
-}
-
-FailureOr<std::string> renderCpuKernels(Operation *root, StringRef prefix, int64_t &count) {
+FailureOr<std::string> renderCpuKernels(Operation *root, StringRef prefix, int64_t &count,
+                                        std::vector<std::vector<int64_t>> *scratch) {
   std::string source;
   llvm::raw_string_ostream os(source);
   Renderer renderer(os);
@@ -498,12 +514,16 @@ FailureOr<std::string> renderCpuKernels(Operation *root, StringRef prefix, int64
       ++count;
       if (failed(renderer.render(fusion, name)))
         return WalkResult::interrupt();
+      if (scratch)
+        scratch->push_back(renderer.scratch);
       return WalkResult::skip(); // its body is the kernel
     }
     if (isLibraryKernel(op) && !op->getParentOfType<FusionOp>()) {
       ++count;
       if (failed(renderCpuLibraryKernel(op, name, os)))
         return WalkResult::interrupt();
+      if (scratch)
+        scratch->push_back({});
     }
     return WalkResult::advance();
   });

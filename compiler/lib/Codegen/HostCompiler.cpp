@@ -74,8 +74,11 @@ std::string includedHeaders() {
 // -march=native: the loops vectorise for this machine's vector units (the
 // cache key names the host CPU and its features). -std=c++17 (not gnu++17)
 // keeps floating-point contraction off: no FMA changes a rounding.
-const char *const kFlags[] = {"-O3",  "-march=native", "-std=c++17", "-shared",
-                              "-fPIC", "-fwrapv",       "-fopenmp",   "-w"};
+// -fno-math-errno and -fno-trapping-math change no result; they let loops
+// that call sqrt or exp vectorise (with glibc's libmvec).
+const char *const kFlags[] = {
+    "-O3",      "-march=native",   "-std=c++17",         "-shared", "-fPIC", "-fwrapv",
+    "-fopenmp", "-fno-math-errno", "-fno-trapping-math", "-w"};
 
 /// The host CPU and its features: kernels built with -march=native for one
 /// CPU must not be served to another from a shared cache.
@@ -149,7 +152,8 @@ bool compileHostLibrary(const std::string &source, CompiledLibrary &library, std
   for (const char *flag : kFlags)
     args.push_back(flag);
   std::string include = "-I" SINTER_KERNELS_INCLUDE_DIR;
-  args.append({include, sourcePath.str(), "-o", temporary.str(), SINTER_DNNL_LIBRARY});
+  args.append(
+      {include, sourcePath.str(), "-o", temporary.str(), SINTER_DNNL_LIBRARY, "-lmvec", "-lm"});
   std::string output;
   if (run(args, output) != 0) {
     error = "the host compiler failed on " + sourcePath.str().str() + ":\n" + output;

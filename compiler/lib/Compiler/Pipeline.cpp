@@ -4,6 +4,7 @@
 #include "sinter/Codegen/CpuKernel.h"
 #include "sinter/Codegen/HostCompiler.h"
 #include "sinter/Compiler/LowerLazyGraph.h"
+#include "sinter/Passes/MemoryPlanner.h"
 #include "sinter/Passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -16,6 +17,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
@@ -36,11 +38,82 @@ int64_t elementBytes(mlir::Type type) {
   return element.isInteger(1) ? 1 : element.getIntOrFloatBitWidth() / 8;
 }
 
+/// Gives every buffer the caller does not provide a place in one arena (see
+/// Note [Planning memory]): arguments and results that a kernel writes are
+/// the caller's; the rest live from the launch that writes them (constants:
+/// from the start) to their last reader (results copied out: to the end).
+bool planMemory(runtime::Program &program, std::string &report, std::string &error) {
+  size_t n = program.buffers.size();
+  int64_t end = static_cast<int64_t>(program.launches.size());
+  std::vector<bool> external(n, false), written(n, false);
+  for (int b : program.arguments)
+    external[b] = true;
+  for (const runtime::Program::Launch &launch : program.launches)
+    for (int b : launch.outputs)
+      written[b] = true;
+  std::vector<bool> copied(n, false);
+  for (int b : program.results) {
+    if (written[b] && !external[b])
+      external[b] = true; // written in place, the first time it is returned
+    else if (!external[b] || !written[b])
+      copied[b] = true;
+  }
+  std::vector<planner::Live> live(n, {0, end, -1});
+  for (size_t b = 0; b < n; ++b)
+    live[b].bytes = program.buffers[b].bytes;
+  for (const runtime::Program::Fill &fill : program.fills)
+    live[fill.buffer].first = 0, live[fill.buffer].last = end;
+  for (int64_t k = 0; k < end; ++k) {
+    const runtime::Program::Launch &launch = program.launches[k];
+    for (int b : launch.outputs)
+      live[b].first = std::min(live[b].first, k), live[b].last = std::max(live[b].last, k);
+    for (int b : launch.inputs)
+      live[b].last = std::max(live[b].last, k);
+  }
+  std::vector<planner::Live> planned;
+  std::vector<int> which;
+  for (size_t b = 0; b < n; ++b) {
+    if (external[b])
+      continue;
+    if (copied[b])
+      live[b].last = end;
+    if (live[b].last < live[b].first) // never read: live while written
+      live[b].last = live[b].first;
+    planned.push_back(live[b]);
+    which.push_back(static_cast<int>(b));
+  }
+  planner::Plan plan = planner::planBestFit(planned);
+  if (std::string wrong = planner::verifyPlan(planned, plan); !wrong.empty()) {
+    error = "the memory plan is wrong: " + wrong;
+    return false;
+  }
+  for (size_t i = 0; i < which.size(); ++i)
+    program.buffers[which[i]].offset = plan.offsets[i];
+  program.arenaBytes = plan.size;
+  // The report: the arena, then its buffers by size.
+  std::vector<size_t> bySize(which.size());
+  for (size_t i = 0; i < bySize.size(); ++i)
+    bySize[i] = i;
+  std::stable_sort(bySize.begin(), bySize.end(),
+                   [&](size_t a, size_t b) { return planned[a].bytes > planned[b].bytes; });
+  llvm::raw_string_ostream os(report);
+  os << "arena: " << plan.size << " bytes for " << which.size() << " buffers over "
+     << program.launches.size() << " launches\n"
+     << "buffer      bytes     offset  first   last\n";
+  for (size_t i : bySize)
+    os << llvm::format(
+        "%6d %10lld %10lld %6lld %6lld\n", which[i], static_cast<long long>(planned[i].bytes),
+        static_cast<long long>(plan.offsets[i]), static_cast<long long>(planned[i].first),
+        static_cast<long long>(planned[i].last));
+  return true;
+}
+
 /// The function as launches over buffers, in the kernels' order (the order
 /// codegen::renderCpuKernels numbers them).
 /// Kernels are numbered across the module; `kernel` is the number of the
 /// function's first kernel and is advanced past its last.
 bool translate(mlir::func::FuncOp function, runtime::Program &program, int &kernel,
+               const std::vector<std::vector<int64_t>> &scratch, std::string &planReport,
                std::string &error) {
   llvm::DenseMap<mlir::Value, int> buffers;
   auto bufferOf = [&](mlir::Value value) {
@@ -85,9 +158,13 @@ bool translate(mlir::func::FuncOp function, runtime::Program &program, int &kern
       launch.inputs.push_back(bufferOf(v));
     for (mlir::Value v : op.getResults())
       launch.outputs.push_back(bufferOf(v));
+    for (int64_t bytes : scratch[launch.kernel]) {
+      launch.outputs.push_back(static_cast<int>(program.buffers.size()));
+      program.buffers.push_back({bytes});
+    }
     program.launches.push_back(std::move(launch));
   }
-  return true;
+  return planMemory(program, planReport, error);
 }
 
 using Clock = std::chrono::steady_clock;
@@ -171,8 +248,9 @@ bool compileGraphsForCpu(const std::vector<std::vector<lazy::NodePtr>> &graphs,
     dump(debug, ".mlir", step.ir);
 
   start = Clock::now();
+  std::vector<std::vector<int64_t>> scratch;
   mlir::FailureOr<std::string> source =
-      codegen::renderCpuKernels(module->getOperation(), "sinter_kernel_", step.kernels);
+      codegen::renderCpuKernels(module->getOperation(), "sinter_kernel_", step.kernels, &scratch);
   step.times.codegen = secondsSince(start);
   if (mlir::failed(source))
     return false;
@@ -195,10 +273,13 @@ bool compileGraphsForCpu(const std::vector<std::vector<lazy::NodePtr>> &graphs,
     program.library = library.path;
     program.kernelPrefix = "sinter_kernel_";
     std::string translateError;
-    if (!translate(function, program, kernel, translateError)) {
+    std::string planReport;
+    if (!translate(function, program, kernel, scratch, planReport, translateError)) {
       diagnostics << translateError << "\n";
       return false;
     }
+    if (debug.level >= 2)
+      dump(debug, (llvm::Twine(".") + function.getSymName() + ".plan.txt").str(), planReport);
   }
   step.times.build = secondsSince(start);
   return true;

@@ -56,7 +56,9 @@ void checkKernel(const std::string &what, const Tensor &output) {
   ASSERT_EQ(kernels.size(), 1u) << "expected the whole graph in one kernel";
   mlir::Operation *kernelOp = kernels.front();
   int64_t count = 0;
-  mlir::FailureOr<std::string> source = codegen::renderCpuKernels(kernelOp, "kernel", count);
+  std::vector<std::vector<int64_t>> scratch;
+  mlir::FailureOr<std::string> source =
+      codegen::renderCpuKernels(kernelOp, "kernel", count, &scratch);
   ASSERT_TRUE(mlir::succeeded(source));
   ASSERT_EQ(count, 1);
   codegen::CompiledLibrary library;
@@ -95,8 +97,12 @@ void checkKernel(const std::string &what, const Tensor &output) {
   int64_t n = numel(out.shape);
   lazy::Value::Bytes bytes =
       lazy::Value::allocate(n * static_cast<int64_t>(elementSize(out.dtype)));
-  void *outputPointers[] = {bytes.get()};
-  kernel(inputPointers.data(), outputPointers);
+  // The result, then the kernel's scratch buffers.
+  std::vector<void *> outputPointers = {bytes.get()};
+  std::vector<std::vector<uint8_t>> scratchBuffers;
+  for (int64_t size : scratch.at(0))
+    outputPointers.push_back(scratchBuffers.emplace_back(size).data());
+  kernel(inputPointers.data(), outputPointers.data());
   lazy::Value result(bytes, n, out.dtype);
   const std::vector<double> &got = result.elements();
 

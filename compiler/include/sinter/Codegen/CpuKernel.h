@@ -25,13 +25,6 @@ namespace sinter::codegen {
 /// "int32_t", "int64_t", "bool"), or "" where the CPU renderer has none yet.
 std::string cppElementType(mlir::Type tensorType);
 
-/// The C++ source of one kernel computing `fusion`, as
-///   extern "C" void <name>(const void *const *inputs, void *const *outputs)
-/// with inputs and outputs dense row-major buffers in the fusion's operand
-/// and result order. Fails, with a diagnostic at the op, on what the CPU
-/// renderer does not support yet (f16 and bf16 values).
-mlir::FailureOr<std::string> renderCpuKernel(ir::FusionOp fusion, llvm::StringRef name);
-
 /// Whether `op` is run by a library kernel (matmul, convolutions, pooling,
 /// gather, scatter_add, concat, argmax) rather than by a fusion.
 bool isLibraryKernel(mlir::Operation *op);
@@ -43,9 +36,16 @@ mlir::LogicalResult renderCpuLibraryKernel(mlir::Operation *op, llvm::StringRef 
 
 /// Every kernel under `root` (each sinter.fusion and each library op), as one
 /// translation unit (one library per program): kernel k, in program order,
-/// is named `<prefix><k>`; `count` is set to the number of kernels.
+/// is named `<prefix><k>` and is called as
+///   extern "C" void <prefix><k>(const void *const *inputs, void *const *outputs)
+/// with dense row-major buffers: the op's operands, then its results followed
+/// by the scratch buffers the kernel needs (sizes in bytes in `(*scratch)[k]`;
+/// their contents need not survive a call). `count` is set to the number of
+/// kernels. Fails, with a diagnostic at the op, on what the CPU renderer does
+/// not support yet (f16 and bf16 values).
 mlir::FailureOr<std::string> renderCpuKernels(mlir::Operation *root, llvm::StringRef prefix,
-                                              int64_t &count);
+                                              int64_t &count,
+                                              std::vector<std::vector<int64_t>> *scratch = nullptr);
 
 } // namespace sinter::codegen
 

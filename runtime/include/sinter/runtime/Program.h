@@ -21,6 +21,11 @@ namespace sinter::runtime {
 struct Program {
   struct Buffer {
     int64_t bytes = 0;
+    /// Where the buffer lies in the arena (planned ahead, see Note [Planning
+    /// memory] in sinter/Passes/MemoryPlanner.h), or -1 for a buffer the
+    /// caller provides at each run: an argument, or a result that a kernel
+    /// writes in place.
+    int64_t offset = -1;
   };
   /// A buffer filled with one element, repeated (a splat constant).
   struct Fill {
@@ -41,14 +46,15 @@ struct Program {
   /// The buffer of each argument and of each result of the step.
   std::vector<int> arguments;
   std::vector<int> results;
+  /// Bytes of the arena that holds every buffer with an offset.
+  int64_t arenaBytes = 0;
   /// The shared library with the kernels.
   std::string library;
   std::string kernelPrefix;
 };
 
-/// A Program loaded for the CPU: its kernels resolved and its own buffers
-/// (everything but arguments and results) laid out once in one arena from
-/// the HostAllocator, 64-byte aligned, reused by every run.
+/// A Program loaded for the CPU: its kernels resolved. Each run takes the
+/// arena from the HostAllocator and gives it back at the end.
 class CpuExecutable {
 public:
   static StatusOr<std::unique_ptr<CpuExecutable>> load(Program program);
@@ -59,14 +65,14 @@ public:
   /// Runs the step. `arguments[i]` points at argumentBytes(i) bytes of
   /// argument i, read only and held by the caller during the run;
   /// `results[i]` at resultBytes(i) bytes for result i, which the run
-  /// writes. Kernels write results in place; a result that no kernel
-  /// computes (an argument returned as is, a constant) is copied there.
+  /// writes. Kernels write results in place; the others (an argument
+  /// returned as is, a constant, a result returned twice) are copied there.
   Status run(const std::vector<const void *> &arguments, const std::vector<void *> &results);
 
   int64_t argumentBytes(size_t i) const { return bytesOf(program_.arguments[i]); }
   int64_t resultBytes(size_t i) const { return bytesOf(program_.results[i]); }
   /// Bytes of the arena (the step's own buffers).
-  int64_t arenaBytes() const { return arenaBytes_; }
+  int64_t arenaBytes() const { return program_.arenaBytes; }
   const Program &program() const { return program_; }
 
 private:
@@ -77,11 +83,6 @@ private:
   Program program_;
   void *handle_ = nullptr;
   std::vector<Kernel> kernels_;
-  uint8_t *arena_ = nullptr; // from HostAllocator
-  int64_t arenaBytes_ = 0;
-  /// Each buffer's address in the arena; null for arguments and for results
-  /// that kernels write in place (bound per run).
-  std::vector<uint8_t *> address_;
   /// Per result: true when a kernel writes it in place.
   std::vector<bool> inPlace_;
 };
