@@ -82,11 +82,14 @@ public:
       std::string t = cppElementType(arg.getType()), n = "a" + std::to_string(i);
       os << "  const " << t << " *in" << i << " = static_cast<const " << t << " *>(inputs[" << i
          << "]);\n"
-         << "  auto " << n << " = [&](int64_t i) -> " << t << " { return in" << i << "[i]; };\n";
+         << "  auto " << n << " = [in" << i << "](int64_t i) -> " << t << " { return in" << i
+         << "[i]; };\n";
       names[arg] = n;
     }
     auto yield = cast<YieldOp>(body.getTerminator());
     pointwise(body, yield);
+    if (rowDomain(body, yield))
+      return renderRows(body, yield);
     for (Operation &op : body.without_terminator())
       if (!isLocal(op) && failed(emit(op)))
         return failure();
@@ -123,6 +126,142 @@ public:
 
 private:
   static int64_t elements(Value v) { return cast<ShapedType>(v.getType()).getNumElements(); }
+
+  /// Note [Row kernels]
+  /// A fusion with row reductions (softmax, layer norm, cross-entropy and
+  /// their gradients) runs row by row: one parallel loop over the rows, and
+  /// in it every reduction, stored value and result of that row in program
+  /// order, so that the row's values are still in cache when read again
+  /// instead of each phase sweeping the whole tensor. It applies when every
+  /// reduction is over the same trailing `cols` elements of `rows` rows and
+  /// no value computed in the row loop is read at another row's index (only
+  /// reshapes, and broadcasts of per-row values along the row, read them at
+  /// remapped indices).
+  bool rowDomain(Block &body, YieldOp yield) {
+    rowMode = false;
+    rows = cols = 0;
+    for (Operation &op : body.without_terminator()) {
+      if (!isa<ReduceSumOp, ReduceMaxOp>(op))
+        continue;
+      ArrayRef<int64_t> dims =
+          isa<ReduceSumOp>(op) ? cast<ReduceSumOp>(op).getDims() : cast<ReduceMaxOp>(op).getDims();
+      int64_t rank = cast<ShapedType>(op.getOperand(0).getType()).getRank();
+      int64_t k = static_cast<int64_t>(dims.size());
+      if (!llvm::all_of(dims, [&](int64_t d) { return d >= rank - k; }))
+        return false; // a general reduction reads across rows
+      int64_t r = elements(op.getResult(0));
+      if (r == 0)
+        return false;
+      int64_t c = elements(op.getOperand(0)) / r;
+      if (rows != 0 && (r != rows || c != cols))
+        return false;
+      rows = r, cols = c;
+    }
+    if (rows < 2 || cols < 2)
+      return false;
+    for (Value v : yield.getValues())
+      if (elements(v) != rows * cols && elements(v) != rows)
+        return false;
+    // Values valid only for the current row: reductions, stored values, and
+    // anything computed from them.
+    llvm::DenseSet<Value> rowBound;
+    for (Operation &op : body.without_terminator()) {
+      bool bound = isa<ReduceSumOp, ReduceMaxOp>(op) || stores(op);
+      bool fromBound =
+          llvm::any_of(op.getOperands(), [&](Value v) { return rowBound.contains(v); });
+      if (fromBound && !rowSafe(op))
+        return false;
+      if (bound && elements(op.getResult(0)) != rows * cols && elements(op.getResult(0)) != rows)
+        return false;
+      if (bound || fromBound)
+        rowBound.insert(op.getResult(0));
+    }
+    rowMode = true;
+    return true;
+  }
+
+  /// Whether `op` reads its row-bound operands only within the current row.
+  bool rowSafe(Operation &op) {
+    if (isPointwiseOp(op) || isa<ReduceSumOp, ReduceMaxOp>(op))
+      return true;
+    auto broadcast = dyn_cast<BroadcastInDimOp>(op);
+    if (!broadcast || elements(op.getResult(0)) != rows * cols)
+      return false;
+    // The operand's index must depend only on the leading result dims that
+    // make up the row number.
+    ArrayRef<int64_t> shape = cast<ShapedType>(broadcast.getType()).getShape();
+    ArrayRef<int64_t> from = cast<ShapedType>(broadcast.getOperand().getType()).getShape();
+    int64_t k = static_cast<int64_t>(shape.size()), inner = 1;
+    while (k > 0 && inner < cols)
+      inner *= shape[--k];
+    if (inner != cols)
+      return false;
+    for (auto [j, d] : llvm::enumerate(broadcast.getDims()))
+      if (from[j] != 1 && d >= k)
+        return false;
+    return true;
+  }
+
+  /// A row kernel (Note [Row kernels]).
+  LogicalResult renderRows(Block &body, YieldOp yield) {
+    int64_t n = rows * cols;
+    os << parallel(rows, n) << "  for (int64_t r = 0; r < " << rows << "; ++r) {\n";
+    for (Operation &op : body.without_terminator())
+      if (!isLocal(op) && failed(emit(op)))
+        return failure();
+    auto outputPointer = [&](size_t k, Value value) {
+      std::string t = cppElementType(value.getType());
+      os << "    " << t << " *out" << k << " = static_cast<" << t << " *>(outputs[" << k << "]);\n";
+    };
+    // Full rows: one loop over the row, with the pointwise values as locals.
+    bool any = false;
+    for (auto [k, value] : llvm::enumerate(yield.getValues()))
+      any = any || elements(value) == n;
+    if (any) {
+      os << "   {\n";
+      for (auto [k, value] : llvm::enumerate(yield.getValues()))
+        if (elements(value) == n)
+          outputPointer(k, value);
+      os << "    for (int64_t c = 0; c < " << cols << "; ++c) {\n"
+         << "      const int64_t i = r * " << cols << " + c;\n";
+      inLoop = true;
+      for (Operation &op : body.without_terminator())
+        if (isLocal(op) && elements(op.getResult(0)) == n && failed(emitValue(op)))
+          return failure();
+      inLoop = false;
+      for (auto [k, value] : llvm::enumerate(yield.getValues()))
+        if (elements(value) == n)
+          os << "      out" << k << "[i] = " << read(value) << ";\n";
+      os << "    }\n   }\n";
+    }
+    // Per-row results.
+    os << "   {\n    const int64_t i = r;\n";
+    inLoop = true;
+    for (Operation &op : body.without_terminator())
+      if (isLocal(op) && elements(op.getResult(0)) == rows && failed(emitValue(op)))
+        return failure();
+    inLoop = false;
+    for (auto [k, value] : llvm::enumerate(yield.getValues()))
+      if (elements(value) != n) {
+        outputPointer(k, value);
+        os << "    out" << k << "[i] = " << read(value) << ";\n";
+      }
+    os << "   }\n  }\n}\n";
+    rowMode = false;
+    return success();
+  }
+
+  /// Whether emit() stores `op`'s value: used more than once, and not a
+  /// reduction (stored already), a layout op, an iota or a constant (an
+  /// index computation and a load cost less than a store and a load).
+  bool stores(Operation &op) const {
+    if (op.getNumResults() != 1 || isLocal(op))
+      return false;
+    Value v = op.getResult(0);
+    return !isa<ReduceSumOp, ReduceMaxOp, ConstantOp, BroadcastInDimOp, TransposeOp, SliceOp,
+                ReshapeOp, IotaOp>(op) &&
+           std::distance(v.use_begin(), v.use_end()) >= 2;
+  }
 
   /// Ops computed at their result's own index from their operands at the
   /// same index.
@@ -171,10 +310,12 @@ private:
   /// Declares `int64_t <prefix><d>` for every coordinate of linear index `i`
   /// in `shape`.
   void coordinates(ArrayRef<int64_t> shape, StringRef prefix) {
-    os << "    int64_t rest = i;\n";
+    // Unsigned: indices are never negative, and division by a power of two
+    // becomes a shift (and a loop of them can vectorise).
+    os << "    uint64_t rest = static_cast<uint64_t>(i);\n";
     for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d)
-      os << "    int64_t " << prefix << d << " = rest % " << shape[d] << "; rest /= " << shape[d]
-         << ";\n";
+      os << "    int64_t " << prefix << d << " = static_cast<int64_t>(rest % " << shape[d]
+         << "u); rest /= " << shape[d] << "u;\n";
     os << "    (void)rest;\n";
   }
 
@@ -242,7 +383,8 @@ private:
     else
       os << "      if (x > acc || x != x) acc = x;\n";
     os << "    }\n    " << buffer << "[j] = acc;\n  }\n"
-       << "  auto " << n << " = [&](int64_t i) -> " << t << " { return " << buffer << "[i]; };\n";
+       << "  auto " << n << " = [" << buffer << "](int64_t i) -> " << t << " { return " << buffer
+       << "[i]; };\n";
     names[result] = n;
     return success();
   }
@@ -250,7 +392,7 @@ private:
   /// A scratch buffer of `count` elements of `t`: an output slot after the
   /// kernel's results, which the program gives a place in its arena.
   std::string scratchBuffer(const std::string &t, int64_t count) {
-    int64_t size = t == "uint8_t" || t == "bool" ? 1 : t == "int64_t" ? 8 : 4;
+    int64_t size = t == "bool" ? 1 : t == "int64_t" ? 8 : 4;
     scratch.push_back(std::max<int64_t>(count, 1) * size);
     return "static_cast<" + t + " *>(outputs[" + std::to_string(results + scratch.size() - 1) +
            "])";
@@ -277,21 +419,25 @@ private:
     if (failed(emitValue(op)))
       return failure();
     Value v = op.getResult(0);
-    // Reductions are stored already; a layout op, an iota or a constant
-    // costs an index computation and a load, less than a store and a load.
-    if (isa<ReduceSumOp, ReduceMaxOp, ConstantOp, BroadcastInDimOp, TransposeOp, SliceOp, ReshapeOp,
-            IotaOp>(op) ||
-        std::distance(v.use_begin(), v.use_end()) < 2)
+    if (!stores(op))
       return success();
     std::string n = names[v], t = cppElementType(v.getType()), buffer = n + "_values";
-    // Bytes, not std::vector<bool>: parallel writes to packed bits would race.
-    std::string stored = t == "bool" ? "uint8_t" : t;
-    os << "  " << stored << " *" << buffer << " = " << scratchBuffer(stored, elements(v)) << ";\n"
-       << parallel(elements(v), elements(v)) << "  for (int64_t i = 0; i < " << elements(v)
-       << "; ++i)\n    " << buffer << "[i] = " << n << "(i);\n";
+    // Buffers are pointers captured by value, and no buffer holds a
+    // character type (whose stores may alias anything): the compiler keeps
+    // every pointer in a register across the loops' stores.
+    const std::string &stored = t;
+    os << "  " << stored << " *" << buffer << " = " << scratchBuffer(stored, elements(v)) << ";\n";
+    if (rowMode && elements(v) == rows)
+      os << "  " << buffer << "[r] = " << n << "(r);\n";
+    else if (rowMode)
+      os << "  for (int64_t c = 0; c < " << cols << "; ++c) {\n    const int64_t i = r * " << cols
+         << " + c;\n    " << buffer << "[i] = " << n << "(i);\n  }\n";
+    else
+      os << parallel(elements(v), elements(v)) << "  for (int64_t i = 0; i < " << elements(v)
+         << "; ++i)\n    " << buffer << "[i] = " << n << "(i);\n";
     names[v] = n + "_stored";
-    os << "  auto " << names[v] << " = [&](int64_t i) -> " << t << " { return " << buffer
-       << "[i]; };\n";
+    os << "  auto " << names[v] << " = [" << buffer << "](int64_t i) -> " << t << " { return "
+       << buffer << "[i]; };\n";
     return success();
   }
 
@@ -317,28 +463,33 @@ private:
       bool trailing = llvm::all_of(dims, [&](int64_t d) { return d >= rank - k; });
       if (!trailing)
         return emitGeneralReduction(op, isSum, dims, from, t);
-      int64_t rows = elements(result);
-      if (rows == 0) { // nothing to compute
+      int64_t rowCount = elements(result);
+      if (rowCount == 0) { // nothing to compute
         names[result] = "v" + std::to_string(next++);
         os << "  auto " << names[result] << " = [&](int64_t) -> " << t << " { return 0; };\n";
         return success();
       }
-      int64_t cols = elements(op.getOperand(0)) / rows;
+      int64_t colCount = elements(op.getOperand(0)) / rowCount;
       std::string n = "v" + std::to_string(next++), buffer = n + "_rows";
       // An empty row reduces to 0, as in the reference executor.
-      std::string init = cols == 0 ? "0" : reductionInit(isSum, t);
-      // The row reduction: its own loop, into a per-row array, in order.
-      os << "  " << t << " *" << buffer << " = " << scratchBuffer(t, rows) << ";\n"
-         << parallel(rows, rows * cols) << "  for (int64_t r = 0; r < " << rows << "; ++r) {\n"
+      std::string init = colCount == 0 ? "0" : reductionInit(isSum, t);
+      // The row reduction, into a per-row array, in order: in the row loop
+      // of a row kernel, else in its own loop.
+      os << "  " << t << " *" << buffer << " = " << scratchBuffer(t, rowCount) << ";\n";
+      if (!rowMode)
+        os << parallel(rowCount, rowCount * colCount) << "  for (int64_t r = 0; r < " << rowCount
+           << "; ++r) ";
+      os << "{\n"
          << "    " << t << " acc = " << init << ";\n"
-         << "    for (int64_t c = 0; c < " << cols << "; ++c) {\n"
-         << "      " << t << " x = " << arg(0, "r * " + std::to_string(cols) + " + c") << ";\n";
+         << "    for (int64_t c = 0; c < " << colCount << "; ++c) {\n"
+         << "      " << t << " x = " << arg(0, "r * " + std::to_string(colCount) + " + c") << ";\n";
       if (isSum)
         os << "      acc += x;\n";
       else
         os << "      if (x > acc || x != x) acc = x;\n";
       os << "    }\n    " << buffer << "[r] = acc;\n  }\n"
-         << "  auto " << n << " = [&](int64_t i) -> " << t << " { return " << buffer << "[i]; };\n";
+         << "  auto " << n << " = [" << buffer << "](int64_t i) -> " << t << " { return " << buffer
+         << "[i]; };\n";
       names[result] = n;
       return success();
     }
@@ -475,6 +626,9 @@ private:
   llvm::DenseMap<Value, std::string> names;
   llvm::DenseSet<Value> locals;
   bool inLoop = false;
+  /// Rendering a row kernel of `rows` rows of `cols` (Note [Row kernels]).
+  bool rowMode = false;
+  int64_t rows = 0, cols = 0;
 
 public:
   /// The scratch bytes of the kernel rendered last, in output-slot order.

@@ -88,7 +88,9 @@ Tensor Tensor::detach() const {
   return detail::wrap(impl()->node);
 }
 
-void Tensor::backward(const Tensor &gradient, Loc loc) const {
+void Tensor::backward(const Tensor &gradient, Loc loc) const { backward(gradient, false, loc); }
+
+void Tensor::backward(const Tensor &gradient, bool retain_graph, Loc loc) const {
   SINTER_CHECK(defined(), loc, "backward: the tensor is undefined");
   SINTER_CHECK(requires_grad(), loc,
                "backward: the tensor does not require grad (no input of the ops that made it "
@@ -129,6 +131,12 @@ void Tensor::backward(const Tensor &gradient, Loc loc) const {
       continue;
     }
     const GradFn &fn = *node->gradFn;
+    if (fn.freedAt)
+      throwError(cat("backward: the graph through ", fn.name, " (recorded at ", fn.loc.file_name(),
+                     ":", fn.loc.line(), ") was freed by the backward() at ",
+                     fn.freedAt->file_name(), ":", fn.freedAt->line(),
+                     "; pass retain_graph = true to that backward() to go through it twice"),
+                 loc);
     std::vector<Tensor> inputGrads;
     {
       NoGradGuard noHigherOrder; // gradients of gradients are not recorded
@@ -148,6 +156,20 @@ void Tensor::backward(const Tensor &gradient, Loc loc) const {
         slot->second = slot->second + inputGrads[i];
     }
     grads.erase(found);
+  }
+  if (retain_graph)
+    return;
+  // Free the graph: its saved tensors and intermediate results are released
+  // (the functions are held here first: releasing one's inputs may free the
+  // tensors that hold the others).
+  std::vector<std::shared_ptr<GradFn>> functions;
+  for (TensorImpl *node : order)
+    if (node->gradFn && !node->gradFn->freedAt)
+      functions.push_back(node->gradFn);
+  for (const std::shared_ptr<GradFn> &fn : functions) {
+    fn->backward = nullptr;
+    fn->inputs.clear();
+    fn->freedAt = loc;
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -22,6 +23,9 @@ struct GradFn {
   /// The op's tensor inputs; null where the input needs no gradient.
   std::vector<std::shared_ptr<TensorImpl>> inputs;
   std::function<std::vector<Tensor>(const Tensor &gradOutput)> backward;
+  /// Where a backward() freed this function (its saved tensors and inputs
+  /// are gone); unset while it can run.
+  std::optional<std::source_location> freedAt;
 };
 
 struct TensorImpl {

@@ -126,6 +126,34 @@ TEST(Autograd, AccumulatesLikePyTorch) {
   EXPECT_FALSE(w.grad().defined());
 }
 
+TEST(Autograd, BackwardFreesTheGraphUnlessRetained) {
+  Tensor w = from_vector<float>({1, 2}, {2}).requires_grad_();
+  Tensor y = (w * w).sum();
+  y.backward(Tensor(), /*retain_graph=*/true);
+  y.backward(); // through the retained graph: accumulates, then frees it
+  EXPECT_THAT(w.grad().to_vector<float>(), ::testing::ElementsAre(4, 8));
+  try {
+    y.backward();
+    ADD_FAILURE() << "a second backward() through a freed graph must fail";
+  } catch (const Error &e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("was freed by the backward() at"));
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("retain_graph"));
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("AutogradTest.cpp"));
+  }
+  // A loss kept after backward() no longer holds the step's intermediate
+  // tensors, so mark_step() neither computes them nor keeps them: letting go
+  // of the loss then frees its own node only.
+  Tensor loss;
+  for (int step = 0; step < 3; ++step) {
+    loss = (tanh(w * 3.0) * w + w.exp()).sum();
+    loss.backward();
+    mark_step();
+  }
+  int64_t withLoss = reference::live_node_count();
+  loss = Tensor();
+  EXPECT_EQ(withLoss - reference::live_node_count(), 1);
+}
+
 TEST(Autograd, SharedSubexpressionsSumTheirGradients) {
   Tensor x = from_vector<float>({3}, {1}).requires_grad_();
   Tensor y = x * x;     // dy/dx = 2x

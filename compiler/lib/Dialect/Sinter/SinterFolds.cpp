@@ -275,3 +275,50 @@ OpFoldResult ReduceMaxOp::fold(FoldAdaptor) {
     return getOperand();
   return {};
 }
+
+namespace {
+/// Drops the results of a fusion that nothing reads, and forwards a result
+/// that is one of the fusion's inputs yielded unchanged: a kernel then
+/// writes only what is read.
+struct PruneFusionResults : OpRewritePattern<FusionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(FusionOp op, PatternRewriter &rewriter) const override {
+    Block &body = op.getBody().front();
+    auto yield = cast<YieldOp>(body.getTerminator());
+    bool changed = false;
+    for (auto [result, value] : llvm::zip(op.getResults(), yield.getValues()))
+      if (auto arg = dyn_cast<BlockArgument>(value); arg && !result.use_empty()) {
+        rewriter.replaceAllUsesWith(result, op.getInputs()[arg.getArgNumber()]);
+        changed = true;
+      }
+    SmallVector<Value> kept;
+    SmallVector<Type> types;
+    SmallVector<unsigned> keptIndex;
+    for (auto [k, result] : llvm::enumerate(op.getResults()))
+      if (!result.use_empty()) {
+        kept.push_back(yield.getValues()[k]);
+        types.push_back(result.getType());
+        keptIndex.push_back(static_cast<unsigned>(k));
+      }
+    if (kept.size() == op.getNumResults())
+      return success(changed);
+    if (kept.empty()) {
+      rewriter.eraseOp(op);
+      return success();
+    }
+    auto fused = rewriter.create<FusionOp>(op.getLoc(), types, op.getInputs());
+    rewriter.inlineRegionBefore(op.getBody(), fused.getBody(), fused.getBody().end());
+    rewriter.setInsertionPoint(yield);
+    rewriter.replaceOpWithNewOp<YieldOp>(yield, kept);
+    for (auto [k, index] : llvm::enumerate(keptIndex))
+      rewriter.replaceAllUsesWith(op.getResult(index), fused.getResult(k));
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+} // namespace
+
+void FusionOp::getCanonicalizationPatterns(RewritePatternSet &patterns, MLIRContext *context) {
+  patterns.add<PruneFusionResults>(context);
+}

@@ -63,7 +63,12 @@ public:
   bool requires_grad() const;
   /// Accumulates d(this)/d(leaf) into every leaf's grad(). REQUIRES: a
   /// one-element tensor (the loss), or pass `gradient` of this shape.
+  /// As in PyTorch, the graph behind this tensor is freed afterwards (the
+  /// tensors its gradient functions saved are released, so that mark_step()
+  /// does not compute them as results); a second backward() through it is
+  /// an error unless the first one passed `retain_graph`.
   void backward(const Tensor &gradient = Tensor(), Loc loc = Loc::current()) const;
+  void backward(const Tensor &gradient, bool retain_graph, Loc loc = Loc::current()) const;
   /// The accumulated gradient of a leaf (undefined before any backward()).
   Tensor grad() const;
   /// Sets or clears (with an undefined tensor) the accumulated gradient.

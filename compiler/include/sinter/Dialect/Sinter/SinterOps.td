@@ -581,6 +581,9 @@ def Sinter_FusionOp : Sinter_Op<"fusion", [IsolatedFromAbove, SingleBlock,
     $inputs attr-dict `:` functional-type($inputs, $results) $body
   }];
   let hasVerifier = 1;
+  // Results no one uses are dropped; a result that is an input passed
+  // through is replaced by the input.
+  let hasCanonicalizer = 1;
 }
 
 def Sinter_YieldOp : Sinter_Op<"yield", [Pure, Terminator, ReturnLike,
