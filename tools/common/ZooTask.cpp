@@ -26,7 +26,8 @@ Tensor ZooTask::loss() const {
   return nn::functional::cross_entropy(logits, targets);
 }
 
-ZooTask makeZooTask(const std::string &name, int64_t batch, int64_t length, uint64_t seed) {
+ZooTask makeZooTask(const std::string &name, int64_t batch, int64_t length, uint64_t seed,
+                    int64_t imageSize) {
   SINTER_CHECK(batch > 0 && length > 0, Loc::current(),
                "the batch size and the sequence length must be positive, got " +
                    std::to_string(batch) + " and " + std::to_string(length));
@@ -46,14 +47,16 @@ ZooTask makeZooTask(const std::string &name, int64_t batch, int64_t length, uint
     images(1, 28);
   } else if (name == "resnet18") {
     task.model = models::resnet18(10);
-    images(3, 32);
+    SINTER_CHECK(imageSize >= 8, Loc::current(),
+                 "resnet18 needs images of at least 8x8 pixels, got " + std::to_string(imageSize));
+    images(3, imageSize);
   } else if (name == "gpt-mini") {
     auto gpt = std::make_shared<models::GPT>(models::GPTConfig::named("gpt-mini"));
     SINTER_CHECK(length <= gpt->config.context, Loc::current(),
                  "gpt-mini takes at most " + std::to_string(gpt->config.context) +
                      " tokens, got a length of " + std::to_string(length));
-    task.inputs = from_vector(integers(batch * length, gpt->config.vocab_size, seed + 2),
-                              {batch, length});
+    task.inputs =
+        from_vector(integers(batch * length, gpt->config.vocab_size, seed + 2), {batch, length});
     task.targets =
         from_vector(integers(batch * length, gpt->config.vocab_size, seed + 1), {batch * length});
     task.model = gpt;
@@ -62,8 +65,8 @@ ZooTask makeZooTask(const std::string &name, int64_t batch, int64_t length, uint
     SINTER_CHECK(length <= bert->config.max_positions, Loc::current(),
                  "bert-mini takes at most " + std::to_string(bert->config.max_positions) +
                      " tokens, got a length of " + std::to_string(length));
-    task.inputs = from_vector(integers(batch * length, bert->config.vocab_size, seed + 2),
-                              {batch, length});
+    task.inputs =
+        from_vector(integers(batch * length, bert->config.vocab_size, seed + 2), {batch, length});
     task.targets = from_vector(integers(batch, bert->config.num_classes, seed + 1), {batch});
     task.model = bert;
   } else {

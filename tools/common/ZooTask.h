@@ -29,8 +29,10 @@ inline constexpr const char *kZooModels = "mlp, lenet, resnet18, gpt-mini or ber
 
 /// Builds `name` with parameters from manual_seed(seed) and a batch of
 /// `batch` samples (sequences of `length` tokens for gpt-mini and
-/// bert-mini). Throws sinter::Error for an unknown name or a bad size.
-ZooTask makeZooTask(const std::string &name, int64_t batch, int64_t length, uint64_t seed = 0);
+/// bert-mini; resnet18's images are `imageSize` pixels square, 32 unless
+/// given). Throws sinter::Error for an unknown name or a bad size.
+ZooTask makeZooTask(const std::string &name, int64_t batch, int64_t length, uint64_t seed = 0,
+                    int64_t imageSize = 32);
 
 } // namespace sinter::tools
 

@@ -149,10 +149,10 @@ int run() {
                   "\"samples_per_s\": %.2f, \"peak_bytes\": %lld, \"kernels_per_step\": %.1f, "
                   "\"compile_s\": %.3f, \"first_loss\": %.6f, \"last_loss\": %.6f}\n",
                   model.c_str(), r.mode.c_str(), static_cast<long long>(batch),
-                  static_cast<long long>(length),
-                  threads == "all" ? "null" : threads.c_str(), static_cast<long long>(steps),
-                  r.stepMsMedian, r.samplesPerSecond, static_cast<long long>(r.peakBytes),
-                  r.kernelsPerStep, r.compileSeconds, r.firstLoss, r.lastLoss);
+                  static_cast<long long>(length), threads == "all" ? "null" : threads.c_str(),
+                  static_cast<long long>(steps), r.stepMsMedian, r.samplesPerSecond,
+                  static_cast<long long>(r.peakBytes), r.kernelsPerStep, r.compileSeconds,
+                  r.firstLoss, r.lastLoss);
     } else {
       std::printf("%-9s %s batch %lld, threads %s: median step %.2f ms, %.1f samples/s, peak "
                   "%.1f MiB, %.1f kernels/step, compile %.2f s, loss %.4f -> %.4f\n",

@@ -10,6 +10,8 @@
 //   sinter-dump-step --model gpt-mini --compile   (fuse, and compile the kernels)
 //
 //===----------------------------------------------------------------------===//
+#include "ZooTask.h"
+
 #include "sinter/Compiler/LowerLazyGraph.h"
 #include "sinter/Compiler/Pipeline.h"
 #include "sinter/sinter.h"
@@ -32,46 +34,16 @@ ABSL_FLAG(bool, compile, false,
 namespace {
 
 using namespace sinter;
-namespace F = nn::functional;
 
 int run() {
   const std::string name = absl::GetFlag(FLAGS_model);
   const int64_t batch = absl::GetFlag(FLAGS_batch_size), length = absl::GetFlag(FLAGS_length);
   SINTER_CHECK(batch > 0 && length > 0, Loc::current(),
                "--batch_size and --length must be positive");
-  manual_seed(0);
-  std::shared_ptr<nn::Module> model;
-  Tensor inputs, targets;
-  if (name == "mlp") {
-    model = models::mlp({.in_features = 784, .hidden = {256}, .num_classes = 10});
-    inputs = zeros({batch, 784});
-    targets = zeros({batch}, DType::i64);
-  } else if (name == "lenet") {
-    model = models::lenet(1, 10);
-    inputs = zeros({batch, 1, 28, 28});
-    targets = zeros({batch}, DType::i64);
-  } else if (name == "resnet18") {
-    model = models::resnet18(10);
-    inputs = zeros({batch, 3, 32, 32});
-    targets = zeros({batch}, DType::i64);
-  } else if (name == "gpt-mini") {
-    model = std::make_shared<models::GPT>(models::GPTConfig::named("gpt-mini"));
-    inputs = zeros({batch, length}, DType::i64);
-    targets = zeros({batch * length}, DType::i64);
-  } else if (name == "bert-mini") {
-    model = std::make_shared<models::BERT>(models::BERTConfig::named("bert-mini"));
-    inputs = zeros({batch, length}, DType::i64);
-    targets = zeros({batch}, DType::i64);
-  } else {
-    throwError("unknown --model '" + name + "' (see --help)", Loc::current());
-  }
   // Parameters and inputs are data, as at the start of any step after the first.
-  mark_step();
-
-  Tensor logits = (*model)(inputs);
-  if (name == "gpt-mini")
-    logits = logits.reshape({batch * length, -1});
-  Tensor loss = F::cross_entropy(logits, targets);
+  tools::ZooTask task = tools::makeZooTask(name, batch, length);
+  std::shared_ptr<nn::Module> model = task.model;
+  Tensor loss = task.loss();
   loss.backward();
   std::unique_ptr<optim::Optimizer> optimizer;
   const std::string which = absl::GetFlag(FLAGS_optimizer);

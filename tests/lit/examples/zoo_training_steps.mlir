@@ -26,9 +26,10 @@
 // MLP-OPT-NOT: sinter.matmul
 // MLP-OPT: return
 
-// Every op carries the user's line: here, the tool's call of the model.
+// Every op carries the user's line: here, the call of the model in the
+// tools' zoo task (tools/common/ZooTask.cpp).
 // LOC: sinter.matmul {{.*}} loc(#[[LOC:loc[0-9]*]])
-// LOC: #[[LOC]] = loc("{{.*}}sinter-dump-step.cpp":{{[0-9]+}}:{{[0-9]+}})
+// LOC: #[[LOC]] = loc("{{.*}}ZooTask.cpp":{{[0-9]+}}:{{[0-9]+}})
 
 // LENET-LABEL: func.func @train_step
 // LENET-DAG: sinter.conv2d

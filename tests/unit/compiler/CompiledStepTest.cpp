@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "sinter/Compiler/Pipeline.h"
+#include "sinter/Compiler/StepCompiler.h"
 #include "sinter/lazy/Graph.h"
 #include "sinter/sinter.h"
 
@@ -121,6 +122,35 @@ TEST(CompiledStep, GPTTrainingStep) {
   for (const Tensor &p : gpt.parameters())
     outputs.push_back(p);
   checkCompiledStep("gpt (sgd)", outputs);
+}
+
+} // namespace
+
+namespace {
+
+TEST(CompiledStep, DropoutDrawsNewMasksEveryStepFromOneProgram) {
+  compiler::install();
+  set_compiler_config({.enabled = true});
+  manual_seed(5);
+  Tensor x = ones({32, 64});
+  mark_step();
+  reset_metrics();
+  std::vector<std::vector<float>> masks;
+  for (int step = 0; step < 3; ++step) {
+    Tensor y = F::dropout(x, 0.5, /*training=*/true);
+    std::vector<float> reference = y.to_vector<float>(); // the reference executor
+    mark_step();                                         // compiled
+    std::vector<float> compiled = y.to_vector<float>();
+    EXPECT_EQ(compiled, reference) << "step " << step;
+    masks.push_back(compiled);
+  }
+  EXPECT_NE(masks[0], masks[1]);
+  EXPECT_NE(masks[1], masks[2]);
+  Metrics m = metrics();
+  EXPECT_EQ(m.compiled_steps, 3);
+  EXPECT_EQ(m.distinct_graphs, 1) << "the random key is data: one program for every step";
+  EXPECT_EQ(m.compilations, 1);
+  set_compiler_config({});
 }
 
 } // namespace
