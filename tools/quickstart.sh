@@ -6,7 +6,8 @@
 # each step compiled into fused C++ kernels on the CPU, reporting the test
 # accuracy (about 85.5%, in under a minute on 2 cores) and the compiler's
 # metrics. Extra arguments go to sinter-train-example (see its --help), e.g.
-# --compile=false for the reference executor, or --model lenet --steps 200.
+# --mode eager (one kernel per op), --mode reference (the reference executor),
+# or --model lenet --steps 200.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./tools/install_deps.sh
@@ -15,4 +16,4 @@ cd "$(dirname "$0")/.."
 echo
 ./build/tools/sinter-info/sinter-info
 echo
-./build/tools/sinter-train-example/sinter-train-example --model mlp --epochs 1 --compile "$@"
+./build/tools/sinter-train-example/sinter-train-example --model mlp --epochs 1 --mode compiled "$@"

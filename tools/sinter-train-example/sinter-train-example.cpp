@@ -3,8 +3,9 @@
 // A complete training program written against Sinter's C++ API, as a user
 // would write one: load Debian's Fashion-MNIST, shuffle with a seed, train an
 // MLP or LeNet with AdamW, one mark_step() per step, and report the test
-// accuracy. Steps run on the CPU reference executor, or compiled with
-// --compile (fused C++ kernels, compiled once per graph structure).
+// accuracy. Steps run compiled (--mode compiled: fused C++ kernels, compiled
+// once per graph structure), eagerly (--mode eager: one kernel per op), or on
+// the reference executor (--mode reference).
 // `--min-accuracy` makes it a test (exit 1 below the threshold).
 //
 //===----------------------------------------------------------------------===//
@@ -31,9 +32,9 @@ ABSL_FLAG(int64_t, seed, 0, "seed of the initialisation and the shuffling");
 ABSL_FLAG(int64_t, eval_limit, 0, "evaluate on the first N test images (0: all 10000)");
 ABSL_FLAG(int64_t, log_every, 100, "print a progress line every N steps");
 ABSL_FLAG(double, min_accuracy, 0, "exit with status 1 if the test accuracy is below this");
-ABSL_FLAG(bool, compile, false,
-          "run each step compiled (fused C++ kernels through the host compiler) instead of on "
-          "the reference executor");
+ABSL_FLAG(std::string, mode, "compiled",
+          "compiled (each step one fused program), eager (one program per op) or reference "
+          "(the reference executor)");
 ABSL_FLAG(std::string, data_dir, sinter::data::kFashionMnistDir, "Fashion-MNIST IDX files");
 
 namespace {
@@ -92,10 +93,14 @@ int run() {
               static_cast<long long>(train.size()), static_cast<long long>(test.size()),
               seconds(start));
 
-  if (absl::GetFlag(FLAGS_compile)) {
-    compiler::install();
-    set_compiler_config({.enabled = true});
-  }
+  const std::string mode = absl::GetFlag(FLAGS_mode);
+  SINTER_CHECK(mode == "compiled" || mode == "eager" || mode == "reference", Loc::current(),
+               "--mode must be compiled, eager or reference, got '" + mode + "'");
+  compiler::install();
+  CompilerConfig config = compiler_config(); // SINTER_DEBUG and the rest from the environment
+  config.enabled = mode == "compiled";
+  config.use_reference = mode == "reference";
+  set_compiler_config(config);
   manual_seed(static_cast<uint64_t>(absl::GetFlag(FLAGS_seed)));
   std::shared_ptr<nn::Module> model = makeModel(name);
   int64_t parameters = 0;
@@ -108,7 +113,7 @@ int run() {
   std::printf("model %s: %lld parameters; %lld steps of batch %lld on %s (%s)\n", name.c_str(),
               static_cast<long long>(parameters), static_cast<long long>(total),
               static_cast<long long>(batch), Device::cpu().toString().c_str(),
-              absl::GetFlag(FLAGS_compile) ? "compiled" : "reference executor");
+              mode.c_str());
 
   optim::AdamW optimizer(model->parameters(),
                          {.lr = absl::GetFlag(FLAGS_lr), .weight_decay = 1e-4});
@@ -155,7 +160,7 @@ int run() {
   std::printf("trained %lld steps in %.1f s (%.1f ms/step); test accuracy %.2f%%\n",
               static_cast<long long>(total), trainSeconds, 1000 * trainSeconds / total,
               100 * accuracy);
-  if (absl::GetFlag(FLAGS_compile))
+  if (mode != "reference")
     std::printf("%s", metrics_report().c_str());
   double required = absl::GetFlag(FLAGS_min_accuracy);
   if (accuracy < required) {
