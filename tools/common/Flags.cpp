@@ -1,7 +1,12 @@
 //===- Flags.cpp - command lines of the tools -----------------------------===//
 #include "Flags.h"
 
+#include "sinter/Error.h"
+
 #include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+
+#include <cstdio>
 
 namespace sinter::tools {
 
@@ -26,6 +31,23 @@ std::vector<char *> parseFlags(std::vector<std::string> &args) {
   for (std::string &arg : args)
     pointers.push_back(arg.data());
   return absl::ParseCommandLine(static_cast<int>(pointers.size()), pointers.data());
+}
+
+int toolMain(int argc, char **argv, const char *name, const char *usage,
+             const std::function<int()> &run) {
+  absl::SetProgramUsageMessage(usage);
+  std::vector<std::string> args = normalizeFlagNames(argc, argv);
+  std::vector<char *> rest = parseFlags(args);
+  if (rest.size() > 1) {
+    std::fprintf(stderr, "%s: unexpected argument '%s' (see --help)\n", name, rest[1]);
+    return 2;
+  }
+  try {
+    return run();
+  } catch (const Error &error) {
+    std::fprintf(stderr, "%s: %s\n", name, error.what());
+    return 2;
+  }
 }
 
 } // namespace sinter::tools

@@ -38,6 +38,12 @@ ZooTask makeZooTask(const std::string &name, int64_t batch, int64_t length, uint
     task.inputs = randn({batch, channels, side, side});
     task.targets = from_vector(integers(batch, 10, seed + 1), {batch});
   };
+  auto tokens = [&](int64_t vocab, int64_t maxLength) {
+    SINTER_CHECK(length <= maxLength, Loc::current(),
+                 name + " takes at most " + std::to_string(maxLength) +
+                     " tokens, got a length of " + std::to_string(length));
+    task.inputs = from_vector(integers(batch * length, vocab, seed + 2), {batch, length});
+  };
   if (name == "mlp") {
     task.model = models::mlp({.in_features = 784, .hidden = {256}, .num_classes = 10});
     task.inputs = randn({batch, 784});
@@ -52,21 +58,15 @@ ZooTask makeZooTask(const std::string &name, int64_t batch, int64_t length, uint
     images(3, imageSize);
   } else if (name == "gpt-mini") {
     auto gpt = std::make_shared<models::GPT>(models::GPTConfig::named("gpt-mini"));
-    SINTER_CHECK(length <= gpt->config.context, Loc::current(),
-                 "gpt-mini takes at most " + std::to_string(gpt->config.context) +
-                     " tokens, got a length of " + std::to_string(length));
-    task.inputs =
-        from_vector(integers(batch * length, gpt->config.vocab_size, seed + 2), {batch, length});
+    tokens(gpt->config.vocab_size, gpt->config.context);
+    // Next-token targets at every position.
     task.targets =
         from_vector(integers(batch * length, gpt->config.vocab_size, seed + 1), {batch * length});
     task.model = gpt;
   } else if (name == "bert-mini") {
     auto bert = std::make_shared<models::BERT>(models::BERTConfig::named("bert-mini"));
-    SINTER_CHECK(length <= bert->config.max_positions, Loc::current(),
-                 "bert-mini takes at most " + std::to_string(bert->config.max_positions) +
-                     " tokens, got a length of " + std::to_string(length));
-    task.inputs =
-        from_vector(integers(batch * length, bert->config.vocab_size, seed + 2), {batch, length});
+    tokens(bert->config.vocab_size, bert->config.max_positions);
+    // One class per sequence.
     task.targets = from_vector(integers(batch, bert->config.num_classes, seed + 1), {batch});
     task.model = bert;
   } else {

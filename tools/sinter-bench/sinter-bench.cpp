@@ -18,7 +18,6 @@
 #include "sinter/runtime/Allocator.h"
 
 #include "absl/flags/flag.h"
-#include "absl/flags/usage.h"
 
 #include <algorithm>
 #include <chrono>
@@ -170,24 +169,14 @@ int run() {
 } // namespace
 
 int main(int argc, char **argv) {
-  absl::SetProgramUsageMessage("Measures training steps of a zoo model, eager and compiled.");
-  std::vector<std::string> args = tools::normalizeFlagNames(argc, argv);
-  std::vector<char *> rest = tools::parseFlags(args);
-  if (rest.size() > 1) {
-    std::fprintf(stderr, "sinter-bench: unexpected argument '%s' (see --help)\n", rest[1]);
-    return 2;
-  }
-  // Before any kernel library loads OpenMP, which reads it once.
-  if (int64_t threads = absl::GetFlag(FLAGS_threads); threads > 0)
-    setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), 1);
-  else if (threads < 0) {
-    std::fprintf(stderr, "sinter-bench: --threads must not be negative\n");
-    return 2;
-  }
-  try {
-    return run();
-  } catch (const sinter::Error &e) {
-    std::fprintf(stderr, "sinter-bench: %s\n", e.what());
-    return 2;
-  }
+  return sinter::tools::toolMain(argc, argv, "sinter-bench",
+                                 "Measures training steps of a zoo model, eager and compiled.", [] {
+                                   // Before any kernel library loads OpenMP, which reads it once.
+                                   int64_t threads = absl::GetFlag(FLAGS_threads);
+                                   SINTER_CHECK(threads >= 0, sinter::Loc::current(),
+                                                "--threads must not be negative");
+                                   if (threads > 0)
+                                     setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), 1);
+                                   return run();
+                                 });
 }

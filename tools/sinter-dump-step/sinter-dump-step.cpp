@@ -10,6 +10,7 @@
 //   sinter-dump-step --model gpt-mini --compile   (fuse, and compile the kernels)
 //
 //===----------------------------------------------------------------------===//
+#include "Flags.h"
 #include "ZooTask.h"
 
 #include "sinter/Compiler/LowerLazyGraph.h"
@@ -17,8 +18,6 @@
 #include "sinter/sinter.h"
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
 
 #include <cstdio>
 
@@ -86,16 +85,6 @@ int run() {
 } // namespace
 
 int main(int argc, char **argv) {
-  absl::SetProgramUsageMessage("Prints one training step of a zoo model as sinter IR.");
-  std::vector<char *> rest = absl::ParseCommandLine(argc, argv);
-  if (rest.size() > 1) {
-    std::fprintf(stderr, "sinter-dump-step: unexpected argument '%s' (see --help)\n", rest[1]);
-    return 2;
-  }
-  try {
-    return run();
-  } catch (const sinter::Error &error) {
-    std::fprintf(stderr, "sinter-dump-step: %s\n", error.what());
-    return 2;
-  }
+  return sinter::tools::toolMain(argc, argv, "sinter-dump-step",
+                                 "Prints one training step of a zoo model as sinter IR.", run);
 }

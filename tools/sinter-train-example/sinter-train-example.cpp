@@ -9,12 +9,12 @@
 // `--min-accuracy` makes it a test (exit 1 below the threshold).
 //
 //===----------------------------------------------------------------------===//
+#include "Flags.h"
+
 #include "sinter/Compiler/StepCompiler.h"
 #include "sinter/sinter.h"
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
 
 #include <malloc.h>
 
@@ -112,8 +112,7 @@ int run() {
     total = std::min(total, absl::GetFlag(FLAGS_steps));
   std::printf("model %s: %lld parameters; %lld steps of batch %lld on %s (%s)\n", name.c_str(),
               static_cast<long long>(parameters), static_cast<long long>(total),
-              static_cast<long long>(batch), Device::cpu().toString().c_str(),
-              mode.c_str());
+              static_cast<long long>(batch), Device::cpu().toString().c_str(), mode.c_str());
 
   optim::AdamW optimizer(model->parameters(),
                          {.lr = absl::GetFlag(FLAGS_lr), .weight_decay = 1e-4});
@@ -179,16 +178,7 @@ int main(int argc, char **argv) {
   // kernel and faulting it back in on the next step, halves the step time.
   mallopt(M_MMAP_THRESHOLD, 256 << 20);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
-  absl::SetProgramUsageMessage("Trains an MLP or LeNet on Fashion-MNIST with Sinter's C++ API.");
-  std::vector<char *> rest = absl::ParseCommandLine(argc, argv);
-  if (rest.size() > 1) {
-    std::fprintf(stderr, "sinter-train-example: unexpected argument '%s' (see --help)\n", rest[1]);
-    return 2;
-  }
-  try {
-    return run();
-  } catch (const sinter::Error &error) {
-    std::fprintf(stderr, "sinter-train-example: %s\n", error.what());
-    return 2;
-  }
+  return sinter::tools::toolMain(argc, argv, "sinter-train-example",
+                                 "Trains an MLP or LeNet on Fashion-MNIST with Sinter's C++ API.",
+                                 run);
 }

@@ -125,6 +125,9 @@ public:
   }
 
 private:
+  /// Partial results of a row reduction: one AVX2 vector of floats.
+  static constexpr int64_t kLanes = 8;
+
   static int64_t elements(Value v) { return cast<ShapedType>(v.getType()).getNumElements(); }
 
   /// Note [Row kernels]
@@ -479,14 +482,30 @@ private:
       if (!rowMode)
         os << parallel(rowCount, rowCount * colCount) << "  for (int64_t r = 0; r < " << rowCount
            << "; ++r) ";
-      os << "{\n"
-         << "    " << t << " acc = " << init << ";\n"
-         << "    for (int64_t c = 0; c < " << colCount << "; ++c) {\n"
-         << "      " << t << " x = " << arg(0, "r * " + std::to_string(colCount) + " + c") << ";\n";
-      if (isSum)
-        os << "      acc += x;\n";
-      else
-        os << "      if (x > acc || x != x) acc = x;\n";
+      // A long row is reduced in kLanes interleaved partial results, combined
+      // pairwise, then the tail in order: a fixed order for a given row length
+      // (deterministic), and one the compiler can vectorise.
+      std::string combine = isSum ? "acc += x;" : "if (x > acc || x != x) acc = x;";
+      std::string index = "r * " + std::to_string(colCount) + " + c";
+      os << "{\n    int64_t c = 0;\n    " << t << " acc = " << init << ";\n";
+      if (colCount >= 4 * kLanes) {
+        os << "    " << t << " lane[" << kLanes << "];\n"
+           << "    for (int k = 0; k < " << kLanes << "; ++k) lane[k] = " << init << ";\n"
+           << "    for (; c + " << kLanes << " <= " << colCount << "; c += " << kLanes << ")\n"
+           << "      for (int k = 0; k < " << kLanes << "; ++k) {\n"
+           << "        " << t << " x = " << arg(0, index + " + k") << ";\n"
+           << "        " << (isSum ? "lane[k] += x;" : "if (x > lane[k] || x != x) lane[k] = x;")
+           << "\n      }\n"
+           << "    for (int w = " << kLanes / 2 << "; w > 0; w /= 2)\n"
+           << "      for (int k = 0; k < w; ++k) {\n"
+           << "        " << t << " x = lane[k + w];\n"
+           << "        " << (isSum ? "lane[k] += x;" : "if (x > lane[k] || x != x) lane[k] = x;")
+           << "\n      }\n"
+           << "    acc = lane[0];\n";
+      }
+      os << "    for (; c < " << colCount << "; ++c) {\n"
+         << "      " << t << " x = " << arg(0, index) << ";\n"
+         << "      " << combine << "\n";
       os << "    }\n    " << buffer << "[r] = acc;\n  }\n"
          << "  auto " << n << " = [" << buffer << "](int64_t i) -> " << t << " { return " << buffer
          << "[i]; };\n";
