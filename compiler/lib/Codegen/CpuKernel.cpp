@@ -102,7 +102,7 @@ public:
         os << "    " << t << " *out" << k << " = static_cast<" << t << " *>(outputs[" << k
            << "]);\n";
       }
-      os << parallel(n, n) << "    for (int64_t i = 0; i < " << n << "; ++i) {\n";
+      os << elementwise(n) << "    for (int64_t i = 0; i < " << n << "; ++i) {\n";
       inLoop = true;
       for (Operation &op : body.without_terminator())
         if (isLocal(op) && failed(emitValue(op)))
@@ -116,8 +116,8 @@ public:
     for (auto [k, value] : llvm::enumerate(yield.getValues())) {
       std::string t = cppElementType(value.getType());
       os << "  {\n    " << t << " *out = static_cast<" << t << " *>(outputs[" << k << "]);\n"
-         << parallel(elements(value), elements(value)) << "    for (int64_t i = 0; i < "
-         << elements(value) << "; ++i)\n"
+         << elementwise(elements(value)) << "    for (int64_t i = 0; i < " << elements(value)
+         << "; ++i)\n"
          << "      out[i] = " << names[value] << "(i);\n  }\n";
     }
     os << "}\n";
@@ -225,7 +225,7 @@ private:
       for (auto [k, value] : llvm::enumerate(yield.getValues()))
         if (elements(value) == n)
           outputPointer(k, value);
-      os << "    for (int64_t c = 0; c < " << cols << "; ++c) {\n"
+      os << "    #pragma omp simd\n    for (int64_t c = 0; c < " << cols << "; ++c) {\n"
          << "      const int64_t i = r * " << cols << " + c;\n";
       inLoop = true;
       for (Operation &op : body.without_terminator())
@@ -337,6 +337,15 @@ private:
   /// `work` elements of work in all: iterations are independent (each writes
   /// its own elements), so the split keeps results deterministic; small loops
   /// stay serial.
+  /// The pragma of a loop over elements that are computed independently
+  /// (every output loop and every stored value): split over the cores when
+  /// large, and vectorised (`simd` asserts what holds here, that no
+  /// iteration depends on another, which lets the compiler use gathers for
+  /// remapped reads and libmvec for transcendental functions).
+  static std::string elementwise(int64_t iterations) {
+    return iterations >= (1 << 15) ? "  #pragma omp parallel for simd\n" : "  #pragma omp simd\n";
+  }
+
   static std::string parallel(int64_t iterations, int64_t work) {
     return iterations >= 2 && work >= (1 << 15) ? "  #pragma omp parallel for\n" : "";
   }
@@ -433,10 +442,11 @@ private:
     if (rowMode && elements(v) == rows)
       os << "  " << buffer << "[r] = " << n << "(r);\n";
     else if (rowMode)
-      os << "  for (int64_t c = 0; c < " << cols << "; ++c) {\n    const int64_t i = r * " << cols
-         << " + c;\n    " << buffer << "[i] = " << n << "(i);\n  }\n";
+      os << "  #pragma omp simd\n  for (int64_t c = 0; c < " << cols
+         << "; ++c) {\n    const int64_t i = r * " << cols << " + c;\n    " << buffer
+         << "[i] = " << n << "(i);\n  }\n";
     else
-      os << parallel(elements(v), elements(v)) << "  for (int64_t i = 0; i < " << elements(v)
+      os << elementwise(elements(v)) << "  for (int64_t i = 0; i < " << elements(v)
          << "; ++i)\n    " << buffer << "[i] = " << n << "(i);\n";
     names[v] = n + "_stored";
     os << "  auto " << names[v] << " = [" << buffer << "](int64_t i) -> " << t << " { return "
