@@ -354,11 +354,23 @@ struct CompilerState {
     CompilerConfig config;
     if (const char *value = std::getenv("SINTER_COMPILER")) {
       std::string mode = value;
+      if (mode != "1" && mode != "0" && mode != "reference")
+        std::fprintf(stderr,
+                     "sinter: warning: SINTER_COMPILER='%s' is not 1 (compiled), 0 (eager) or "
+                     "reference; steps run compiled\n",
+                     value);
       config.enabled = mode != "0";
       config.use_reference = mode == "reference";
     }
-    if (const char *value = std::getenv("SINTER_DEBUG"))
-      config.debug = std::atoi(value);
+    if (const char *value = std::getenv("SINTER_DEBUG")) {
+      char *end = nullptr;
+      long level = std::strtol(value, &end, 10);
+      if (end == value || *end != '\0' || level < 0 || level > 4)
+        std::fprintf(stderr, "sinter: warning: SINTER_DEBUG='%s' is not a level from 0 to 4\n",
+                     value);
+      else
+        config.debug = static_cast<int>(level);
+    }
     if (const char *value = std::getenv("SINTER_DUMP_DIR"))
       config.dump_dir = value;
     return config;
