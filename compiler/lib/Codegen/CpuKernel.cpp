@@ -703,10 +703,11 @@ FailureOr<std::string> renderCpuKernels(Operation *root, StringRef prefix, int64
     }
     if (isLibraryKernel(op) && !op->getParentOfType<FusionOp>()) {
       ++count;
-      if (failed(renderCpuLibraryKernel(op, name, os)))
+      std::vector<int64_t> own;
+      if (failed(renderCpuLibraryKernel(op, name, os, &own)))
         return WalkResult::interrupt();
       if (scratch)
-        scratch->push_back({});
+        scratch->push_back(std::move(own));
     }
     return WalkResult::advance();
   });

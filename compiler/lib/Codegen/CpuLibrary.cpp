@@ -4,7 +4,8 @@
 // not fused: on the GPU they are library calls (cuBLASLt, cuDNN). On the CPU
 // they are rendered here as plain loops with the kernels' calling convention,
 // the same definitions as the reference executor's, so that every op of a
-// step can run compiled; matmul calls oneDNN's sgemm.
+// step can run compiled; matmul and convolution (as im2col) call oneDNN's
+// sgemm.
 //
 //===----------------------------------------------------------------------===//
 #include "sinter/Codegen/CpuKernel.h"
@@ -23,6 +24,9 @@ std::string elementType(Value v) { return cppElementType(v.getType()); }
 class LibraryRenderer {
 public:
   LibraryRenderer(llvm::raw_ostream &os) : os(os) {}
+
+  /// Scratch bytes the kernel takes after its results, in output-slot order.
+  std::vector<int64_t> scratch;
 
   LogicalResult render(Operation *op, StringRef name) {
     for (Value v : op->getOperands())
@@ -66,7 +70,8 @@ private:
     // oneDNN's row-major sgemm per matrix of the batch; a batch of several
     // runs its matrices on all threads, each sgemm on one (oneDNN does not
     // nest parallel regions), one matrix alone uses oneDNN's own threads.
-    std::string ta = op.getTransposeLhs() ? "'T'" : "'N'", tb = op.getTransposeRhs() ? "'T'" : "'N'";
+    std::string ta = op.getTransposeLhs() ? "'T'" : "'N'",
+                tb = op.getTransposeRhs() ? "'T'" : "'N'";
     os << "  if (" << k << " == 0) {\n"
        << "    for (int64_t i = 0; i < " << batch * m * n << "; ++i) out0[i] = 0;\n"
        << "    return;\n  }\n"
@@ -87,45 +92,93 @@ private:
     ArrayRef<int64_t> stride, padding, dilation;
     int64_t groups;
     Value input, filter, output;
-    std::string accumulate;
     if (auto c = dyn_cast<Conv2dOp>(op)) {
       std::tie(stride, padding, dilation, groups) = attrs(c);
       input = c.getInput(), filter = c.getFilter(), output = c.getResult();
-      accumulate = "out0[o] += in0[x] * in1[f];";
     } else if (auto c = dyn_cast<Conv2dBackwardInputOp>(op)) {
       std::tie(stride, padding, dilation, groups) = attrs(c);
       input = c.getResult(), filter = c.getFilter(), output = c.getGradOutput();
-      accumulate = "out0[x] += in1[f] * in0[o];";
     } else {
       auto b = cast<Conv2dBackwardFilterOp>(op);
       std::tie(stride, padding, dilation, groups) = attrs(b);
       input = b.getInput(), filter = b.getResult(), output = b.getGradOutput();
-      accumulate = "out0[f] += in0[x] * in1[o];";
     }
     ArrayRef<int64_t> in = shapeOf(input), w = shapeOf(filter), out = shapeOf(output);
-    int64_t og = w[0] / groups;
+    // Convolution as matrix products (im2col): for each image and group, the
+    // patches of the input become the columns of a [Cg*KH*KW, OH*OW] matrix,
+    // and oneDNN's sgemm multiplies it with the group's filters. Backward
+    // input multiplies the transposed filters with the output gradient and
+    // adds the columns back into their patches (col2im, channel by channel);
+    // backward filter sums over the batch in order. Deterministic throughout.
+    int64_t og = w[0] / groups, cg = w[1], k = w[1] * w[2] * w[3], p = out[2] * out[3];
+    int64_t inImage = in[1] * in[2] * in[3], outImage = out[1] * p;
+    std::string kind = isa<Conv2dOp>(op)                ? "forward"
+                       : isa<Conv2dBackwardInputOp>(op) ? "input"
+                                                        : "filter";
     os << "  for (int64_t i = 0; i < " << ShapedType::getNumElements(shapeOf(op->getResult(0)))
-       << "; ++i) out0[i] = 0;\n"
+       << "; ++i) out0[i] = 0;\n";
+    if (k == 0 || p == 0 || og == 0 || in[0] == 0)
+      return success();
+    scratch.push_back(k * p * 4);
+    os << "  float *col = static_cast<float *>(outputs[1]);\n"
+       << "  // (c, ky, kx) of row r of the column matrix; input pixel of (r, oy, ox).\n"
+       << "  auto pixel = [](int64_t r, int64_t q, int64_t &iy, int64_t &ix, int64_t &c) {\n"
+       << "    int64_t kx = r % " << w[3] << ", ky = (r / " << w[3] << ") % " << w[2] << ";\n"
+       << "    c = r / " << w[2] * w[3] << ";\n"
+       << "    iy = (q / " << out[3] << ") * " << stride[0] << " - " << padding[0] << " + ky * "
+       << dilation[0] << ";\n"
+       << "    ix = (q % " << out[3] << ") * " << stride[1] << " - " << padding[1] << " + kx * "
+       << dilation[1] << ";\n"
+       << "    return iy >= 0 && iy < " << in[2] << " && ix >= 0 && ix < " << in[3] << ";\n"
+       << "  };\n"
        << "  for (int64_t b = 0; b < " << in[0] << "; ++b)\n"
-       << "  for (int64_t oc = 0; oc < " << w[0] << "; ++oc)\n"
-       << "  for (int64_t y = 0; y < " << out[2] << "; ++y)\n"
-       << "  for (int64_t xx = 0; xx < " << out[3] << "; ++xx)\n"
-       << "  for (int64_t ic = 0; ic < " << w[1] << "; ++ic)\n"
-       << "  for (int64_t ky = 0; ky < " << w[2] << "; ++ky)\n"
-       << "  for (int64_t kx = 0; kx < " << w[3] << "; ++kx) {\n"
-       << "    int64_t iy = y * " << stride[0] << " - " << padding[0] << " + ky * " << dilation[0]
-       << ";\n"
-       << "    int64_t ix = xx * " << stride[1] << " - " << padding[1] << " + kx * " << dilation[1]
-       << ";\n"
-       << "    if (iy < 0 || iy >= " << in[2] << " || ix < 0 || ix >= " << in[3] << ") continue;\n"
-       << "    int64_t channel = (oc / " << og << ") * " << w[1] << " + ic;\n"
-       << "    int64_t x = ((b * " << in[1] << " + channel) * " << in[2] << " + iy) * " << in[3]
-       << " + ix;\n"
-       << "    int64_t f = ((oc * " << w[1] << " + ic) * " << w[2] << " + ky) * " << w[3]
-       << " + kx;\n"
-       << "    int64_t o = ((b * " << w[0] << " + oc) * " << out[2] << " + y) * " << out[3]
-       << " + xx;\n"
-       << "    " << accumulate << "\n  }\n";
+       << "  for (int64_t g = 0; g < " << groups << "; ++g) {\n";
+    std::string image =
+        "(b * " + std::to_string(inImage) + " + g * " + std::to_string(cg * in[2] * in[3]) + ")";
+    std::string grad =
+        "(b * " + std::to_string(outImage) + " + g * " + std::to_string(og * p) + ")";
+    std::string filters = "(g * " + std::to_string(og * k) + ")";
+    // The column matrix of image b, group g (forward and backward filter).
+    std::string im2col = "    #pragma omp parallel for\n"
+                         "    for (int64_t r = 0; r < " +
+                         std::to_string(k) +
+                         "; ++r)\n"
+                         "      for (int64_t q = 0; q < " +
+                         std::to_string(p) +
+                         "; ++q) {\n"
+                         "        int64_t iy, ix, c;\n"
+                         "        col[r * " +
+                         std::to_string(p) +
+                         " + q] = pixel(r, q, iy, ix, c) ? "
+                         "in0[" +
+                         image + " + (c * " + std::to_string(in[2]) + " + iy) * " +
+                         std::to_string(in[3]) + " + ix] : 0.0f;\n      }\n";
+    if (kind == "forward") {
+      os << im2col << "    dnnl_sgemm('N', 'N', " << og << ", " << p << ", " << k
+         << ", 1.0f, in1 + " << filters << ", " << k << ", col, " << p << ", 0.0f, out0 + " << grad
+         << ", " << p << ");\n";
+    } else if (kind == "input") {
+      // in0: the output gradient, in1: the filters; out0: the input gradient.
+      os << "    dnnl_sgemm('T', 'N', " << k << ", " << p << ", " << og << ", 1.0f, in1 + "
+         << filters << ", " << k << ", in0 + " << grad << ", " << p << ", 0.0f, col, " << p
+         << ");\n"
+         << "    #pragma omp parallel for\n"
+         << "    for (int64_t c0 = 0; c0 < " << cg << "; ++c0)\n"
+         << "      for (int64_t r = c0 * " << w[2] * w[3] << "; r < (c0 + 1) * " << w[2] * w[3]
+         << "; ++r)\n"
+         << "        for (int64_t q = 0; q < " << p << "; ++q) {\n"
+         << "          int64_t iy, ix, c;\n"
+         << "          if (pixel(r, q, iy, ix, c))\n"
+         << "            out0[" << image << " + (c * " << in[2] << " + iy) * " << in[3]
+         << " + ix] += col[r * " << p << " + q];\n"
+         << "        }\n";
+    } else {
+      // in0: the input, in1: the output gradient; out0: the filter gradient.
+      os << im2col << "    dnnl_sgemm('N', 'T', " << og << ", " << k << ", " << p
+         << ", 1.0f, in1 + " << grad << ", " << p << ", col, " << p
+         << ", b == 0 ? 0.0f : 1.0f, out0 + " << filters << ", " << k << ");\n";
+    }
+    os << "  }\n";
     return success();
   }
 
@@ -246,8 +299,13 @@ bool isLibraryKernel(Operation *op) {
              Pool2dBackwardOp, GatherOp, ScatterAddOp, ConcatOp, ArgMaxOp>(op);
 }
 
-LogicalResult renderCpuLibraryKernel(Operation *op, StringRef name, llvm::raw_ostream &os) {
-  return LibraryRenderer(os).render(op, name);
+LogicalResult renderCpuLibraryKernel(Operation *op, StringRef name, llvm::raw_ostream &os,
+                                     std::vector<int64_t> *scratch) {
+  LibraryRenderer renderer(os);
+  LogicalResult result = renderer.render(op, name);
+  if (scratch)
+    *scratch = renderer.scratch;
+  return result;
 }
 
 } // namespace sinter::codegen

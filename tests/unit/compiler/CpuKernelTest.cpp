@@ -223,6 +223,15 @@ TEST(CpuKernel, LibraryGradients) {
   checkKernel("conv2d backward filter", gradOf(filter, [&](const Tensor &w) {
                 return F::conv2d(image, w, Tensor(), {2, 2}, {1, 1});
               }));
+  // Grouped, strided and dilated: every index of the im2col kernels.
+  Tensor grouped = data({6, 2, 3, 2}, 3), batch = data({2, 4, 7, 6}, 4);
+  auto conv = [](const Tensor &x, const Tensor &w) {
+    return F::conv2d(x, w, Tensor(), {2, 1}, {1, 1}, {1, 2}, 2);
+  };
+  checkKernel("conv2d grouped backward input",
+              gradOf(batch, [&](const Tensor &x) { return conv(x, grouped); }));
+  checkKernel("conv2d grouped backward filter",
+              gradOf(grouped, [&](const Tensor &w) { return conv(batch, w); }));
   checkKernel("max_pool2d backward", gradOf(data({1, 2, 5, 5}), [](const Tensor &x) {
                 return F::max_pool2d(x, {2, 2}, {1, 1});
               }));

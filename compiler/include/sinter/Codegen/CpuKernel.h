@@ -30,9 +30,11 @@ std::string cppElementType(mlir::Type tensorType);
 bool isLibraryKernel(mlir::Operation *op);
 
 /// The kernel of a library op, with the same calling convention as a
-/// fusion's (appended to `os`, without the prologue).
+/// fusion's (appended to `os`, without the prologue); the scratch bytes it
+/// takes after its results go to `scratch`.
 mlir::LogicalResult renderCpuLibraryKernel(mlir::Operation *op, llvm::StringRef name,
-                                           llvm::raw_ostream &os);
+                                           llvm::raw_ostream &os,
+                                           std::vector<int64_t> *scratch = nullptr);
 
 /// Every kernel under `root` (each sinter.fusion and each library op), as one
 /// translation unit (one library per program): kernel k, in program order,
