@@ -52,8 +52,9 @@ Run train(const std::string &model, CompilerConfig config, int64_t batch, int64_
   // The first step creates the momentum buffers, the second and third have
   // one structure: the third runs the second's executable.
   EXPECT_GE(m.repeated_graphs, 1) << metrics_report();
-  if (config.enabled && !config.use_reference)
+  if (config.enabled && !config.use_reference) {
     EXPECT_EQ(m.compilations, m.distinct_graphs) << metrics_report();
+  }
   set_compiler_config({});
   return run;
 }
