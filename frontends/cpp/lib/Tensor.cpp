@@ -107,9 +107,17 @@ int64_t Tensor::size(int64_t d, Loc loc) const {
   return shape()[d < 0 ? d + rank : d];
 }
 
+namespace {
+std::shared_ptr<const lazy::Value> valueOf(const Tensor &tensor, Loc loc);
+thread_local bool forceReference = false;
+} // namespace
+
+reference::ReferenceGuard::ReferenceGuard() : previous_(forceReference) { forceReference = true; }
+reference::ReferenceGuard::~ReferenceGuard() { forceReference = previous_; }
+
 template <typename T> std::vector<T> Tensor::to_vector(Loc loc) const {
   implOf(*this, loc);
-  std::shared_ptr<const lazy::Value> value = detail::evaluate(*this);
+  std::shared_ptr<const lazy::Value> value = valueOf(*this, loc);
   std::vector<T> out;
   out.reserve(value->size());
   for (double x : value->elements()) {
@@ -489,6 +497,51 @@ void mark_step(Loc loc) {
   m.compile += step.compile;
   m.kernels_launched += step.kernels_launched;
 }
+
+namespace {
+
+/// The value of a tensor that is read (to_vector, item, printing), at the
+/// user's `loc`: computed
+/// the way mark_step() would compute it (compiled or eager, as configured;
+/// the graph of this tensor alone, cached by its structure like a step), or
+/// on the reference executor when so configured or when the compiler cannot.
+/// The graph is not cut: the next mark_step() computes the step as a whole.
+std::shared_ptr<const lazy::Value> valueOf(const Tensor &tensor, Loc loc) {
+  const lazy::NodePtr &node = tensor.impl()->node;
+  if (node->value)
+    return node->value;
+  CompilerConfig config = compiler_config();
+  std::shared_ptr<detail::StepCompiler> compiler = detail::step_compiler();
+  if (forceReference || config.use_reference || compiler == nullptr)
+    return detail::evaluate(tensor);
+  std::vector<lazy::NodePtr> outputs = {node};
+  std::vector<std::shared_ptr<const lazy::Value>> values;
+  StepMetrics step;
+  std::string why;
+  auto start = std::chrono::steady_clock::now();
+  bool ran = config.enabled
+                 ? compiler->run(outputs, lazy::structural_hash(outputs), config, values, step, why)
+                 : compiler->run_eager(outputs, config, values, step, why);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  {
+    MetricsState &state = metricsState();
+    std::lock_guard<std::mutex> lock(state.mutex);
+    Metrics &m = state.metrics;
+    m.execute_seconds += std::max(0.0, seconds - step.compile.total());
+    m.compilations += step.compilations;
+    m.disk_cache_hits += step.disk_cache_hits;
+    m.compile += step.compile;
+    m.kernels_launched += step.kernels_launched;
+  }
+  if (!ran) {
+    noteFallback(why, loc);
+    return detail::evaluate(tensor);
+  }
+  node->value = values.front();
+  return node->value;
+}
+
+} // namespace
 
 std::string Tensor::toString() const {
   if (!defined())

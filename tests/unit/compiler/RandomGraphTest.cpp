@@ -134,10 +134,12 @@ void checkRandomGraphs(const CompilerConfig &config, const char *mode) {
   constexpr int kSteps = 20, kGraphsPerStep = 50;
   int64_t compared = 0;
   for (int s = 0; s < kSteps; ++s) {
-    // to_vector computes on the reference executor (only mark_step compiles).
     std::vector<std::vector<double>> expected;
-    for (const Tensor &t : randomGraphs(1000 + s, kGraphsPerStep))
-      expected.push_back(t.to_vector<double>());
+    {
+      reference::ReferenceGuard oracle;
+      for (const Tensor &t : randomGraphs(1000 + s, kGraphsPerStep))
+        expected.push_back(t.to_vector<double>());
+    }
     // The same graphs again, for the compiled run.
     std::vector<Tensor> fresh = randomGraphs(1000 + s, kGraphsPerStep);
     Metrics before = metrics();

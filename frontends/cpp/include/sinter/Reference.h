@@ -27,6 +27,21 @@ private:
 
 /// The number of lazy-graph nodes alive now, for tests that check a
 /// training loop does not keep earlier steps' graphs alive.
+/// While alive (on this thread), reading a pending tensor's values
+/// (to_vector, item, printing) computes them on the reference executor even
+/// when the compiler is installed and enabled: the oracle that compiled and
+/// eager results are checked against.
+class ReferenceGuard {
+public:
+  ReferenceGuard();
+  ~ReferenceGuard();
+  ReferenceGuard(const ReferenceGuard &) = delete;
+  ReferenceGuard &operator=(const ReferenceGuard &) = delete;
+
+private:
+  bool previous_;
+};
+
 int64_t live_node_count();
 
 } // namespace sinter::reference
