@@ -7,42 +7,17 @@
 // files), for compare_with_torch.py to recompute with PyTorch.
 //
 //===----------------------------------------------------------------------===//
+#include "TensorDump.h"
+
 #include "sinter/sinter.h"
 
 #include <cstdio>
-#include <fstream>
 #include <string>
 #include <vector>
 
 namespace {
 
 using namespace sinter;
-
-class Dump {
-public:
-  explicit Dump(const std::string &dir) : dir_(dir), manifest_(dir + "/manifest.txt") {}
-
-  void write(const std::string &kind, const std::string &name, const Tensor &t) {
-    std::string file = kind + "." + name + ".bin";
-    std::ofstream out(dir_ + "/" + file, std::ios::binary);
-    bool integer = t.dtype() == DType::i64 || t.dtype() == DType::i32;
-    if (integer) {
-      std::vector<int64_t> v = t.to_vector<int64_t>();
-      out.write(reinterpret_cast<const char *>(v.data()), v.size() * sizeof(int64_t));
-    } else {
-      std::vector<float> v = t.to_vector<float>();
-      out.write(reinterpret_cast<const char *>(v.data()), v.size() * sizeof(float));
-    }
-    manifest_ << kind << ' ' << name << ' ' << (integer ? "i64" : "f32");
-    for (int64_t d : t.shape())
-      manifest_ << ' ' << d;
-    manifest_ << '\n';
-  }
-
-private:
-  std::string dir_;
-  std::ofstream manifest_;
-};
 
 Tensor tokens(int64_t batch, int64_t length, int64_t vocab, int64_t salt) {
   std::vector<int64_t> ids;
@@ -59,7 +34,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   std::string model = argv[1];
-  Dump dump(argv[2]);
+  tools::TensorDump dump(argv[2]);
   try {
     manual_seed(1234);
     std::shared_ptr<nn::Module> net;

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Flags.h"
+#include "TensorDump.h"
 #include "ZooTask.h"
 
 #include "sinter/Compiler/StepCompiler.h"
@@ -23,8 +24,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 
 ABSL_FLAG(std::string, model, "gpt-mini", "mlp, lenet, resnet18, gpt-mini or bert-mini");
 ABSL_FLAG(int64_t, batch_size, 8, "samples per step");
@@ -55,28 +54,11 @@ struct Result {
 };
 
 void dumpWeights(const tools::ZooTask &task, const std::string &dir) {
-  std::filesystem::create_directories(dir);
-  std::ofstream manifest(dir + "/manifest.txt");
-  auto write = [&](const std::string &kind, const std::string &name, const Tensor &t) {
-    std::ofstream out(dir + "/" + kind + "." + name + ".bin", std::ios::binary);
-    if (t.dtype() == DType::i64) {
-      std::vector<int64_t> v = t.to_vector<int64_t>();
-      out.write(reinterpret_cast<const char *>(v.data()), v.size() * sizeof(int64_t));
-    } else {
-      std::vector<float> v = t.to_vector<float>();
-      out.write(reinterpret_cast<const char *>(v.data()), v.size() * sizeof(float));
-    }
-    manifest << kind << " " << name << " " << (t.dtype() == DType::i64 ? "i64" : "f32");
-    for (int64_t d : t.shape())
-      manifest << " " << d;
-    manifest << "\n";
-  };
-  write("input", "inputs", task.inputs);
-  write("input", "targets", task.targets);
+  tools::TensorDump dump(dir);
+  dump.write("input", "inputs", task.inputs);
+  dump.write("input", "targets", task.targets);
   for (const auto &[name, p] : task.model->named_parameters())
-    write("param", name, p);
-  if (!manifest)
-    throwError("cannot write the weights to " + dir, Loc::current());
+    dump.write("param", name, p);
 }
 
 Result bench(const std::string &mode, const std::string &model, int64_t batch, int64_t length,
