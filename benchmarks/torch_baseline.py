@@ -4,13 +4,12 @@ weights and optimizer (AdamW, lr 1e-3, weight decay 1e-2) as sinter-bench.
 
 Usage:
   torch_baseline.py --model gpt-mini --batch-size 8 --length 128 --steps 10 \\
-      --threads 2 [--weights DIR] [--json]
+      --threads 2 --weights DIR [--json]
 
 --weights reads what `sinter-bench --dump-weights DIR` wrote (parameters and
-the batch); without it the parameters and batch are random with the same
-shapes. Reports PyTorch eager and, where installed, torch.compile (PyTorch 2.x,
-Inductor's CPU backend); a mode that is not available is reported as skipped,
-with the reason. Peak memory is the process's peak resident set growth during
+the batch): both frameworks start from the same model. Reports PyTorch eager
+and, where installed, torch.compile (PyTorch 2.x, Inductor's CPU backend); a
+mode that is not available is reported as skipped, with the reason. Peak memory is the process's peak resident set growth during
 the run (parameters, optimizer state and the steps' tensors; PyTorch's CPU
 allocator has no counter of its own), so it is only a bound: memory the
 process had already reached before is not counted again.
@@ -24,19 +23,7 @@ import time
 
 import torch
 
-from torch_zoo import BERT_MINI, GPT_MINI, LOSSES, load
-
-
-def random_task(model, batch, length):
-    """Parameters and a batch with Sinter's shapes (when no --weights)."""
-    g = torch.Generator().manual_seed(0)
-    if model in ("gpt-mini", "bert-mini"):
-        c = GPT_MINI if model == "gpt-mini" else BERT_MINI
-        ids = torch.randint(0, c["vocab"], (batch, length), generator=g)
-        targets = (torch.randint(0, c["vocab"], (batch * length,), generator=g) if model == "gpt-mini"
-                   else torch.randint(0, c["classes"], (batch,), generator=g))
-        sys.exit(f"{model} needs --weights (written by sinter-bench --dump-weights)")
-    sys.exit(f"{model} needs --weights (written by sinter-bench --dump-weights)")
+from torch_zoo import LOSSES, load
 
 
 def peak_rss_bytes():
@@ -72,15 +59,14 @@ def main():
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--weights", help="folder written by sinter-bench --dump-weights")
+    parser.add_argument("--weights", required=True,
+                        help="folder written by sinter-bench --dump-weights")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if args.steps <= 0 or args.warmup < 0 or args.threads <= 0 or args.batch_size <= 0:
         parser.error("--steps, --threads and --batch-size must be positive, --warmup not negative")
     # Debian's PyTorch uses one thread unless told.
     torch.set_num_threads(args.threads)
-    if not args.weights:
-        random_task(args.model, args.batch_size, args.length)
     tensors = load(args.weights)
     params = {name: t for (kind, name), t in tensors.items() if kind == "param"}
     inputs, targets = tensors[("input", "inputs")], tensors[("input", "targets")]

@@ -12,10 +12,6 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-# Sinter's zoo configurations (sinter/models/Models.h).
-GPT_MINI = dict(layers=4, heads=4, d_model=256, vocab=4096, context=128)
-BERT_MINI = dict(layers=4, heads=4, d_model=256, vocab=4096, positions=128, classes=2)
-
 
 def load(directory):
     """Reads a manifest.txt and its raw little-endian tensors:

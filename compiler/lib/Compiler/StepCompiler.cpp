@@ -49,10 +49,7 @@ DebugOptions debugOptions(const CompilerConfig &config, const std::string &tag) 
 void add(StepMetrics &step, const CpuStep &build) {
   ++step.compilations;
   step.disk_cache_hits += build.cacheHit;
-  step.compile.lower += build.times.lower;
-  step.compile.passes += build.times.passes;
-  step.compile.codegen += build.times.codegen;
-  step.compile.build += build.times.build;
+  step.compile += build.times;
 }
 
 /// Runs `executable` on `arguments`; `results` describe its results (shape

@@ -428,6 +428,40 @@ void noteFallback(const std::string &why, Loc loc) {
                  loc.file_name(), loc.line(), why.c_str());
 }
 
+/// Computes `outputs` (whose structure hash is `structure`) with the
+/// installed step compiler, as one compiled program or op by op as `config`
+/// says; false with the reason when it cannot.
+bool runWithCompiler(const std::vector<lazy::NodePtr> &outputs, uint64_t structure,
+                     const CompilerConfig &config,
+                     std::vector<std::shared_ptr<const lazy::Value>> &values, StepMetrics &step,
+                     std::string &why) {
+  std::shared_ptr<detail::StepCompiler> compiler = detail::step_compiler();
+  if (compiler == nullptr) {
+    why = "no step compiler is installed (link Sinter's compiler library and call "
+          "sinter::compiler::install())";
+    return false;
+  }
+  return config.enabled ? compiler->run(outputs, structure, config, values, step, why)
+                        : compiler->run_eager(outputs, config, values, step, why);
+}
+
+/// Adds what one run did to the metrics: `seconds` in all, of which its
+/// compilations' time is counted as compiling, the rest as executing.
+void addRun(const StepMetrics &step, double seconds) {
+  MetricsState &state = metricsState();
+  std::lock_guard<std::mutex> lock(state.mutex);
+  Metrics &m = state.metrics;
+  m.execute_seconds += std::max(0.0, seconds - step.compile.total());
+  m.compilations += step.compilations;
+  m.disk_cache_hits += step.disk_cache_hits;
+  m.compile += step.compile;
+  m.kernels_launched += step.kernels_launched;
+}
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 } // namespace
 
 void mark_step(Loc loc) {
@@ -454,16 +488,9 @@ void mark_step(Loc loc) {
   StepMetrics step;
   bool compiled = false;
   if (!config.use_reference) {
-    std::shared_ptr<detail::StepCompiler> compiler = detail::step_compiler();
     std::vector<std::shared_ptr<const lazy::Value>> values;
     std::string why;
-    if (compiler == nullptr)
-      why = "no step compiler is installed (link Sinter's compiler library and call "
-            "sinter::compiler::install())";
-    else if (config.enabled)
-      compiled = compiler->run(outputs, structure, config, values, step, why);
-    else
-      compiled = compiler->run_eager(outputs, config, values, step, why);
+    compiled = runWithCompiler(outputs, structure, config, values, step, why);
     if (compiled)
       for (size_t i = 0; i < pending.size(); ++i)
         pending[i]->node->value = values[i];
@@ -485,54 +512,35 @@ void mark_step(Loc loc) {
     data->value = impl->node->value;
     impl->node = std::move(data);
   }
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  addRun(step, secondsSince(start));
   MetricsState &state = metricsState();
   std::lock_guard<std::mutex> lock(state.mutex);
-  Metrics &m = state.metrics;
-  m.execute_seconds += std::max(0.0, seconds - step.compile.total());
-  m.compiled_steps += compiled && config.enabled;
-  m.eager_steps += compiled && !config.enabled;
-  m.compilations += step.compilations;
-  m.disk_cache_hits += step.disk_cache_hits;
-  m.compile += step.compile;
-  m.kernels_launched += step.kernels_launched;
+  state.metrics.compiled_steps += compiled && config.enabled;
+  state.metrics.eager_steps += compiled && !config.enabled;
 }
 
 namespace {
 
 /// The value of a tensor that is read (to_vector, item, printing), at the
-/// user's `loc`: computed
-/// the way mark_step() would compute it (compiled or eager, as configured;
-/// the graph of this tensor alone, cached by its structure like a step), or
-/// on the reference executor when so configured or when the compiler cannot.
+/// user's `loc`: computed the way mark_step() would compute it (compiled or
+/// eager, as configured; the graph of this tensor alone, cached by its
+/// structure like a step), or on the reference executor when so configured
+/// or when the compiler cannot.
 /// The graph is not cut: the next mark_step() computes the step as a whole.
 std::shared_ptr<const lazy::Value> valueOf(const Tensor &tensor, Loc loc) {
   const lazy::NodePtr &node = tensor.impl()->node;
   if (node->value)
     return node->value;
   CompilerConfig config = compiler_config();
-  std::shared_ptr<detail::StepCompiler> compiler = detail::step_compiler();
-  if (forceReference || config.use_reference || compiler == nullptr)
+  if (forceReference || config.use_reference || detail::step_compiler() == nullptr)
     return detail::evaluate(tensor);
   std::vector<lazy::NodePtr> outputs = {node};
   std::vector<std::shared_ptr<const lazy::Value>> values;
   StepMetrics step;
   std::string why;
   auto start = std::chrono::steady_clock::now();
-  bool ran = config.enabled
-                 ? compiler->run(outputs, lazy::structural_hash(outputs), config, values, step, why)
-                 : compiler->run_eager(outputs, config, values, step, why);
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  {
-    MetricsState &state = metricsState();
-    std::lock_guard<std::mutex> lock(state.mutex);
-    Metrics &m = state.metrics;
-    m.execute_seconds += std::max(0.0, seconds - step.compile.total());
-    m.compilations += step.compilations;
-    m.disk_cache_hits += step.disk_cache_hits;
-    m.compile += step.compile;
-    m.kernels_launched += step.kernels_launched;
-  }
+  bool ran = runWithCompiler(outputs, lazy::structural_hash(outputs), config, values, step, why);
+  addRun(step, secondsSince(start));
   if (!ran) {
     noteFallback(why, loc);
     return detail::evaluate(tensor);

@@ -2,6 +2,7 @@
 #ifndef SINTER_COMPILER_PIPELINE_H
 #define SINTER_COMPILER_PIPELINE_H
 
+#include "sinter/Metrics.h"
 #include "sinter/lazy/Node.h"
 #include "sinter/runtime/Program.h"
 
@@ -33,15 +34,6 @@ struct DebugOptions {
   std::string tag = "step";
 };
 
-/// Seconds spent in each phase of one compilation.
-struct CompileTimes {
-  double lower = 0;   // lazy graph -> sinter dialect
-  double passes = 0;  // the pipeline
-  double codegen = 0; // kernels rendered as C++
-  double build = 0;   // host compiler (or its disk cache) and translation
-  double total() const { return lower + passes + codegen + build; }
-};
-
 /// What compiling a step for the CPU produced.
 struct CpuStep {
   std::string ir;           // the module after the pipeline
@@ -49,7 +41,7 @@ struct CpuStep {
   std::string library;      // the compiled kernel library
   bool cacheHit = false;    // the library came from the disk cache
   runtime::Program program; // the launches, ready for runtime::CpuExecutable
-  CompileTimes times;
+  CompileSeconds times;     // by phase
 };
 
 /// Lowers the graph of `outputs`, runs the pipeline, renders every kernel
