@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <dlfcn.h>
 #include <mutex>
+#include <utility>
 
 namespace sinter::cuda {
 namespace {
@@ -30,6 +31,18 @@ using CuDeviceGetNameFn = int (*)(char *, int, int);
 using CuDeviceTotalMemFn = int (*)(std::size_t *, int);
 using CuDeviceGetAttributeFn = int (*)(int *, int, int);
 using CuGetErrorFn = int (*)(int, const char **);
+using CuPrimaryCtxRetainFn = int (*)(void **, int);
+using CuCtxSetCurrentFn = int (*)(void *);
+using CuCtxSynchronizeFn = int (*)();
+using CuMemAllocFn = int (*)(DevicePointer *, std::size_t);
+using CuMemFreeFn = int (*)(DevicePointer);
+using CuMemcpyHtoDFn = int (*)(DevicePointer, const void *, std::size_t);
+using CuMemcpyDtoHFn = int (*)(void *, DevicePointer, std::size_t);
+using CuModuleLoadDataFn = int (*)(void **, const void *);
+using CuModuleUnloadFn = int (*)(void *);
+using CuModuleGetFunctionFn = int (*)(void **, void *, const char *);
+using CuLaunchKernelFn = int (*)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                 unsigned, void *, void **, void **);
 
 struct Driver {
   void *handle = nullptr;
@@ -42,6 +55,17 @@ struct Driver {
   CuDeviceGetAttributeFn deviceGetAttribute = nullptr;
   CuGetErrorFn getErrorName = nullptr;
   CuGetErrorFn getErrorString = nullptr;
+  CuPrimaryCtxRetainFn primaryCtxRetain = nullptr;
+  CuCtxSetCurrentFn ctxSetCurrent = nullptr;
+  CuCtxSynchronizeFn ctxSynchronize = nullptr;
+  CuMemAllocFn memAlloc = nullptr;
+  CuMemFreeFn memFree = nullptr;
+  CuMemcpyHtoDFn memcpyHtoD = nullptr;
+  CuMemcpyDtoHFn memcpyDtoH = nullptr;
+  CuModuleLoadDataFn moduleLoadData = nullptr;
+  CuModuleUnloadFn moduleUnload = nullptr;
+  CuModuleGetFunctionFn moduleGetFunction = nullptr;
+  CuLaunchKernelFn launchKernel = nullptr;
 };
 
 template <typename Fn> Status loadSymbol(void *handle, const char *name, Fn &fn) {
@@ -74,6 +98,19 @@ StatusOr<Driver> openDriver() {
       loadSymbol(driver.handle, "cuDeviceGetAttribute", driver.deviceGetAttribute));
   SINTER_RETURN_IF_ERROR(loadSymbol(driver.handle, "cuGetErrorName", driver.getErrorName));
   SINTER_RETURN_IF_ERROR(loadSymbol(driver.handle, "cuGetErrorString", driver.getErrorString));
+  SINTER_RETURN_IF_ERROR(
+      loadSymbol(driver.handle, "cuDevicePrimaryCtxRetain", driver.primaryCtxRetain));
+  SINTER_RETURN_IF_ERROR(loadSymbol(driver.handle, "cuCtxSetCurrent", driver.ctxSetCurrent));
+  SINTER_RETURN_IF_ERROR(loadSymbol(driver.handle, "cuCtxSynchronize", driver.ctxSynchronize));
+  SINTER_RETURN_IF_ERROR(loadSymbol(driver.handle, "cuMemAlloc_v2", driver.memAlloc));
+  SINTER_RETURN_IF_ERROR(loadSymbol(driver.handle, "cuMemFree_v2", driver.memFree));
+  SINTER_RETURN_IF_ERROR(loadSymbol(driver.handle, "cuMemcpyHtoD_v2", driver.memcpyHtoD));
+  SINTER_RETURN_IF_ERROR(loadSymbol(driver.handle, "cuMemcpyDtoH_v2", driver.memcpyDtoH));
+  SINTER_RETURN_IF_ERROR(loadSymbol(driver.handle, "cuModuleLoadData", driver.moduleLoadData));
+  SINTER_RETURN_IF_ERROR(loadSymbol(driver.handle, "cuModuleUnload", driver.moduleUnload));
+  SINTER_RETURN_IF_ERROR(
+      loadSymbol(driver.handle, "cuModuleGetFunction", driver.moduleGetFunction));
+  SINTER_RETURN_IF_ERROR(loadSymbol(driver.handle, "cuLaunchKernel", driver.launchKernel));
 
   int result = driver.init(0);
   if (result == kCudaErrorStubLibrary)
@@ -149,6 +186,132 @@ StatusOr<std::vector<DeviceInfo>> listDevices() {
 int deviceCount() {
   StatusOr<std::vector<DeviceInfo>> devices = listDevices();
   return devices.ok() ? static_cast<int>(devices->size()) : 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Device, DeviceBuffer, Module
+//===----------------------------------------------------------------------===//
+// The driver is known to be open whenever one of these objects exists, since
+// only Device::open makes them.
+
+namespace {
+const Driver &openedDriver() { return *theDriver(); }
+
+/// Makes `context` current on the calling thread (a no-op when it already is).
+Status setCurrent(void *context) {
+  SINTER_CUDA_RETURN_IF_ERROR(openedDriver().ctxSetCurrent(context));
+  return absl::OkStatus();
+}
+} // namespace
+
+StatusOr<Device> Device::open(int ordinal) {
+  SINTER_ASSIGN_OR_RETURN(std::vector<DeviceInfo> devices, listDevices());
+  if (ordinal < 0 || ordinal >= static_cast<int>(devices.size()))
+    return absl::NotFoundError(absl::StrCat("no CUDA device ", ordinal, ": the driver reports ",
+                                            devices.size(), " device(s)"));
+  const Driver &driver = openedDriver();
+  int handle = 0;
+  SINTER_CUDA_RETURN_IF_ERROR(driver.deviceGet(&handle, ordinal));
+  Device device;
+  device.info_ = devices[ordinal];
+  // The primary context lives as long as the process (as the CUDA runtime's).
+  SINTER_CUDA_RETURN_IF_ERROR(driver.primaryCtxRetain(&device.context_, handle));
+  SINTER_RETURN_IF_ERROR(device.makeCurrent());
+  return device;
+}
+
+Status Device::makeCurrent() const { return setCurrent(context_); }
+
+StatusOr<DeviceBuffer> Device::allocate(std::size_t bytes) const {
+  SINTER_RETURN_IF_ERROR(makeCurrent());
+  DeviceBuffer buffer;
+  buffer.context_ = context_;
+  buffer.bytes_ = bytes;
+  if (bytes > 0)
+    SINTER_CUDA_RETURN_IF_ERROR(openedDriver().memAlloc(&buffer.address_, bytes));
+  return buffer;
+}
+
+StatusOr<Module> Device::load(const std::string &image) const {
+  SINTER_RETURN_IF_ERROR(makeCurrent());
+  Module module;
+  module.context_ = context_;
+  SINTER_CUDA_RETURN_IF_ERROR(openedDriver().moduleLoadData(&module.module_, image.c_str()));
+  return module;
+}
+
+Status Device::synchronize() const {
+  SINTER_RETURN_IF_ERROR(makeCurrent());
+  SINTER_CUDA_RETURN_IF_ERROR(openedDriver().ctxSynchronize());
+  return absl::OkStatus();
+}
+
+DeviceBuffer::DeviceBuffer(DeviceBuffer &&other) noexcept
+    : context_(std::exchange(other.context_, nullptr)), address_(std::exchange(other.address_, 0)),
+      bytes_(std::exchange(other.bytes_, 0)) {}
+
+DeviceBuffer &DeviceBuffer::operator=(DeviceBuffer &&other) noexcept {
+  if (this != &other) {
+    DeviceBuffer old(std::move(*this));
+    context_ = std::exchange(other.context_, nullptr);
+    address_ = std::exchange(other.address_, 0);
+    bytes_ = std::exchange(other.bytes_, 0);
+  }
+  return *this;
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (address_ != 0 && setCurrent(context_).ok())
+    (void)openedDriver().memFree(address_); // a failure here has no one to report to
+}
+
+Status DeviceBuffer::copyFromHost(const void *source, std::size_t bytes) {
+  if (bytes > bytes_)
+    return absl::InvalidArgumentError(
+        absl::StrCat("copy of ", bytes, " bytes into a device buffer of ", bytes_));
+  SINTER_RETURN_IF_ERROR(setCurrent(context_));
+  SINTER_CUDA_RETURN_IF_ERROR(openedDriver().memcpyHtoD(address_, source, bytes));
+  return absl::OkStatus();
+}
+
+Status DeviceBuffer::copyToHost(void *destination, std::size_t bytes) const {
+  if (bytes > bytes_)
+    return absl::InvalidArgumentError(
+        absl::StrCat("copy of ", bytes, " bytes out of a device buffer of ", bytes_));
+  SINTER_RETURN_IF_ERROR(setCurrent(context_));
+  SINTER_CUDA_RETURN_IF_ERROR(openedDriver().memcpyDtoH(destination, address_, bytes));
+  return absl::OkStatus();
+}
+
+Module::Module(Module &&other) noexcept
+    : context_(std::exchange(other.context_, nullptr)),
+      module_(std::exchange(other.module_, nullptr)) {}
+
+Module &Module::operator=(Module &&other) noexcept {
+  if (this != &other) {
+    Module old(std::move(*this));
+    context_ = std::exchange(other.context_, nullptr);
+    module_ = std::exchange(other.module_, nullptr);
+  }
+  return *this;
+}
+
+Module::~Module() {
+  if (module_ != nullptr && setCurrent(context_).ok())
+    (void)openedDriver().moduleUnload(module_);
+}
+
+Status Module::launch(const std::string &name, const LaunchShape &shape, void **arguments) const {
+  if (module_ == nullptr)
+    return absl::FailedPreconditionError("launch of '" + name + "' from an empty CUDA module");
+  SINTER_RETURN_IF_ERROR(setCurrent(context_));
+  const Driver &driver = openedDriver();
+  void *function = nullptr;
+  SINTER_CUDA_RETURN_IF_ERROR(driver.moduleGetFunction(&function, module_, name.c_str()));
+  SINTER_CUDA_RETURN_IF_ERROR(driver.launchKernel(function, shape.gridX, shape.gridY, shape.gridZ,
+                                                  shape.blockX, shape.blockY, shape.blockZ,
+                                                  shape.sharedBytes, nullptr, arguments, nullptr));
+  return absl::OkStatus();
 }
 
 } // namespace sinter::cuda

@@ -8,7 +8,7 @@
 //   sinter-cuda-check [--arch 90] [--keep DIR] file.cu...
 //
 //===----------------------------------------------------------------------===//
-#include <nvrtc.h>
+#include "Nvrtc.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -30,37 +30,6 @@ bool readFile(const std::string &path, std::string &text) {
   buffer << in.rdbuf();
   text = buffer.str();
   return true;
-}
-
-/// NVRTC to PTX; returns false with the log in `log`.
-bool compileToPtx(const std::string &path, const std::string &source, const std::string &arch,
-                  std::string &ptx, std::string &log) {
-  nvrtcProgram program;
-  if (nvrtcCreateProgram(&program, source.c_str(), path.c_str(), 0, nullptr, nullptr) !=
-      NVRTC_SUCCESS) {
-    log = "nvrtcCreateProgram failed";
-    return false;
-  }
-  std::string archFlag = "--gpu-architecture=compute_" + arch;
-  std::string include = "--include-path=" SINTER_KERNELS_INCLUDE_DIR;
-  const char *options[] = {archFlag.c_str(), include.c_str(), "--std=c++17"};
-  nvrtcResult result = nvrtcCompileProgram(program, 3, options);
-  size_t logSize = 0;
-  nvrtcGetProgramLogSize(program, &logSize);
-  log.assign(logSize, '\0');
-  nvrtcGetProgramLog(program, log.data());
-  if (result == NVRTC_SUCCESS) {
-    size_t ptxSize = 0;
-    nvrtcGetPTXSize(program, &ptxSize);
-    ptx.assign(ptxSize, '\0');
-    nvrtcGetPTX(program, ptx.data());
-    while (!ptx.empty() && ptx.back() == '\0') // the size counts the terminator
-      ptx.pop_back();
-  } else {
-    log = std::string(nvrtcGetErrorString(result)) + "\n" + log;
-  }
-  nvrtcDestroyProgram(&program);
-  return result == NVRTC_SUCCESS;
 }
 
 } // namespace
@@ -101,7 +70,8 @@ int main(int argc, char **argv) {
       ++failures;
       continue;
     }
-    if (!compileToPtx(file, source, arch, ptx, log)) {
+    if (!sinter::cuda::compileWithNvrtc(file, source, arch, SINTER_KERNELS_INCLUDE_DIR,
+                                        sinter::cuda::NvrtcOutput::Ptx, ptx, log)) {
       std::fprintf(stderr, "FAIL  %s: NVRTC:\n%s\n", file.c_str(), log.c_str());
       ++failures;
       continue;

@@ -12,6 +12,7 @@
 
 #include "sinter/runtime/Status.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -25,6 +26,77 @@ struct DeviceInfo {
   std::uint64_t totalMemoryBytes = 0;
   int computeCapabilityMajor = 0;
   int computeCapabilityMinor = 0;
+};
+
+/// A device address (CUdeviceptr).
+using DevicePointer = std::uint64_t;
+
+/// Launch geometry of a kernel: blocks in the grid, threads in a block.
+struct LaunchShape {
+  unsigned gridX = 1, gridY = 1, gridZ = 1;
+  unsigned blockX = 1, blockY = 1, blockZ = 1;
+  unsigned sharedBytes = 0;
+};
+
+/// Memory on one device, freed when the object goes.
+class DeviceBuffer {
+public:
+  DeviceBuffer() = default;
+  DeviceBuffer(DeviceBuffer &&other) noexcept;
+  DeviceBuffer &operator=(DeviceBuffer &&other) noexcept;
+  DeviceBuffer(const DeviceBuffer &) = delete;
+  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+  ~DeviceBuffer();
+
+  DevicePointer address() const { return address_; }
+  std::size_t bytes() const { return bytes_; }
+  Status copyFromHost(const void *source, std::size_t bytes);
+  Status copyToHost(void *destination, std::size_t bytes) const;
+
+private:
+  friend class Device;
+  void *context_ = nullptr;
+  DevicePointer address_ = 0;
+  std::size_t bytes_ = 0;
+};
+
+/// A loaded code object (cubin or PTX) and its kernels.
+class Module {
+public:
+  Module() = default;
+  Module(Module &&other) noexcept;
+  Module &operator=(Module &&other) noexcept;
+  Module(const Module &) = delete;
+  Module &operator=(const Module &) = delete;
+  ~Module();
+
+  /// Launches the `extern "C"` kernel `name`; `arguments` points at each
+  /// argument's value, as cuLaunchKernel takes them. Asynchronous.
+  Status launch(const std::string &name, const LaunchShape &shape, void **arguments) const;
+
+private:
+  friend class Device;
+  void *context_ = nullptr;
+  void *module_ = nullptr;
+};
+
+/// One CUDA device, its primary context current on the calling thread.
+class Device {
+public:
+  /// Fails with "no CUDA device..." when there is no driver or no such device.
+  static StatusOr<Device> open(int ordinal);
+
+  const DeviceInfo &info() const { return info_; }
+  StatusOr<DeviceBuffer> allocate(std::size_t bytes) const;
+  /// Loads a cubin for this device's architecture, or PTX the driver compiles.
+  StatusOr<Module> load(const std::string &image) const;
+  /// Waits for all work launched on the device; reports the first kernel fault.
+  Status synchronize() const;
+
+private:
+  Status makeCurrent() const;
+  DeviceInfo info_;
+  void *context_ = nullptr;
 };
 
 /// The driver library opened by default; `SINTER_CUDA_DRIVER` (a path or a

@@ -1,0 +1,115 @@
+//===- PhiloxDeviceTest.cpp - the kernel helpers run on a GPU as on the CPU ===//
+//
+// Compiles tests/cuda/philox_kernels.cu with NVRTC to a cubin for the GPU
+// present, runs it through the runtime's CUDA driver API, and compares every
+// number with the host's: random masks and initial weights must not depend on
+// the backend. Without a GPU the test skips, unless SINTER_EXPECT_CUDA=1
+// (tools/gpu_check.sh) demands one.
+//
+//===----------------------------------------------------------------------===//
+#include "Nvrtc.h"
+#include "common/philox.h"
+#include "sinter/runtime/CudaDriver.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace sinter::cuda {
+namespace {
+
+bool gpuRequired() {
+  const char *expect = std::getenv("SINTER_EXPECT_CUDA");
+  return expect != nullptr && std::string(expect) == "1";
+}
+
+/// The source tree's kernels/ (compiled in; SINTER_SOURCE_DIR overrides it
+/// when the test binary runs from another checkout, as on a GPU machine).
+std::string sourceDir() {
+  const char *dir = std::getenv("SINTER_SOURCE_DIR");
+  return dir != nullptr && *dir != '\0' ? dir : SINTER_SOURCE_DIR;
+}
+
+TEST(PhiloxOnDevice, EveryNumberEqualsTheHosts) {
+  StatusOr<Device> device = Device::open(0);
+  if (!device.ok()) {
+    ASSERT_FALSE(gpuRequired()) << device.status();
+    GTEST_SKIP() << device.status();
+  }
+  std::string path = sourceDir() + "/tests/cuda/philox_kernels.cu";
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << "cannot read " << path;
+  std::stringstream source;
+  source << in.rdbuf();
+  std::string arch = std::to_string(device->info().computeCapabilityMajor) +
+                     std::to_string(device->info().computeCapabilityMinor);
+  std::string cubin, log;
+  ASSERT_TRUE(compileWithNvrtc(path, source.str(), arch, sourceDir() + "/kernels",
+                               NvrtcOutput::Cubin, cubin, log))
+      << log;
+  StatusOr<Module> module = device->load(cubin);
+  ASSERT_TRUE(module.ok()) << module.status();
+
+  // More elements than threads, so the grid-stride loop goes round.
+  long long n = (1 << 20) + 3;
+  unsigned long long seed = 0x5eed, stream = 7;
+  std::size_t bytes = static_cast<std::size_t>(n) * sizeof(float);
+  StatusOr<DeviceBuffer> uniform = device->allocate(bytes);
+  StatusOr<DeviceBuffer> normal = device->allocate(bytes);
+  ASSERT_TRUE(uniform.ok() && normal.ok()) << uniform.status() << normal.status();
+  DevicePointer uniformAddress = uniform->address(), normalAddress = normal->address();
+  void *arguments[] = {&uniformAddress, &normalAddress, &seed, &stream, &n};
+  LaunchShape shape;
+  shape.gridX = 264;
+  shape.blockX = 256;
+  ASSERT_TRUE(module->launch("philox_fill", shape, arguments).ok());
+  ASSERT_TRUE(device->synchronize().ok());
+  std::vector<float> gotUniform(n), gotNormal(n);
+  ASSERT_TRUE(uniform->copyToHost(gotUniform.data(), bytes).ok());
+  ASSERT_TRUE(normal->copyToHost(gotNormal.data(), bytes).ok());
+
+  long long uniformMismatches = 0;
+  double worstNormal = 0;
+  for (long long i = 0; i < n; ++i) {
+    auto index = static_cast<unsigned long long>(i);
+    // Uniforms are integer arithmetic then one exact scaling: bit for bit.
+    if (gotUniform[i] != kernels::philoxUniform(seed, stream, index))
+      ++uniformMismatches;
+    // Normals go through log/sqrt/cos, whose last bits differ between CUDA's
+    // and glibc's libm (each within 2 ulp of exact).
+    float want = kernels::philoxNormal(seed, stream, index);
+    worstNormal = std::max(worstNormal, std::abs(double(gotNormal[i]) - want) /
+                                            std::max(1.0, std::abs(double(want))));
+  }
+  EXPECT_EQ(uniformMismatches, 0);
+  EXPECT_LE(worstNormal, 4e-6) << "largest difference of a normal draw, relative";
+}
+
+TEST(PhiloxOnDevice, LaunchErrorsNameTheKernel) {
+  StatusOr<Device> device = Device::open(0);
+  if (!device.ok()) {
+    ASSERT_FALSE(gpuRequired()) << device.status();
+    GTEST_SKIP() << device.status();
+  }
+  Module empty;
+  Status status = empty.launch("philox_fill", LaunchShape{}, nullptr);
+  EXPECT_FALSE(status.ok());
+  EXPECT_NE(std::string(status.message()).find("philox_fill"), std::string::npos);
+  StatusOr<Module> garbage = device->load("not a cubin");
+  EXPECT_FALSE(garbage.ok());
+}
+
+TEST(PhiloxOnDevice, AMissingDeviceIsNamed) {
+  StatusOr<Device> device = Device::open(1000);
+  ASSERT_FALSE(device.ok());
+  EXPECT_NE(std::string(device.status().message()).find("no CUDA device"), std::string::npos)
+      << device.status();
+}
+
+} // namespace
+} // namespace sinter::cuda
