@@ -4,10 +4,16 @@
 
 #include "absl/strings/str_cat.h"
 
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <dlfcn.h>
 #include <functional>
+#include <map>
+#include <mutex>
 
 namespace sinter::runtime {
 namespace {
@@ -26,7 +32,102 @@ void fillWith(uint8_t *to, int64_t bytes, const std::vector<uint8_t> &element) {
   }
 }
 
+/// Every label's row, for the process (Note [Kernel profile]). Rows never
+/// move (a deque), so executables keep pointers to theirs.
+struct ProfileTable {
+  std::mutex mutex;
+  std::deque<KernelProfileRow> rows;
+  std::map<std::string, KernelProfileRow *> byLabel;
+
+  KernelProfileRow *rowFor(const std::string &label) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto [it, inserted] = byLabel.try_emplace(label, nullptr);
+    if (inserted) {
+      rows.push_back({label});
+      it->second = &rows.back();
+    }
+    return it->second;
+  }
+};
+
+/// Where the profile goes at exit: "" (not profiling), "-" (stderr) or a path.
+const std::string &profileDestination() {
+  static const std::string *destination = [] {
+    const char *value = std::getenv("SINTER_PROFILE");
+    std::string text = value != nullptr ? value : "";
+    if (text.empty() || text == "0")
+      return new std::string();
+    return new std::string(text == "1" ? "-" : text);
+  }();
+  return *destination;
+}
+
+void printProfileAtExit();
+
+ProfileTable &profileTable() {
+  static ProfileTable *table = [] {
+    std::atexit(printProfileAtExit);
+    return new ProfileTable();
+  }();
+  return *table;
+}
+
+void printProfileAtExit() {
+  std::vector<KernelProfileRow> rows = kernelProfile();
+  if (rows.empty())
+    return;
+  std::string text = formatKernelProfile(rows, 40);
+  const std::string &destination = profileDestination();
+  if (destination == "-") {
+    std::fputs(text.c_str(), stderr);
+    return;
+  }
+  if (std::FILE *file = std::fopen(destination.c_str(), "w")) {
+    std::fputs(text.c_str(), file);
+    std::fclose(file);
+  } else {
+    std::fprintf(stderr, "sinter: cannot write the kernel profile to %s\n", destination.c_str());
+  }
+}
+
 } // namespace
+
+std::vector<KernelProfileRow> kernelProfile() {
+  if (profileDestination().empty())
+    return {};
+  ProfileTable &table = profileTable();
+  std::lock_guard<std::mutex> lock(table.mutex);
+  std::vector<KernelProfileRow> rows(table.rows.begin(), table.rows.end());
+  std::stable_sort(
+      rows.begin(), rows.end(),
+      [](const KernelProfileRow &a, const KernelProfileRow &b) { return a.seconds > b.seconds; });
+  return rows;
+}
+
+std::string formatKernelProfile(const std::vector<KernelProfileRow> &rows, size_t top) {
+  double total = 0;
+  int64_t launches = 0;
+  for (const KernelProfileRow &row : rows) {
+    total += row.seconds;
+    launches += row.launches;
+  }
+  char head[96];
+  std::snprintf(head, sizeof(head), "sinter kernel profile: %lld launches, %.1f ms in kernels\n",
+                static_cast<long long>(launches), total * 1e3);
+  std::string text = head;
+  absl::StrAppend(&text, "      ms       %  launches  kernel\n");
+  for (size_t i = 0; i < rows.size() && i < top; ++i) {
+    char line[64];
+    std::snprintf(line, sizeof(line), "%8.2f  %5.1f%%  %8lld  ", rows[i].seconds * 1e3,
+                  total > 0 ? 100 * rows[i].seconds / total : 0.0,
+                  static_cast<long long>(rows[i].launches));
+    absl::StrAppend(&text, line, rows[i].label, "\n");
+  }
+  if (rows.size() > top)
+    absl::StrAppend(&text, "  (", rows.size() - top, " more kernels)\n");
+  return text;
+}
+
 StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::load(Program program) {
   // OpenMP's idle threads spin by default, taking the cores the caller's own
   // work between kernels needs (3x slower steps measured on 2 cores); they
@@ -72,6 +173,10 @@ StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::load(Program program) {
           absl::StrCat("buffer ", b, " of the program has no place: offset ", buffer.offset, ", ",
                        buffer.bytes, " bytes, arena of ", program.arenaBytes));
   }
+  if (!profileDestination().empty())
+    for (const Program::Launch &launch : program.launches)
+      executable->profileRows_.push_back(profileTable().rowFor(
+          launch.label.empty() ? absl::StrCat("kernel ", launch.kernel) : launch.label));
   executable->program_ = std::move(program);
   return executable;
 }
@@ -113,14 +218,27 @@ Status CpuExecutable::run(const std::vector<const void *> &arguments,
       at[program_.results[i]] = static_cast<uint8_t *>(results[i]);
   std::vector<const void *> in;
   std::vector<void *> out;
-  for (const Program::Launch &launch : program_.launches) {
+  bool profiling = !profileRows_.empty();
+  for (size_t l = 0; l < program_.launches.size(); ++l) {
+    const Program::Launch &launch = program_.launches[l];
     in.clear();
     out.clear();
     for (int b : launch.inputs)
       in.push_back(at[b]);
     for (int b : launch.outputs)
       out.push_back(at[b]);
+    if (!profiling) {
+      kernels_[launch.kernel](in.data(), out.data());
+      continue;
+    }
+    auto start = std::chrono::steady_clock::now();
     kernels_[launch.kernel](in.data(), out.data());
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ProfileTable &table = profileTable();
+    std::lock_guard<std::mutex> lock(table.mutex);
+    profileRows_[l]->seconds += seconds;
+    profileRows_[l]->launches += 1;
   }
   for (size_t i = 0; i < results.size(); ++i)
     if (!inPlace_[i] && bytesOf(program_.results[i]) > 0)

@@ -127,6 +127,8 @@ public:
 private:
   /// Partial results of a row reduction: one AVX2 vector of floats.
   static constexpr int64_t kLanes = 8;
+  /// Columns one thread reduces together in a column reduction.
+  static constexpr int64_t kColumnBlock = 64;
 
   static int64_t elements(Value v) { return cast<ShapedType>(v.getType()).getNumElements(); }
 
@@ -371,8 +373,36 @@ private:
     for (int64_t e : summed)
       count *= e;
     std::string n = "v" + std::to_string(next++), buffer = n + "_values";
-    os << "  " << t << " *" << buffer << " = " << scratchBuffer(t, elements(result)) << ";\n"
-       << parallel(elements(result), elements(op.getOperand(0))) << "  for (int64_t j = 0; j < "
+    os << "  " << t << " *" << buffer << " = " << scratchBuffer(t, elements(result)) << ";\n";
+    std::string combine = isSum ? "acc[c] += x;" : "if (x > acc[c] || x != x) acc[c] = x;";
+    int64_t columns = elements(result);
+    bool leading = llvm::all_of(
+        llvm::enumerate(dims), [](auto e) { return e.value() == static_cast<int64_t>(e.index()); });
+    if (leading && columns >= kColumnBlock / 4 && count > 0) {
+      // Leading dimensions summed (a bias gradient: rows of [count, columns]):
+      // blocks of columns in parallel, each walking the rows in order with
+      // its partial results in registers: contiguous loads, and the same
+      // order of additions per column as the general loop below.
+      os << "  #pragma omp parallel for schedule(static) if (" << columns << " > " << kColumnBlock
+         << " && " << count * columns << " >= 32768)\n"
+         << "  for (int64_t j0 = 0; j0 < " << columns << "; j0 += " << kColumnBlock << ") {\n"
+         << "    const int64_t width = std::min<int64_t>(" << kColumnBlock << ", " << columns
+         << " - j0);\n"
+         << "    " << t << " acc[" << kColumnBlock << "];\n"
+         << "    for (int64_t c = 0; c < width; ++c) acc[c] = " << reductionInit(isSum, t) << ";\n"
+         << "    for (int64_t q = 0; q < " << count << "; ++q) {\n"
+         << "      #pragma omp simd\n"
+         << "      for (int64_t c = 0; c < width; ++c) {\n"
+         << "        " << t << " x = " << names[op.getOperand(0)] << "(q * " << columns
+         << " + j0 + c);\n"
+         << "        " << combine << "\n      }\n    }\n"
+         << "    for (int64_t c = 0; c < width; ++c) " << buffer << "[j0 + c] = acc[c];\n  }\n"
+         << "  auto " << n << " = [" << buffer << "](int64_t i) -> " << t << " { return " << buffer
+         << "[i]; };\n";
+      names[result] = n;
+      return success();
+    }
+    os << parallel(elements(result), elements(op.getOperand(0))) << "  for (int64_t j = 0; j < "
        << elements(result) << "; ++j) {\n"
        << "    " << t << " acc = " << (count == 0 ? std::string("0") : reductionInit(isSum, t))
        << ";\n";

@@ -72,6 +72,14 @@ private:
     // nest parallel regions), one matrix alone uses oneDNN's own threads.
     std::string ta = op.getTransposeLhs() ? "'T'" : "'N'",
                 tb = op.getTransposeRhs() ? "'T'" : "'N'";
+    // A batch of row-major matrices times one shared matrix is one matrix of
+    // batch * m rows times it: one large sgemm (oneDNN's threads, its best
+    // blocking) instead of `batch` small ones (measured 77 -> 130 GFLOP/s for
+    // 8 x 128 x 1024 x 256 on two cores).
+    if (shared && !op.getTransposeLhs()) {
+      m *= batch;
+      batch = 1;
+    }
     os << "  if (" << k << " == 0) {\n"
        << "    for (int64_t i = 0; i < " << batch * m * n << "; ++i) out0[i] = 0;\n"
        << "    return;\n  }\n"

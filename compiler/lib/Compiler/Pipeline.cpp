@@ -18,6 +18,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
@@ -108,6 +109,52 @@ bool planMemory(runtime::Program &program, std::string &report, std::string &err
   return true;
 }
 
+/// The user's line an op came from ("model.cpp:40"), or "".
+std::string userLine(mlir::Location loc) {
+  std::string line;
+  loc->walk([&](mlir::Location inner) {
+    if (auto file = mlir::dyn_cast<mlir::FileLineColLoc>(inner)) {
+      line = (llvm::sys::path::filename(file.getFilename().getValue()) + ":" +
+              llvm::Twine(file.getLine()))
+                 .str();
+      return mlir::WalkResult::interrupt();
+    }
+    return mlir::WalkResult::advance();
+  });
+  return line;
+}
+
+/// A launch's label in profiles (Note [Kernel profile]): the op, or a
+/// fusion's first ops, its first result's shape, and the user's line.
+std::string launchLabel(mlir::Operation &op) {
+  std::string label;
+  llvm::raw_string_ostream os(label);
+  auto shortName = [](mlir::Operation &o) { return o.getName().stripDialect(); };
+  if (auto fusion = mlir::dyn_cast<ir::FusionOp>(op)) {
+    os << "fusion(";
+    int shown = 0, count = 0;
+    for (mlir::Operation &inner : fusion.getBody().front().without_terminator()) {
+      if (++count <= 4)
+        os << (shown++ ? "," : "") << shortName(inner);
+    }
+    if (count > 4)
+      os << ",+" << count - 4;
+    os << ")";
+  } else {
+    os << shortName(op);
+  }
+  if (op.getNumResults() > 0)
+    if (auto type = mlir::dyn_cast<mlir::ShapedType>(op.getResult(0).getType())) {
+      os << " " << type.getElementType() << "[";
+      llvm::interleave(type.getShape(), os, "x");
+      os << "]";
+    }
+  std::string line = userLine(op.getLoc());
+  if (!line.empty())
+    os << " <- " << line;
+  return label;
+}
+
 /// The function as launches over buffers, in the kernels' order (the order
 /// codegen::renderCpuKernels numbers them).
 /// Kernels are numbered across the module; `kernel` is the number of the
@@ -154,6 +201,7 @@ bool translate(mlir::func::FuncOp function, runtime::Program &program, int &kern
     }
     runtime::Program::Launch launch;
     launch.kernel = kernel++;
+    launch.label = launchLabel(op);
     for (mlir::Value v : op.getOperands())
       launch.inputs.push_back(bufferOf(v));
     for (mlir::Value v : op.getResults())

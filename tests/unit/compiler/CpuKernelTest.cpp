@@ -178,6 +178,10 @@ TEST(CpuKernel, ReductionsOverLeadingDims) {
   // A bias gradient: the sum over the batch, a kernel of its own.
   checkKernel("sum over dim 0", data({5, 3, 4}).sum({0, 2}));
   checkKernel("max over dim 0", data({6, 4}).amax({0}));
+  // Wide enough for column blocks: several blocks and a partial last one.
+  checkKernel("sum over leading dims, 3 column blocks", data({7, 5, 150}).sum({0, 1}));
+  checkKernel("max over dim 0, one short block", data({9, 20}).amax({0}));
+  checkKernel("sum over dim 0 of 3", data({6, 4, 30}).sum({0}));
 }
 
 TEST(CpuKernel, DeepChainsOfReusedValuesStayLinear) {

@@ -38,6 +38,9 @@ struct Program {
     int kernel = 0;
     std::vector<int> inputs;
     std::vector<int> outputs;
+    /// What the kernel computes and for which user line, for profiles:
+    /// "matmul 1024x256 <- model.cpp:40".
+    std::string label = {};
   };
 
   std::vector<Buffer> buffers;
@@ -52,6 +55,22 @@ struct Program {
   std::string library;
   std::string kernelPrefix;
 };
+
+/// Note [Kernel profile]
+/// With SINTER_PROFILE=1 in the environment, every CpuExecutable times each
+/// launch, and at exit the process prints the kernels that took the most time,
+/// summed by label over all programs and runs (a table on stderr, or
+/// SINTER_PROFILE=<path> to write it to a file). The clock is read around each
+/// launch only when profiling, so runs without it pay nothing.
+struct KernelProfileRow {
+  std::string label;
+  int64_t launches = 0;
+  double seconds = 0;
+};
+/// The rows so far, most time first (empty unless SINTER_PROFILE is set).
+std::vector<KernelProfileRow> kernelProfile();
+/// The profile as a text table: the `top` slowest labels and a total.
+std::string formatKernelProfile(const std::vector<KernelProfileRow> &rows, size_t top);
 
 /// A Program loaded for the CPU: its kernels resolved. Each run takes the
 /// arena from the HostAllocator and gives it back at the end.
@@ -85,6 +104,9 @@ private:
   std::vector<Kernel> kernels_;
   /// Per result: true when a kernel writes it in place.
   std::vector<bool> inPlace_;
+  /// Per launch, the profile row it adds to (Note [Kernel profile]); empty
+  /// when not profiling.
+  std::vector<KernelProfileRow *> profileRows_;
 };
 
 } // namespace sinter::runtime
