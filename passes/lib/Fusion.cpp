@@ -102,6 +102,21 @@ public:
 
   std::vector<Group> &groups() { return groups_; }
 
+  /// Note [Recompute, do not store] in FusionPolicy.h: a value that other
+  /// fusions read is recomputed in each of them when its recipe is short and
+  /// elementwise, so its own fusion no longer stores it. Runs after grouping.
+  void recomputeInConsumers() {
+    for (size_t g = 0; g < groups_.size(); ++g) {
+      if (groups_[g].dead || groups_[g].isolated)
+        continue;
+      // The group's ops may grow below (as a consumer); take them as now.
+      SmallVector<Operation *> ops(groups_[g].ops);
+      llvm::sort(ops, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+      for (Operation *op : ops)
+        recompute(static_cast<int>(g), op->getResult(0));
+    }
+  }
+
 private:
   void report(Operation *op, const std::string &message) {
     if (explain_)
@@ -202,6 +217,107 @@ private:
     return nullptr;
   }
 
+  /// Recomputes `value` (made in group `g`) in every group that reads it,
+  /// when all its readers are fusions that can take its recipe.
+  void recompute(int g, Value value) {
+    SmallVector<int> readers;
+    for (Operation *user : value.getUsers()) {
+      auto it = groupOf_.find(user);
+      if (it != groupOf_.end() && it->second == g)
+        continue;
+      Role role = sinter::fusion::roleOf(user);
+      // A library op or the function's return needs the value in memory.
+      if (it == groupOf_.end() || groups_[it->second].isolated ||
+          (role != Role::Elementwise && role != Role::Reduction))
+        return;
+      if (!llvm::is_contained(readers, it->second))
+        readers.push_back(it->second);
+    }
+    if (readers.empty())
+      return;
+    // The recipe: the group's ops that compute `value` from the group's
+    // inputs, its row reductions and constants.
+    SmallVector<Operation *> cone;
+    llvm::SetVector<Value> reads;
+    llvm::SmallPtrSet<Operation *, 16> seen;
+    SmallVector<Operation *> work = {value.getDefiningOp()};
+    while (!work.empty()) {
+      Operation *op = work.pop_back_val();
+      if (!seen.insert(op).second)
+        continue;
+      cone.push_back(op);
+      if (cone.size() > static_cast<size_t>(sinter::fusion::kMaxRecomputedOps))
+        break; // canRecompute says why
+      for (Value operand : op->getOperands()) {
+        Operation *producer = operand.getDefiningOp();
+        if (producer && sinter::fusion::roleOf(producer) == Role::Constant)
+          continue; // cloned into every fusion anyway
+        auto it = producer ? groupOf_.find(producer) : groupOf_.end();
+        bool inside = it != groupOf_.end() && it->second == g;
+        if (inside && sinter::fusion::roleOf(producer) != Role::Reduction)
+          work.push_back(producer);
+        else
+          reads.insert(operand);
+      }
+    }
+    if (FusionDecision d = sinter::fusion::canRecompute(value, cone, reads.getArrayRef()); !d) {
+      report(value.getDefiningOp(),
+             text("stored for a later kernel, not recomputed there: ", d.reason()));
+      return;
+    }
+    for (int h : readers) {
+      const Group &reader = groups_[h];
+      for (Operation *op : cone) {
+        FusionDecision d =
+            reader.rowDomain
+                ? sinter::fusion::fitsDomain(op, *reader.rowDomain)
+                : (cast<ShapedType>(op->getResult(0).getType()).getNumElements() == reader.elements
+                       ? FusionDecision::allow()
+                       : FusionDecision::forbid("its reader's kernel has another size"));
+        if (!d) {
+          report(value.getDefiningOp(), text("stored for a later kernel, not recomputed there: '",
+                                             op->getName().getStringRef(), "': ", d.reason()));
+          return;
+        }
+      }
+    }
+    // Clone the recipe into each reader, before its first use there, in
+    // program order (operands first).
+    llvm::sort(cone, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+    OpBuilder builder(value.getContext());
+    for (int h : readers) {
+      Operation *first = nullptr;
+      for (Operation *user : value.getUsers())
+        if (groupOf_.lookup(user) == h && (!first || user->isBeforeInBlock(first)))
+          first = user;
+      builder.setInsertionPoint(first);
+      IRMapping mapping;
+      for (Operation *op : cone) {
+        // Recipes overlap (GELU's intermediates share x): one copy per
+        // reader, moved up when a later recipe needs it sooner.
+        Operation *&clone = clones_[{op, h}];
+        if (clone) {
+          if (first->isBeforeInBlock(clone))
+            clone->moveBefore(first);
+        } else {
+          clone = builder.clone(*op, mapping);
+          order_[clone] = order_[first];
+          groupOf_[clone] = h;
+          groups_[h].ops.push_back(clone);
+        }
+        mapping.map(op->getResults(), clone->getResults());
+      }
+      Value copy = mapping.lookup(value);
+      value.replaceUsesWithIf(copy, [&](OpOperand &use) {
+        auto it = groupOf_.find(use.getOwner());
+        return it != groupOf_.end() && it->second == h && use.getOwner() != copy.getDefiningOp();
+      });
+    }
+    report(value.getDefiningOp(),
+           text("recomputed in ", readers.size(), " later kernel(s) instead of stored (",
+                cone.size(), " ops)"));
+  }
+
   void merge(int from, int into) {
     Group &source = groups_[from], &target = groups_[into];
     for (Operation *op : source.ops) {
@@ -222,6 +338,8 @@ private:
   std::vector<Group> groups_;
   llvm::DenseMap<Operation *, int> groupOf_;
   llvm::DenseMap<Operation *, int64_t> order_;
+  /// The copy of an op recomputed in a reader group, by (op, group).
+  llvm::DenseMap<std::pair<Operation *, int>, Operation *> clones_;
 };
 
 /// Replaces the ops of `group` with one sinter.fusion.
@@ -291,6 +409,7 @@ struct SinterFusionPass : sinter::impl::SinterFusionBase<SinterFusionPass> {
     Block &block = function.getBody().front();
     Grouping grouping(explain);
     grouping.run(block);
+    grouping.recomputeInConsumers();
     OpBuilder builder(&getContext());
     for (Group &group : grouping.groups())
       if (!group.dead && !group.ops.empty())

@@ -113,4 +113,27 @@ FusionDecision fitsDomain(Operation *op, const Domain &domain) {
   return FusionDecision::allow();
 }
 
+FusionDecision canRecompute(Value value, ArrayRef<Operation *> cone, ArrayRef<Value> reads) {
+  int64_t n = elementsOf(value);
+  if (static_cast<int64_t>(cone.size()) > kMaxRecomputedOps)
+    return FusionDecision::forbid(
+        text("its recipe has ", cone.size(), " ops, more than ", kMaxRecomputedOps));
+  for (Operation *op : cone) {
+    Role role = roleOf(op);
+    if (role != Role::Elementwise && role != Role::Layout)
+      return FusionDecision::forbid(
+          text("its recipe has '", op->getName().getStringRef(), "', not elementwise"));
+    if (elementsOf(op->getResult(0)) != n)
+      return FusionDecision::forbid(text("its recipe has '", op->getName().getStringRef(),
+                                         "' of another size, ",
+                                         shapeText(op->getResult(0).getType())));
+  }
+  // Reading two whole tensors to save storing one would move more memory.
+  int64_t whole = llvm::count_if(reads, [&](Value v) { return elementsOf(v) >= n; });
+  if (whole > 1)
+    return FusionDecision::forbid(
+        text("recomputing it would read ", whole, " tensors of its size instead of it"));
+  return FusionDecision::allow();
+}
+
 } // namespace sinter::fusion

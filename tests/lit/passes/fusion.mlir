@@ -83,6 +83,7 @@ func.func @reductions(%x: tensor<4x8xf32>) -> (tensor<8xf32>, tensor<f32>) {
   %c = sinter.reduce_sum %x, dims = [0] : tensor<4x8xf32>
   %r = sinter.reduce_sum %x, dims = [1] keepdim : tensor<4x8xf32>
   %rb = sinter.broadcast_in_dim %r, dims = [0, 1] : tensor<4x1xf32> -> tensor<4x8xf32>
+  // expected-remark@+1 {{recomputed in 1 later kernel(s) instead of stored (2 ops)}}
   %d = sinter.sub %x, %rb : tensor<4x8xf32>
   // expected-remark@+1 {{not fused with its operand 'sinter.sub': their row reductions have different domains (4 x 8 and 1 x 32)}}
   %all = sinter.reduce_sum %d, dims = [0, 1] : tensor<4x8xf32>
@@ -125,9 +126,11 @@ func.func @locations(%x: tensor<4xf32>) -> tensor<4xf32> {
 // Two fusions that would each need the other's result are not formed: other
 // groups count as kernels on the paths between the two being merged.
 // CHECK-LABEL: func.func @no_cycles_through_groups
-// CHECK: %[[A:.*]]:2 = sinter.fusion %arg1
-// CHECK: %[[B:.*]]:2 = sinter.fusion %[[A]]#0, %arg0
-// CHECK: sinter.fusion %[[B]]#0, %[[A]]#1
+// The broadcast of the first fusion's row sums is recomputed where it is
+// read rather than stored (Note [Recompute, do not store]).
+// CHECK: %[[A:.*]] = sinter.fusion %arg1
+// CHECK: %[[B:.*]]:2 = sinter.fusion %[[A]], %arg0
+// CHECK: sinter.fusion %[[B]]#0, %[[A]] :
 func.func @no_cycles_through_groups(%x: tensor<3x4xf32>, %y: tensor<4x6xf32>) -> (tensor<3xf32>, tensor<2x3x4xf32>) {
   %u2 = sinter.reduce_sum %y, dims = [1] : tensor<4x6xf32>
   // expected-remark@+1 {{not fused with its operand 'sinter.reduce_sum'}}
@@ -137,8 +140,60 @@ func.func @no_cycles_through_groups(%x: tensor<3x4xf32>, %y: tensor<4x6xf32>) ->
   %r1 = sinter.reduce_sum %w1, dims = [1] : tensor<3x4xf32>
   // expected-remark@+1 {{not fused with its operand 'sinter.exp'}}
   %v2 = sinter.broadcast_in_dim %u1, dims = [1, 2] : tensor<3x4xf32> -> tensor<2x3x4xf32>
+  // expected-remark@+1 {{recomputed in 1 later kernel(s) instead of stored (1 ops)}}
   %b2 = sinter.broadcast_in_dim %u2, dims = [2] : tensor<4xf32> -> tensor<2x3x4xf32>
   // expected-remark@+1 {{the result would reach the fusion again through 'sinter.broadcast_in_dim', a cycle between kernels}}
   %r2 = sinter.add %b2, %v2 : tensor<2x3x4xf32>
   return %r1, %r2 : tensor<3xf32>, tensor<2x3x4xf32>
+}
+
+// -----
+
+// GELU's intermediates, kept for the backward pass, are recomputed there from
+// the matmul's result and the bias instead of being stored by the forward
+// kernel: the forward fusion stores only what the next matmul reads.
+// CHECK-LABEL: func.func @recompute_not_store
+// CHECK: %[[M:.*]] = sinter.matmul
+// CHECK: %[[F:.*]] = sinter.fusion %arg1, %[[M]] : (tensor<8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK: sinter.matmul %[[F]]
+// CHECK: sinter.fusion %arg1, %[[M]], %{{.*}} :
+// CHECK-COUNT-1: sinter.add
+// CHECK: sinter.tanh
+// CHECK-NOT: sinter.add
+// CHECK: sinter.yield
+func.func @recompute_not_store(%x: tensor<4x8xf32>, %b: tensor<8xf32>, %w: tensor<8x8xf32>, %g: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-remark@+1 {{kept as its own op: matmul is a library call}}
+  %m = sinter.matmul %x, %w : tensor<4x8xf32>, tensor<8x8xf32>
+  %bb = sinter.broadcast_in_dim %b, dims = [1] : tensor<8xf32> -> tensor<4x8xf32>
+  // expected-remark@+1 {{recomputed in 1 later kernel(s) instead of stored (2 ops)}}
+  %a = sinter.add %m, %bb : tensor<4x8xf32>
+  // expected-remark@+1 {{recomputed in 1 later kernel(s) instead of stored (3 ops)}}
+  %t = sinter.tanh %a : tensor<4x8xf32>
+  %y = sinter.mul %a, %t : tensor<4x8xf32>
+  // expected-remark@+1 {{kept as its own op: matmul is a library call}}
+  %n = sinter.matmul %y, %w : tensor<4x8xf32>, tensor<8x8xf32>
+  // The "backward": reads the forward's tanh and sum.
+  // expected-remark@+1 {{not fused with its operand 'sinter.tanh': the result would reach the fusion again through 'sinter.matmul'}}
+  %d = sinter.mul %n, %t : tensor<4x8xf32>
+  // expected-remark@+1 {{not fused with its operand 'sinter.add': the result would reach the fusion again through 'sinter.matmul'}}
+  %e = sinter.mul %d, %a : tensor<4x8xf32>
+  return %e : tensor<4x8xf32>
+}
+
+// -----
+
+// A value whose recipe reads two tensors of its size is stored: recomputing
+// it would move more memory than loading it.
+// CHECK-LABEL: func.func @store_when_recomputing_reads_more
+// CHECK: %[[F:.*]]:2 = sinter.fusion %arg0, %arg1
+// CHECK: sinter.fusion %{{.*}}, %[[F]]#0 :
+func.func @store_when_recomputing_reads_more(%x: tensor<4x8xf32>, %z: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  // expected-remark@+1 {{stored for a later kernel, not recomputed there: recomputing it would read 2 tensors of its size instead of it}}
+  %s = sinter.add %x, %z : tensor<4x8xf32>
+  %y = sinter.exp %s : tensor<4x8xf32>
+  // expected-remark@+1 {{kept as its own op: matmul is a library call}}
+  %n = sinter.matmul %y, %w : tensor<4x8xf32>, tensor<8x8xf32>
+  // expected-remark@+1 {{not fused with its operand 'sinter.add': the result would reach the fusion again through 'sinter.matmul'}}
+  %d = sinter.mul %n, %s : tensor<4x8xf32>
+  return %d : tensor<4x8xf32>
 }

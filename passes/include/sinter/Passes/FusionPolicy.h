@@ -78,6 +78,20 @@ FusionDecision reductionDomain(mlir::Operation *op, std::optional<Domain> &domai
 /// Whether `op`'s result fits `domain` (covers it, or one value per row).
 FusionDecision fitsDomain(mlir::Operation *op, const Domain &domain);
 
+/// Note [Recompute, do not store]
+/// A value computed in one fusion and read by later fusions (GELU's and layer
+/// norm's intermediates, kept for the backward pass) is stored by the first
+/// kernel and loaded by the others. When the value is a short elementwise
+/// function of values that are in memory anyway, the readers compute it
+/// again instead, as torch.compile's partitioner recomputes pointwise ops in
+/// the backward: memory traffic, not arithmetic, bounds these kernels, and
+/// the value is never stored. `canRecompute` decides from the value's
+/// recipe inside its fusion (`cone`: the ops that compute it from the fusion's
+/// inputs and row reductions) and the values it would read (`reads`).
+inline constexpr int64_t kMaxRecomputedOps = 16;
+FusionDecision canRecompute(mlir::Value value, llvm::ArrayRef<mlir::Operation *> cone,
+                            llvm::ArrayRef<mlir::Value> reads);
+
 } // namespace sinter::fusion
 
 #endif // SINTER_PASSES_FUSIONPOLICY_H
