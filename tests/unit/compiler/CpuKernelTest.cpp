@@ -205,6 +205,8 @@ TEST(CpuKernel, LibraryOps) {
   Tensor a = data({2, 3, 4}), b = data({2, 4, 5}, 1), w = data({5, 4}, 2);
   checkKernel("matmul batched", matmul(a, b));
   checkKernel("matmul shared, transposed", matmul(a, w.t()));
+  // A weight gradient: the left operand transposed (Xᵀ·dY).
+  checkKernel("matmul weight gradient", matmul(data({40, 37}).t(), data({40, 5}, 1)));
   checkKernel("conv2d grouped, strided", F::conv2d(data({2, 4, 7, 6}), data({6, 2, 3, 2}, 1),
                                                    Tensor(), {2, 1}, {1, 1}, {1, 2}, 2));
   checkKernel("max_pool2d", F::max_pool2d(data({2, 3, 7, 7}), {3, 3}, {2, 2}, {1, 1}));
