@@ -61,17 +61,39 @@ void dumpWeights(const tools::ZooTask &task, const std::string &dir) {
     dump.write("param", name, p);
 }
 
-Result bench(const std::string &mode, const std::string &model, int64_t batch, int64_t length,
-             int64_t steps, int64_t warmup) {
-  CompilerConfig config = compiler_config(); // SINTER_DEBUG and the rest from the environment
-  config.enabled = mode == "compiled";
-  set_compiler_config(config);
+double median(std::vector<double> times) {
+  std::sort(times.begin(), times.end());
+  return times.size() % 2 == 1 ? times[times.size() / 2]
+                               : (times[times.size() / 2 - 1] + times[times.size() / 2]) / 2;
+}
+
+/// One mode's model and optimizer, kept between the measured phases.
+struct Run {
+  std::string mode;
+  tools::ZooTask task;
+  std::unique_ptr<optim::AdamW> optimizer;
+
+  /// One training step in this run's mode; its loss and wall time (ms).
+  std::pair<double, double> step() {
+    CompilerConfig config = compiler_config(); // SINTER_DEBUG and the rest from the environment
+    config.enabled = mode == "compiled";
+    set_compiler_config(config);
+    Clock::time_point start = Clock::now();
+    optimizer->zero_grad();
+    Tensor loss = task.loss();
+    loss.backward();
+    optimizer->step();
+    mark_step();
+    double value = loss.item<double>();
+    return {value, std::chrono::duration<double, std::milli>(Clock::now() - start).count()};
+  }
+};
+
+Result bench(Run &run, int64_t batch, int64_t steps, int64_t warmup) {
   reset_metrics();
   runtime::HostAllocator &allocator = runtime::HostAllocator::get();
-  tools::ZooTask task = tools::makeZooTask(model, batch, length);
-  optim::AdamW optimizer(task.model->parameters(), {.lr = 1e-3});
   Result result;
-  result.mode = mode;
+  result.mode = run.mode;
   std::vector<double> times;
   int64_t launchedBefore = 0;
   for (int64_t step = 0; step < warmup + steps; ++step) {
@@ -79,31 +101,43 @@ Result bench(const std::string &mode, const std::string &model, int64_t batch, i
       allocator.reset_peak();
       launchedBefore = metrics().kernels_launched;
     }
-    Clock::time_point start = Clock::now();
-    optimizer.zero_grad();
-    Tensor loss = task.loss();
-    loss.backward();
-    optimizer.step();
-    mark_step();
-    double loss0 = loss.item<double>();
+    auto [loss, ms] = run.step();
     if (step >= warmup)
-      times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
-    (step == 0 ? result.firstLoss : result.lastLoss) = loss0;
+      times.push_back(ms);
+    (step == 0 ? result.firstLoss : result.lastLoss) = loss;
   }
   Metrics m = metrics();
-  std::sort(times.begin(), times.end());
-  result.stepMsMedian = times.size() % 2 == 1
-                            ? times[times.size() / 2]
-                            : (times[times.size() / 2 - 1] + times[times.size() / 2]) / 2;
+  result.stepMsMedian = median(times);
   result.samplesPerSecond = 1000.0 * static_cast<double>(batch) / result.stepMsMedian;
   result.peakBytes = allocator.stats().peak_in_use;
   result.kernelsPerStep =
       static_cast<double>(m.kernels_launched - launchedBefore) / static_cast<double>(steps);
   result.compileSeconds = m.compile.total();
-  bool ran = mode == "compiled" ? m.compiled_steps == m.steps : m.eager_steps == m.steps;
+  bool ran = run.mode == "compiled" ? m.compiled_steps == m.steps : m.eager_steps == m.steps;
   if (!ran)
-    throwError("some steps did not run " + mode + ":\n" + metrics_report(), Loc::current());
+    throwError("some steps did not run " + run.mode + ":\n" + metrics_report(), Loc::current());
   return result;
+}
+
+/// Note [Interleaved timing]
+/// A shared machine's speed drifts by 10-30% over a minute, so two modes
+/// timed one after the other compare the machine as much as the modes. With
+/// --mode both, after each mode's own run (which gives its peak memory,
+/// kernels, compile time and losses), both models train `steps` more steps
+/// in alternation (eager then compiled, then compiled then eager, ...) and
+/// the medians of these steps are the reported step times.
+void timeInterleaved(std::vector<Run> &runs, std::vector<Result> &results, int64_t batch,
+                     int64_t steps) {
+  std::vector<std::vector<double>> times(runs.size());
+  for (int64_t step = 0; step < steps; ++step)
+    for (size_t k = 0; k < runs.size(); ++k) {
+      size_t r = step % 2 == 0 ? k : runs.size() - 1 - k;
+      times[r].push_back(runs[r].step().second);
+    }
+  for (size_t r = 0; r < runs.size(); ++r) {
+    results[r].stepMsMedian = median(times[r]);
+    results[r].samplesPerSecond = 1000.0 * static_cast<double>(batch) / results[r].stepMsMedian;
+  }
 }
 
 int run() {
@@ -119,10 +153,18 @@ int run() {
     dumpWeights(tools::makeZooTask(model, batch, length), absl::GetFlag(FLAGS_dump_weights));
   const char *threadsEnv = std::getenv("OMP_NUM_THREADS");
   std::string threads = threadsEnv != nullptr ? threadsEnv : "all";
+  std::vector<Run> runs;
   std::vector<Result> results;
   for (const char *m : {"eager", "compiled"})
-    if (mode == "both" || mode == m)
-      results.push_back(bench(m, model, batch, length, steps, warmup));
+    if (mode == "both" || mode == m) {
+      Run run{m, tools::makeZooTask(model, batch, length), nullptr};
+      run.optimizer = std::make_unique<optim::AdamW>(run.task.model->parameters(),
+                                                     optim::AdamWOptions{.lr = 1e-3});
+      results.push_back(bench(run, batch, steps, warmup));
+      runs.push_back(std::move(run));
+    }
+  if (runs.size() == 2)
+    timeInterleaved(runs, results, batch, steps);
   for (const Result &r : results) {
     if (absl::GetFlag(FLAGS_json)) {
       std::printf("{\"model\": \"%s\", \"mode\": \"%s\", \"batch_size\": %lld, \"length\": %lld, "

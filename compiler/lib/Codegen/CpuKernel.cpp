@@ -9,6 +9,8 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/EquivalenceClasses.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
@@ -93,24 +95,29 @@ public:
     for (Operation &op : body.without_terminator())
       if (!isLocal(op) && failed(emit(op)))
         return failure();
-    // One loop computes every result, and the pointwise values as locals.
+    // One loop per independent part computes its results, and the pointwise
+    // values as locals.
     int64_t n = yield.getNumOperands() == 0 ? 0 : elements(yield.getOperand(0));
     if (llvm::all_of(yield.getValues(), [&](Value v) { return elements(v) == n; })) {
-      os << "  {\n";
-      for (auto [k, value] : llvm::enumerate(yield.getValues())) {
-        std::string t = cppElementType(value.getType());
-        os << "    " << t << " *out" << k << " = static_cast<" << t << " *>(outputs[" << k
-           << "]);\n";
+      for (const Part &part : independentParts(body, yield, n)) {
+        os << "  {\n";
+        for (unsigned k : part.results) {
+          std::string t = cppElementType(yield.getOperand(k).getType());
+          os << "    " << t << " *out" << k << " = static_cast<" << t << " *>(outputs[" << k
+             << "]);\n";
+        }
+        os << elementwise(n) << "    for (int64_t i = 0; i < " << n << "; ++i) {\n";
+        inLoop = true;
+        for (Operation &op : body.without_terminator())
+          if (isLocal(op) && (isa<ConstantOp>(op) || part.ops.contains(&op)) &&
+              failed(emitValue(op)))
+            return failure();
+        inLoop = false;
+        for (unsigned k : part.results)
+          os << "      out" << k << "[i] = " << read(yield.getOperand(k)) << ";\n";
+        os << "    }\n  }\n";
       }
-      os << elementwise(n) << "    for (int64_t i = 0; i < " << n << "; ++i) {\n";
-      inLoop = true;
-      for (Operation &op : body.without_terminator())
-        if (isLocal(op) && failed(emitValue(op)))
-          return failure();
-      inLoop = false;
-      for (auto [k, value] : llvm::enumerate(yield.getValues()))
-        os << "      out" << k << "[i] = " << read(value) << ";\n";
-      os << "    }\n  }\n}\n";
+      os << "}\n";
       return success();
     }
     for (auto [k, value] : llvm::enumerate(yield.getValues())) {
@@ -297,6 +304,62 @@ private:
       if (onlyHere && elements(v) == n)
         locals.insert(v);
     }
+  }
+
+  /// Note [A loop per independent part]
+  /// A fusion may hold computations that share nothing but small inputs (the
+  /// AdamW updates of several parameters, which read the same learning rate).
+  /// One loop over all of them streams every input and output at once, more
+  /// streams than the hardware prefetchers follow: four AdamW updates (28
+  /// streams) ran 3x slower in one loop than in four. So each part that
+  /// shares no full-size input or computed value with another gets its own
+  /// loop; parts that share a full-size input stay together, so that input
+  /// is read once.
+  struct Part {
+    llvm::SmallPtrSet<Operation *, 16> ops;
+    SmallVector<unsigned> results;
+  };
+
+  SmallVector<Part> independentParts(Block &body, YieldOp yield, int64_t n) {
+    llvm::EquivalenceClasses<void *> parts;
+    // Small values, constants and broadcasts of small values connect
+    // nothing: each loop reads (or recomputes) them.
+    auto connects = [&](Value v) {
+      if (elements(v) < n)
+        return false;
+      Operation *producer = v.getDefiningOp();
+      if (producer && isa<ConstantOp>(producer))
+        return false;
+      if (auto broadcast = dyn_cast_or_null<BroadcastInDimOp>(producer))
+        return elements(broadcast.getOperand()) >= n;
+      return true;
+    };
+    auto key = [](Value v) -> void * {
+      if (Operation *producer = v.getDefiningOp())
+        return producer;
+      return v.getAsOpaquePointer();
+    };
+    for (Operation &op : body.without_terminator()) {
+      parts.insert(&op);
+      for (Value operand : op.getOperands())
+        if (connects(operand))
+          parts.unionSets(&op, key(operand));
+    }
+    SmallVector<Part> result;
+    llvm::DenseMap<void *, unsigned> indexOf;
+    for (auto [k, value] : llvm::enumerate(yield.getValues())) {
+      void *leader = parts.getOrInsertLeaderValue(key(value));
+      auto [it, inserted] = indexOf.try_emplace(leader, static_cast<unsigned>(result.size()));
+      if (inserted)
+        result.emplace_back();
+      result[it->second].results.push_back(static_cast<unsigned>(k));
+    }
+    for (Operation &op : body.without_terminator()) {
+      auto it = indexOf.find(parts.getOrInsertLeaderValue(&op));
+      if (it != indexOf.end())
+        result[it->second].ops.insert(&op);
+    }
+    return result;
   }
 
   bool isLocal(Operation &op) const {

@@ -33,11 +33,16 @@ using namespace sinter;
 namespace F = nn::functional;
 using Kernel = void (*)(const void *const *, void *const *);
 
-/// Compiles the graph of `output` into one kernel, runs it, and checks it
-/// against the reference executor.
-void checkKernel(const std::string &what, const Tensor &output) {
+double compare(const std::vector<double> &got, const std::vector<double> &expected);
+
+/// Compiles the graph of `results` into one kernel, runs it, and checks
+/// every result against the reference executor. `loops`, when given, is the
+/// number of element loops the kernel's source must have.
+void checkKernels(const std::string &what, const std::vector<Tensor> &results, int loops = -1) {
   SCOPED_TRACE(what);
-  std::vector<lazy::NodePtr> outputs = {lazy::node_of(output)};
+  std::vector<lazy::NodePtr> outputs;
+  for (const Tensor &result : results)
+    outputs.push_back(lazy::node_of(result));
   mlir::MLIRContext context;
   context.loadDialect<ir::SinterDialect, mlir::func::FuncDialect>();
   mlir::OwningOpRef<mlir::ModuleOp> module = compiler::lowerLazyGraph(context, outputs);
@@ -61,6 +66,13 @@ void checkKernel(const std::string &what, const Tensor &output) {
       codegen::renderCpuKernels(kernelOp, "kernel", count, &scratch);
   ASSERT_TRUE(mlir::succeeded(source));
   ASSERT_EQ(count, 1);
+  if (loops >= 0) {
+    int found = 0;
+    for (size_t at = source->find("for (int64_t i = 0;"); at != std::string::npos;
+         at = source->find("for (int64_t i = 0;", at + 1))
+      ++found;
+    EXPECT_EQ(found, loops) << *source;
+  }
   codegen::CompiledLibrary library;
   std::string error;
   ASSERT_TRUE(codegen::compileHostLibrary(*source, library, error)) << error << "\n" << *source;
@@ -93,24 +105,48 @@ void checkKernel(const std::string &what, const Tensor &output) {
   std::vector<const void *> inputPointers;
   for (const auto &value : inputs)
     inputPointers.push_back(value->bytes());
-  const lazy::Node &out = *outputs.front();
-  int64_t n = numel(out.shape);
-  lazy::Value::Bytes bytes =
-      lazy::Value::allocate(n * static_cast<int64_t>(elementSize(out.dtype)));
-  // The result, then the kernel's scratch buffers.
-  std::vector<void *> outputPointers = {bytes.get()};
+  // The kernel's results (in the function's return order), then its scratch.
+  auto returned = function.getBody().front().getTerminator()->getOperands();
+  std::vector<lazy::Value::Bytes> resultBytes(kernelOp->getNumResults());
+  std::vector<void *> outputPointers;
+  for (mlir::OpResult result : kernelOp->getOpResults()) {
+    auto type = mlir::cast<mlir::ShapedType>(result.getType());
+    int64_t bytes = type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+    resultBytes[result.getResultNumber()] = lazy::Value::allocate(std::max<int64_t>(bytes, 1));
+    outputPointers.push_back(resultBytes[result.getResultNumber()].get());
+  }
   std::vector<std::vector<uint8_t>> scratchBuffers;
   for (int64_t size : scratch.at(0))
     outputPointers.push_back(scratchBuffers.emplace_back(size).data());
   kernel(inputPointers.data(), outputPointers.data());
-  lazy::Value result(bytes, n, out.dtype);
-  const std::vector<double> &got = result.elements();
-
-  std::vector<double> expected;
-  {
-    reference::ReferenceGuard oracle;
-    expected = output.to_vector<double>();
+  double worst = 0;
+  size_t checked = 0;
+  for (size_t j = 0; j < results.size(); ++j) {
+    auto result = mlir::dyn_cast<mlir::OpResult>(returned[j]);
+    ASSERT_TRUE(result && result.getOwner() == kernelOp)
+        << "result " << j << " is not the kernel's";
+    const lazy::Node &out = *outputs[j];
+    lazy::Value value(resultBytes[result.getResultNumber()], numel(out.shape), out.dtype);
+    std::vector<double> expected;
+    {
+      reference::ReferenceGuard oracle;
+      expected = results[j].to_vector<double>();
+    }
+    worst = std::max(worst, compare(value.elements(), expected));
+    checked += expected.size();
   }
+  std::printf("KERNEL OK  %-26s %zu elements, max diff %.2e%s\n", what.c_str(), checked, worst,
+              library.cacheHit ? " (cached)" : "");
+  dlclose(handle);
+}
+
+void checkKernel(const std::string &what, const Tensor &output, int loops = -1) {
+  checkKernels(what, {output}, loops);
+}
+
+/// Element-wise comparison within a relative 1e-5 of the largest value;
+/// returns the largest difference.
+double compare(const std::vector<double> &got, const std::vector<double> &expected) {
   double scale = 0, worst = 0;
   for (double e : expected)
     if (std::isfinite(e))
@@ -129,9 +165,7 @@ void checkKernel(const std::string &what, const Tensor &output) {
     EXPECT_LE(diff, 1e-5 * scale + 1e-6)
         << "element " << k << ": kernel " << got[k] << ", reference " << expected[k];
   }
-  std::printf("KERNEL OK  %-26s %zu elements, max diff %.2e%s\n", what.c_str(), expected.size(),
-              worst, library.cacheHit ? " (cached)" : "");
-  dlclose(handle);
+  return worst;
 }
 
 Tensor neg_of(const Tensor &x) { return Scalar(0.0) - x; }
@@ -251,5 +285,16 @@ TEST(CpuKernel, LibraryGradients) {
 }
 
 TEST(CpuKernel, IntegerRowSums) { checkKernel("integer row sums", (data({6, 7}) > 0).sum({1})); }
+
+TEST(CpuKernel, IndependentPartsGetTheirOwnLoops) {
+  // Two updates that share only a computed scalar (as AdamW's updates share
+  // the bias correction) are one fusion, rendered as two loops
+  // (Note [A loop per independent part]); parts that read the same large
+  // input stay in one loop.
+  Tensor scale = exp(data({1}, 7));
+  Tensor x = data({64}), y = data({64}, 1);
+  checkKernels("two independent updates", {x * scale + 1.0, y * scale - 2.0}, 2);
+  checkKernels("two results of one input", {x * scale + 1.0, x * scale * 3.0}, 1);
+}
 
 } // namespace
