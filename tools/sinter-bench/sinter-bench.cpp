@@ -89,7 +89,9 @@ struct Run {
   }
 };
 
-Result bench(Run &run, int64_t batch, int64_t steps, int64_t warmup) {
+/// `heldBefore`: bytes in use before this run's model existed (another
+/// mode's model, kept for interleaved timing), not counted in its peak.
+Result bench(Run &run, int64_t batch, int64_t steps, int64_t warmup, int64_t heldBefore) {
   reset_metrics();
   runtime::HostAllocator &allocator = runtime::HostAllocator::get();
   Result result;
@@ -109,7 +111,7 @@ Result bench(Run &run, int64_t batch, int64_t steps, int64_t warmup) {
   Metrics m = metrics();
   result.stepMsMedian = median(times);
   result.samplesPerSecond = 1000.0 * static_cast<double>(batch) / result.stepMsMedian;
-  result.peakBytes = allocator.stats().peak_in_use;
+  result.peakBytes = allocator.stats().peak_in_use - heldBefore;
   result.kernelsPerStep =
       static_cast<double>(m.kernels_launched - launchedBefore) / static_cast<double>(steps);
   result.compileSeconds = m.compile.total();
@@ -157,10 +159,11 @@ int run() {
   std::vector<Result> results;
   for (const char *m : {"eager", "compiled"})
     if (mode == "both" || mode == m) {
+      int64_t heldBefore = runtime::HostAllocator::get().stats().in_use;
       Run run{m, tools::makeZooTask(model, batch, length), nullptr};
       run.optimizer = std::make_unique<optim::AdamW>(run.task.model->parameters(),
                                                      optim::AdamWOptions{.lr = 1e-3});
-      results.push_back(bench(run, batch, steps, warmup));
+      results.push_back(bench(run, batch, steps, warmup, heldBefore));
       runs.push_back(std::move(run));
     }
   if (runs.size() == 2)
