@@ -15,6 +15,7 @@ endfunction()
 
 run_step("install" ${CMAKE_COMMAND} --install "${SINTER_BUILD_DIR}" --prefix "${prefix}")
 foreach(file include/sinter/sinter.h include/sinter/runtime/Status.h
+             include/sinter/Compiler/StepCompiler.h include/sinter/kernels/common/philox.h
              lib/cmake/Sinter/SinterConfig.cmake bin/sinter-opt bin/sinter-info)
   if(NOT EXISTS "${prefix}/${file}")
     message(FATAL_ERROR "the install has no ${file}")
@@ -23,6 +24,9 @@ endforeach()
 run_step("configure consumer" ${CMAKE_COMMAND} -S "${CONSUMER_SOURCE_DIR}" -B "${WORK_DIR}/consumer"
   -G "${GENERATOR}" "-DCMAKE_PREFIX_PATH=${prefix}")
 run_step("build consumer" ${CMAKE_COMMAND} --build "${WORK_DIR}/consumer")
-run_step("run consumer" "${WORK_DIR}/consumer/consumer")
+# The consumer's steps run compiled: kernels built into a fresh cache, with
+# the kernel helpers installed next to the compiler library.
+run_step("run consumer" ${CMAKE_COMMAND} -E env "SINTER_CACHE_DIR=${WORK_DIR}/kernel-cache"
+  "${WORK_DIR}/consumer/consumer")
 run_step("run installed sinter-info" "${prefix}/bin/sinter-info")
 run_step("run installed sinter-opt" "${prefix}/bin/sinter-opt" --show-dialects)

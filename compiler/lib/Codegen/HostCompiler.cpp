@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <dlfcn.h>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -63,9 +64,38 @@ std::string compilerVersion(const std::string &compiler) {
   return it->second;
 }
 
+} // namespace
+
+/// Note [Finding the kernel helpers]
+/// Generated kernels include Sinter's kernel helpers (kernels/common/). A
+/// Sinter installed as a package has them under <prefix>/include/sinter/kernels,
+/// next to <prefix>/lib with the compiler library; a build tree has them in
+/// the source tree it was built from. SINTER_KERNELS_DIR names another folder.
+const std::string &kernelsIncludeDir() {
+  static const std::string *dir = [] {
+    auto has = [](const std::string &candidate) {
+      return llvm::sys::fs::exists(candidate + "/common/philox.h");
+    };
+    if (const char *env = std::getenv("SINTER_KERNELS_DIR"); env != nullptr && *env != '\0')
+      return new std::string(env);
+    Dl_info info;
+    if (dladdr(reinterpret_cast<void *>(&kernelsIncludeDir), &info) != 0 &&
+        info.dli_fname != nullptr) {
+      llvm::SmallString<256> installed(llvm::sys::path::parent_path(info.dli_fname));
+      llvm::sys::path::append(installed, "..", "include", "sinter", "kernels");
+      if (has(installed.str().str()))
+        return new std::string(installed.str().str());
+    }
+    return new std::string(SINTER_KERNELS_INCLUDE_DIR);
+  }();
+  return *dir;
+}
+
+namespace {
+
 /// The helpers generated kernels include: part of the cache key.
 std::string includedHeaders() {
-  auto buffer = llvm::MemoryBuffer::getFile(SINTER_KERNELS_INCLUDE_DIR "/common/philox.h");
+  auto buffer = llvm::MemoryBuffer::getFile(kernelsIncludeDir() + "/common/philox.h");
   return buffer ? (*buffer)->getBuffer().str() : std::string();
 }
 
@@ -151,7 +181,7 @@ bool compileHostLibrary(const std::string &source, CompiledLibrary &library, std
   llvm::SmallVector<llvm::StringRef> args = {compiler};
   for (const char *flag : kFlags)
     args.push_back(flag);
-  std::string include = "-I" SINTER_KERNELS_INCLUDE_DIR;
+  std::string include = "-I" + kernelsIncludeDir();
   args.append(
       {include, sourcePath.str(), "-o", temporary.str(), SINTER_DNNL_LIBRARY, "-lmvec", "-lm"});
   std::string output;

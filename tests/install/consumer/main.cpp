@@ -1,5 +1,7 @@
 // Uses the installed Sinter as an outside project would: the C++ API to train
-// a small model, and the runtime alone to ask for devices.
+// a small model with the compiler installed, and the runtime alone to ask for
+// devices.
+#include <sinter/Compiler/StepCompiler.h>
 #include <sinter/runtime/CudaDriver.h>
 #include <sinter/sinter.h>
 
@@ -9,6 +11,9 @@ int main() {
   namespace F = sinter::nn::functional;
   std::printf("Sinter %s, best device %s, %d CUDA device(s)\n", sinter::kVersion,
               sinter::Device::best().toString().c_str(), sinter::cuda::deviceCount());
+
+  // Steps run compiled (the default configuration) once the compiler is in.
+  sinter::compiler::install();
 
   // A training loop with the public names: XOR with a two-layer MLP.
   sinter::manual_seed(3);
@@ -25,8 +30,11 @@ int main() {
     sinter::mark_step();
     (step == 0 ? first : last) = loss.item<double>();
   }
-  std::printf("loss %.4f -> %.4f\n", first, last);
-  if (!(last < 0.05 * first))
+  sinter::Metrics metrics = sinter::metrics();
+  std::printf("loss %.4f -> %.4f, %lld of %lld steps compiled\n", first, last,
+              static_cast<long long>(metrics.compiled_steps),
+              static_cast<long long>(metrics.steps));
+  if (!(last < 0.05 * first) || metrics.compiled_steps != metrics.steps || metrics.steps < 150)
     return 1;
 
   try {

@@ -25,6 +25,10 @@ bool compileHostLibrary(const std::string &source, CompiledLibrary &library, std
 /// The kernel cache directory in use.
 std::string kernelCacheDir();
 
+/// The folder of kernel helpers generated kernels include (Note [Finding the
+/// kernel helpers] in HostCompiler.cpp).
+const std::string &kernelsIncludeDir();
+
 } // namespace sinter::codegen
 
 #endif // SINTER_CODEGEN_HOSTCOMPILER_H
