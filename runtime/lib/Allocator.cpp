@@ -34,6 +34,7 @@ void *HostAllocator::allocate(int64_t bytes) {
       stats_.cached -= size;
       stats_.in_use += size;
       stats_.peak_in_use = std::max(stats_.peak_in_use, stats_.in_use);
+      stats_.window_peak = std::max(stats_.window_peak, stats_.in_use);
       return block;
     }
   }
@@ -47,6 +48,7 @@ void *HostAllocator::allocate(int64_t bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
   stats_.in_use += size;
   stats_.peak_in_use = std::max(stats_.peak_in_use, stats_.in_use);
+  stats_.window_peak = std::max(stats_.window_peak, stats_.in_use);
   return block;
 }
 
@@ -77,6 +79,11 @@ HostAllocator::Stats HostAllocator::stats() const {
 void HostAllocator::reset_peak() {
   std::lock_guard<std::mutex> lock(mutex_);
   stats_.peak_in_use = stats_.in_use;
+}
+
+void HostAllocator::reset_window() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  stats_.window_peak = stats_.in_use;
 }
 
 } // namespace sinter::runtime

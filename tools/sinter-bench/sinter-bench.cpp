@@ -24,6 +24,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 
 ABSL_FLAG(std::string, model, "gpt-mini", "mlp, lenet, resnet18, gpt-mini or bert-mini");
 ABSL_FLAG(int64_t, batch_size, 8, "samples per step");
@@ -34,6 +35,8 @@ ABSL_FLAG(std::string, mode, "both", "eager, compiled or both");
 ABSL_FLAG(int64_t, threads, 0,
           "threads for kernels (OpenMP and oneDNN); 0 keeps OMP_NUM_THREADS or every core");
 ABSL_FLAG(bool, json, false, "print one JSON object per mode instead of a table");
+ABSL_FLAG(bool, plan_only, false,
+          "compile the first training step and print its planned memory without running it");
 ABSL_FLAG(std::string, dump_weights, "",
           "write the initial parameters and the batch to this folder (raw little-endian files "
           "and a manifest) for benchmarks/torch_baseline.py, then benchmark as usual");
@@ -51,7 +54,13 @@ struct Result {
   double kernelsPerStep = 0;
   double compileSeconds = 0;
   double firstLoss = 0, lastLoss = 0;
+  /// The last step's memory (Note [Step memory]); compiled mode only.
+  std::optional<StepMemory> memory;
 };
+
+std::string orNull(const std::optional<StepMemory> &memory, int64_t StepMemory::*field) {
+  return memory ? std::to_string((*memory).*field) : std::string("null");
+}
 
 void dumpWeights(const tools::ZooTask &task, const std::string &dir) {
   tools::TensorDump dump(dir);
@@ -115,6 +124,8 @@ Result bench(Run &run, int64_t batch, int64_t steps, int64_t warmup, int64_t hel
   result.kernelsPerStep =
       static_cast<double>(m.kernels_launched - launchedBefore) / static_cast<double>(steps);
   result.compileSeconds = m.compile.total();
+  if (run.mode == "compiled")
+    result.memory = m.last_step_memory;
   bool ran = run.mode == "compiled" ? m.compiled_steps == m.steps : m.eager_steps == m.steps;
   if (!ran)
     throwError("some steps did not run " + run.mode + ":\n" + metrics_report(), Loc::current());
@@ -155,6 +166,31 @@ int run() {
     dumpWeights(tools::makeZooTask(model, batch, length), absl::GetFlag(FLAGS_dump_weights));
   const char *threadsEnv = std::getenv("OMP_NUM_THREADS");
   std::string threads = threadsEnv != nullptr ? threadsEnv : "all";
+  if (absl::GetFlag(FLAGS_plan_only)) {
+    // The first step, recorded and compiled, not run.
+    tools::ZooTask task = tools::makeZooTask(model, batch, length);
+    optim::AdamW optimizer(task.model->parameters(), {.lr = 1e-3});
+    optimizer.zero_grad();
+    task.loss().backward();
+    optimizer.step();
+    StepMemory planned = plan_step();
+    if (absl::GetFlag(FLAGS_json))
+      std::printf("{\"model\": \"%s\", \"batch_size\": %lld, \"length\": %lld, "
+                  "\"planned_peak_bytes\": %lld, \"arena_bytes\": %lld, \"result_bytes\": %lld, "
+                  "\"persistent_bytes\": %lld}\n",
+                  model.c_str(), static_cast<long long>(batch), static_cast<long long>(length),
+                  static_cast<long long>(planned.planned_peak_bytes),
+                  static_cast<long long>(planned.arena_bytes),
+                  static_cast<long long>(planned.result_bytes),
+                  static_cast<long long>(planned.persistent_bytes));
+    else
+      std::printf("%s batch %lld: the first step needs %.1f MiB while it runs (arena %.1f MiB, "
+                  "results %.1f MiB) on top of %.1f MiB of inputs (parameters, batch)\n",
+                  model.c_str(), static_cast<long long>(batch),
+                  planned.planned_peak_bytes / 1048576.0, planned.arena_bytes / 1048576.0,
+                  planned.result_bytes / 1048576.0, planned.persistent_bytes / 1048576.0);
+    return 0;
+  }
   std::vector<Run> runs;
   std::vector<Result> results;
   for (const char *m : {"eager", "compiled"})
@@ -173,18 +209,28 @@ int run() {
       std::printf("{\"model\": \"%s\", \"mode\": \"%s\", \"batch_size\": %lld, \"length\": %lld, "
                   "\"threads\": %s, \"steps\": %lld, \"step_ms_median\": %.3f, "
                   "\"samples_per_s\": %.2f, \"peak_bytes\": %lld, \"kernels_per_step\": %.1f, "
-                  "\"compile_s\": %.3f, \"first_loss\": %.6f, \"last_loss\": %.6f}\n",
+                  "\"compile_s\": %.3f, \"first_loss\": %.6f, \"last_loss\": %.6f, "
+                  "\"planned_peak_bytes\": %s, \"measured_peak_bytes\": %s, "
+                  "\"persistent_bytes\": %s}\n",
                   model.c_str(), r.mode.c_str(), static_cast<long long>(batch),
                   static_cast<long long>(length), threads == "all" ? "null" : threads.c_str(),
                   static_cast<long long>(steps), r.stepMsMedian, r.samplesPerSecond,
                   static_cast<long long>(r.peakBytes), r.kernelsPerStep, r.compileSeconds,
-                  r.firstLoss, r.lastLoss);
+                  r.firstLoss, r.lastLoss,
+                  orNull(r.memory, &StepMemory::planned_peak_bytes).c_str(),
+                  orNull(r.memory, &StepMemory::measured_peak_bytes).c_str(),
+                  orNull(r.memory, &StepMemory::persistent_bytes).c_str());
     } else {
       std::printf("%-9s %s batch %lld, threads %s: median step %.2f ms, %.1f samples/s, peak "
                   "%.1f MiB, %.1f kernels/step, compile %.2f s, loss %.4f -> %.4f\n",
                   r.mode.c_str(), model.c_str(), static_cast<long long>(batch), threads.c_str(),
                   r.stepMsMedian, r.samplesPerSecond, r.peakBytes / 1048576.0, r.kernelsPerStep,
                   r.compileSeconds, r.firstLoss, r.lastLoss);
+      if (r.memory)
+        std::printf("          step memory: planned %lld bytes, measured %lld, inputs %lld\n",
+                    static_cast<long long>(r.memory->planned_peak_bytes),
+                    static_cast<long long>(r.memory->measured_peak_bytes),
+                    static_cast<long long>(r.memory->persistent_bytes));
     }
   }
   if (results.size() == 2 && !absl::GetFlag(FLAGS_json))

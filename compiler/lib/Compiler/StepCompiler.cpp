@@ -14,6 +14,7 @@
 #include "sinter/Compiler.h"
 #include "sinter/Compiler/Pipeline.h"
 #include "sinter/lazy/Graph.h"
+#include "sinter/runtime/Allocator.h"
 
 #include <cstdio>
 #include <map>
@@ -52,11 +53,29 @@ void add(StepMetrics &step, const CpuStep &build) {
   step.compile += build.times;
 }
 
+/// The memory `executable` takes to run (Note [Step memory] in
+/// sinter/Metrics.h): its arena and its results in the allocator's size
+/// classes, as CpuExecutable::run and execute() allocate them.
+StepMemory plannedMemory(const runtime::CpuExecutable &executable,
+                         const std::vector<const lazy::Value *> &arguments) {
+  using runtime::HostAllocator;
+  StepMemory memory;
+  memory.arena_bytes = HostAllocator::size_class(executable.arenaBytes());
+  for (size_t i = 0; i < executable.program().results.size(); ++i)
+    memory.result_bytes += HostAllocator::size_class(executable.resultBytes(i));
+  memory.planned_peak_bytes = memory.arena_bytes + memory.result_bytes;
+  for (const lazy::Value *argument : arguments)
+    memory.persistent_bytes +=
+        HostAllocator::size_class(argument->size() * elementSize(argument->dtype()));
+  return memory;
+}
+
 /// Runs `executable` on `arguments`; `results` describe its results (shape
-/// and dtype), whose values are returned in `values`.
+/// and dtype), whose values are returned in `values`. `measured` is what the
+/// run allocated at its peak (the arena and the results).
 bool execute(runtime::CpuExecutable &executable, const std::vector<const lazy::Value *> &arguments,
              const std::vector<const lazy::Node *> &results, std::vector<ValuePtr> &values,
-             std::string &why) {
+             int64_t &measured, std::string &why) {
   std::vector<const void *> in;
   for (size_t i = 0; i < arguments.size(); ++i) {
     const lazy::Value &value = *arguments[i];
@@ -68,6 +87,9 @@ bool execute(runtime::CpuExecutable &executable, const std::vector<const lazy::V
     }
     in.push_back(value.bytes());
   }
+  runtime::HostAllocator &allocator = runtime::HostAllocator::get();
+  allocator.reset_window();
+  int64_t before = allocator.stats().in_use;
   std::vector<lazy::Value::Bytes> buffers;
   std::vector<void *> out;
   for (size_t i = 0; i < results.size(); ++i) {
@@ -79,6 +101,7 @@ bool execute(runtime::CpuExecutable &executable, const std::vector<const lazy::V
     why = std::string(status.message());
     return false;
   }
+  measured = allocator.stats().window_peak - before;
   values.clear();
   for (size_t i = 0; i < results.size(); ++i)
     values.push_back(std::make_shared<lazy::Value>(std::move(buffers[i]), numel(results[i]->shape),
@@ -127,30 +150,32 @@ public:
   bool run(const std::vector<lazy::NodePtr> &outputs, uint64_t structure,
            const CompilerConfig &config, std::vector<ValuePtr> &values, StepMetrics &step,
            std::string &why) override {
-    std::vector<const lazy::Node *> order = lazy::topological_order(outputs);
-    why = unsupported(order);
-    if (!why.empty())
-      return false;
     std::vector<const lazy::Value *> arguments;
-    for (const lazy::Node *node : order)
-      if (node->op == lazy::Op::Data)
-        arguments.push_back(node->value.get());
     std::lock_guard<std::mutex> lock(mutex_);
-    auto found = steps_.find(structure);
-    if (found == steps_.end()) {
-      char tag[32];
-      std::snprintf(tag, sizeof tag, "step-%016llx", static_cast<unsigned long long>(structure));
-      std::unique_ptr<runtime::CpuExecutable> executable =
-          compile({outputs}, debugOptions(config, tag), step, why);
-      if (!executable)
-        return false;
-      found = steps_.emplace(structure, std::move(executable)).first;
-    }
+    runtime::CpuExecutable *executable =
+        executableFor(outputs, structure, config, arguments, step, why);
+    if (executable == nullptr)
+      return false;
     std::vector<const lazy::Node *> results;
     for (const lazy::NodePtr &output : outputs)
       results.push_back(output.get());
-    step.kernels_launched += static_cast<int64_t>(found->second->program().launches.size());
-    return execute(*found->second, arguments, results, values, why);
+    step.kernels_launched += static_cast<int64_t>(executable->program().launches.size());
+    step.memory = plannedMemory(*executable, arguments);
+    step.has_memory = true;
+    return execute(*executable, arguments, results, values, step.memory.measured_peak_bytes, why);
+  }
+
+  bool plan(const std::vector<lazy::NodePtr> &outputs, uint64_t structure,
+            const CompilerConfig &config, StepMemory &memory, StepMetrics &step,
+            std::string &why) override {
+    std::vector<const lazy::Value *> arguments;
+    std::lock_guard<std::mutex> lock(mutex_);
+    runtime::CpuExecutable *executable =
+        executableFor(outputs, structure, config, arguments, step, why);
+    if (executable == nullptr)
+      return false;
+    memory = plannedMemory(*executable, arguments);
+    return true;
   }
 
   bool run_eager(const std::vector<lazy::NodePtr> &outputs, const CompilerConfig &config,
@@ -206,7 +231,8 @@ public:
                                                           : computed.at(operand).get());
       runtime::CpuExecutable &executable = *eager_.at(signatures[k]);
       step.kernels_launched += static_cast<int64_t>(executable.program().launches.size());
-      if (!execute(executable, arguments, {node}, result, why))
+      int64_t measured = 0; // eager steps have no plan to compare with
+      if (!execute(executable, arguments, {node}, result, measured, why))
         return false;
       computed[node] = std::move(result.front());
       for (const lazy::Node *operand : ops[k].operands)
@@ -220,6 +246,32 @@ public:
   }
 
 private:
+  /// The compiled program of `outputs` (from the cache, or compiled now) and
+  /// its arguments' values; null with the reason in `why`.
+  runtime::CpuExecutable *executableFor(const std::vector<lazy::NodePtr> &outputs,
+                                        uint64_t structure, const CompilerConfig &config,
+                                        std::vector<const lazy::Value *> &arguments,
+                                        StepMetrics &step, std::string &why) {
+    std::vector<const lazy::Node *> order = lazy::topological_order(outputs);
+    why = unsupported(order);
+    if (!why.empty())
+      return nullptr;
+    for (const lazy::Node *node : order)
+      if (node->op == lazy::Op::Data)
+        arguments.push_back(node->value.get());
+    auto found = steps_.find(structure);
+    if (found == steps_.end()) {
+      char tag[32];
+      std::snprintf(tag, sizeof tag, "step-%016llx", static_cast<unsigned long long>(structure));
+      std::unique_ptr<runtime::CpuExecutable> executable =
+          compile({outputs}, debugOptions(config, tag), step, why);
+      if (!executable)
+        return nullptr;
+      found = steps_.emplace(structure, std::move(executable)).first;
+    }
+    return found->second.get();
+  }
+
   /// Compiles and loads one program per graph (one kernel library for all);
   /// empty on failure, with the reason in `why`.
   std::vector<std::unique_ptr<runtime::CpuExecutable>>

@@ -462,17 +462,43 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+/// Every live tensor that is not computed yet: what mark_step() computes.
+std::vector<std::shared_ptr<TensorImpl>> pendingTensors() {
+  std::vector<std::shared_ptr<TensorImpl>> pending;
+  LiveTensors &live = liveTensors();
+  std::lock_guard<std::mutex> lock(live.mutex);
+  for (const std::weak_ptr<TensorImpl> &weak : live.tensors)
+    if (std::shared_ptr<TensorImpl> impl = weak.lock(); impl && impl->node->op != lazy::Op::Data)
+      pending.push_back(std::move(impl));
+  return pending;
+}
+
 } // namespace
 
+StepMemory plan_step(Loc loc) {
+  std::vector<std::shared_ptr<TensorImpl>> pending = pendingTensors();
+  StepMemory memory;
+  if (pending.empty())
+    return memory;
+  std::vector<lazy::NodePtr> outputs;
+  for (const std::shared_ptr<TensorImpl> &impl : pending)
+    outputs.push_back(impl->node);
+  std::shared_ptr<detail::StepCompiler> compiler = detail::step_compiler();
+  SINTER_CHECK(compiler != nullptr, loc,
+               "plan_step: no step compiler is installed (link Sinter's compiler library and "
+               "call sinter::compiler::install())");
+  auto start = std::chrono::steady_clock::now();
+  StepMetrics step;
+  std::string why;
+  bool planned =
+      compiler->plan(outputs, lazy::structural_hash(outputs), compiler_config(), memory, step, why);
+  addRun(step, secondsSince(start));
+  SINTER_CHECK(planned, loc, "plan_step: the step cannot be compiled: " + why);
+  return memory;
+}
+
 void mark_step(Loc loc) {
-  std::vector<std::shared_ptr<TensorImpl>> pending;
-  {
-    LiveTensors &live = liveTensors();
-    std::lock_guard<std::mutex> lock(live.mutex);
-    for (const std::weak_ptr<TensorImpl> &weak : live.tensors)
-      if (std::shared_ptr<TensorImpl> impl = weak.lock(); impl && impl->node->op != lazy::Op::Data)
-        pending.push_back(std::move(impl));
-  }
+  std::vector<std::shared_ptr<TensorImpl>> pending = pendingTensors();
   if (pending.empty())
     return;
   std::vector<lazy::NodePtr> outputs;
@@ -515,6 +541,8 @@ void mark_step(Loc loc) {
   addRun(step, secondsSince(start));
   MetricsState &state = metricsState();
   std::lock_guard<std::mutex> lock(state.mutex);
+  if (compiled && step.has_memory)
+    state.metrics.last_step_memory = step.memory;
   state.metrics.compiled_steps += compiled && config.enabled;
   state.metrics.eager_steps += compiled && !config.enabled;
 }

@@ -60,6 +60,11 @@ public:
                    const CompilerConfig &config,
                    std::vector<std::shared_ptr<const lazy::Value>> &values, StepMetrics &step,
                    std::string &why) = 0;
+  /// Compiles the program `run` would run for `outputs` (or finds it in the
+  /// cache) and says its memory (Note [Step memory]) without running it.
+  virtual bool plan(const std::vector<lazy::NodePtr> &outputs, uint64_t structure,
+                    const CompilerConfig &config, StepMemory &memory, StepMetrics &step,
+                    std::string &why) = 0;
   /// The same, op by op (eager mode).
   virtual bool run_eager(const std::vector<lazy::NodePtr> &outputs, const CompilerConfig &config,
                          std::vector<std::shared_ptr<const lazy::Value>> &values, StepMetrics &step,

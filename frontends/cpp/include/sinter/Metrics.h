@@ -26,6 +26,28 @@ struct CompileSeconds {
   CompileSeconds &operator+=(const CompileSeconds &other);
 };
 
+/// Note [Step memory]
+/// A compiled step's memory is known before it runs: the program's arena
+/// (activations kept for the backward pass, gradients, temporaries, kernel
+/// workspace, packed by the memory plan) and the buffers of its results (new
+/// parameters and optimizer state, the loss, every tensor the step leaves),
+/// each counted in the caching allocator's size class. That is what the step
+/// allocates while it runs, on top of its inputs, which exist before and
+/// after it (parameters, optimizer state, the batch). The runtime measures
+/// the same quantity with the allocator while the step runs; the two are
+/// equal, byte for byte.
+struct StepMemory {
+  /// The arena and the results, planned (before running).
+  int64_t planned_peak_bytes = 0;
+  /// The same, measured while the step ran (-1: planned, not run).
+  int64_t measured_peak_bytes = -1;
+  /// Of the planned bytes: the arena, and the results.
+  int64_t arena_bytes = 0;
+  int64_t result_bytes = 0;
+  /// The step's inputs: parameters, optimizer state and the batch.
+  int64_t persistent_bytes = 0;
+};
+
 /// What running one step did (the step compiler fills it in).
 struct StepMetrics {
   /// Programs compiled (0 on an executable-cache hit; eager mode compiles
@@ -36,6 +58,9 @@ struct StepMetrics {
   CompileSeconds compile;
   /// Kernels launched (fused kernels and library calls).
   int64_t kernels_launched = 0;
+  /// A compiled step's memory (Note [Step memory]); untouched by eager runs.
+  StepMemory memory;
+  bool has_memory = false;
 };
 
 struct Metrics {
@@ -57,6 +82,8 @@ struct Metrics {
   double execute_seconds = 0;
   /// Kernels launched by compiled and eager steps.
   int64_t kernels_launched = 0;
+  /// The memory of the last compiled step (Note [Step memory]).
+  StepMemory last_step_memory;
   /// Why steps fell back to the reference executor (one line per distinct reason).
   std::vector<std::string> fallback_reasons;
   /// One line per step that changed structure at a call site that had

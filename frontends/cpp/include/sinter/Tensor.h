@@ -240,6 +240,13 @@ Tensor reshape(const Tensor &x, const Shape &shape, Loc loc = Loc::current());
 /// step in metrics and recompilation reports (sinter/Metrics.h).
 void mark_step(Loc loc = Loc::current());
 
+struct StepMemory;
+/// The memory the next mark_step() will take to run the pending step compiled
+/// (Note [Step memory] in sinter/Metrics.h), from its compiled program and
+/// memory plan, without running it. Compiles the step (or finds it in the
+/// cache); throws sinter::Error naming `loc` when it cannot.
+StepMemory plan_step(Loc loc = Loc::current());
+
 /// While alive, ops record no gradient functions (as torch::NoGradGuard).
 class NoGradGuard {
 public:

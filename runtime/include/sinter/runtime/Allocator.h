@@ -36,9 +36,12 @@ public:
     int64_t in_use = 0;      // bytes in blocks handed out (size classes)
     int64_t peak_in_use = 0; // the most in use since the start or reset_peak()
     int64_t cached = 0;      // bytes in free blocks kept for reuse
+    int64_t window_peak = 0; // the most in use since reset_window()
   };
   Stats stats() const;
   void reset_peak();
+  /// Starts a measuring window (a step's run) without disturbing peak_in_use.
+  void reset_window();
 
   /// The size class a request of `bytes` is served from: a multiple of 64
   /// bytes, within 1/8 above the request.
