@@ -21,13 +21,25 @@
 #include "absl/flags/flag.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <limits>
 #include <optional>
+#include <unistd.h>
 
 ABSL_FLAG(std::string, model, "gpt-mini", "mlp, lenet, resnet18, gpt-mini or bert-mini");
-ABSL_FLAG(int64_t, batch_size, 8, "samples per step");
+ABSL_FLAG(std::string, batch_size, "8",
+          "samples per step, or auto: the largest whose planned step memory fits the budget");
+ABSL_FLAG(std::string, memory_budget, "",
+          "bytes (suffixes KiB, MiB, GiB) the step may allocate beyond its inputs, for "
+          "--batch-size auto; default: the machine's available memory for the step and its inputs");
+ABSL_FLAG(std::string, scale_lr_from, "",
+          "NATIVE_BATCH:NATIVE_LR: scale AdamW's learning rate linearly to the batch size "
+          "(lr = NATIVE_LR / NATIVE_BATCH * batch * world size)");
 ABSL_FLAG(int64_t, length, 128, "tokens per sample (gpt-mini, bert-mini)");
 ABSL_FLAG(int64_t, steps, 10, "timed steps per mode (the median is reported)");
 ABSL_FLAG(int64_t, warmup, 2, "untimed steps first (they include compilation)");
@@ -153,15 +165,137 @@ void timeInterleaved(std::vector<Run> &runs, std::vector<Result> &results, int64
   }
 }
 
+/// A count of bytes with an optional binary suffix ("256MiB", "1GiB", "4096").
+int64_t parseBytes(const std::string &text, const char *flag) {
+  static const std::pair<const char *, int64_t> kSuffixes[] = {
+      {"GiB", int64_t{1} << 30}, {"MiB", int64_t{1} << 20}, {"KiB", int64_t{1} << 10},
+      {"G", int64_t{1} << 30},   {"M", int64_t{1} << 20},   {"K", int64_t{1} << 10}};
+  std::string digits = text;
+  int64_t unit = 1;
+  for (const auto &[suffix, scale] : kSuffixes) {
+    size_t n = std::strlen(suffix);
+    if (digits.size() > n && digits.compare(digits.size() - n, n, suffix) == 0) {
+      digits.resize(digits.size() - n);
+      unit = scale;
+      break;
+    }
+  }
+  char *end = nullptr;
+  errno = 0;
+  long long value = std::strtoll(digits.c_str(), &end, 10);
+  SINTER_CHECK(!digits.empty() && *end == '\0' && errno == 0 && value > 0 &&
+                   value <= std::numeric_limits<int64_t>::max() / unit,
+               Loc::current(),
+               std::string("--") + flag + " must be a positive number of bytes (optionally " +
+                   "with KiB, MiB or GiB), got '" + text + "'");
+  return value * unit;
+}
+
+/// The first step of `model` at `batch`, recorded and planned, not built.
+StepMemory planBatch(const std::string &model, int64_t batch, int64_t length) {
+  tools::ZooTask task = tools::makeZooTask(model, batch, length);
+  optim::AdamW optimizer(task.model->parameters(), {.lr = 1e-3});
+  optimizer.zero_grad();
+  task.loss().backward();
+  optimizer.step();
+  return plan_step({.build_kernels = false});
+}
+
+/// Note [The largest batch that fits]
+/// --batch-size auto plans the first step at growing batch sizes (doubling,
+/// then bisecting) and keeps the largest whose planned memory fits: with
+/// --memory-budget, the bytes the step allocates beyond its inputs (its
+/// arena and results); without, the step and its inputs within the memory
+/// the system has available. Only plans are made (no kernel is built, no
+/// step runs, nothing is allocated for activations), so it takes seconds.
+int64_t largestBatch(const std::string &model, int64_t length, const std::string &budgetFlag) {
+  bool hasBudget = !budgetFlag.empty();
+  int64_t budget = hasBudget ? parseBytes(budgetFlag, "memory-budget")
+                             : static_cast<int64_t>(sysconf(_SC_AVPHYS_PAGES)) *
+                                   static_cast<int64_t>(sysconf(_SC_PAGESIZE));
+  auto need = [&](const StepMemory &m) {
+    return hasBudget ? m.planned_peak_bytes : m.planned_peak_bytes + m.persistent_bytes;
+  };
+  constexpr int64_t kMaxBatch = 1 << 16;
+  int64_t fits = 0, fails = 0;
+  StepMemory atFit, atFail;
+  for (int64_t b = 1; b <= kMaxBatch; b *= 2) {
+    StepMemory m = planBatch(model, b, length);
+    if (need(m) > budget) {
+      fails = b, atFail = m;
+      break;
+    }
+    fits = b, atFit = m;
+  }
+  SINTER_CHECK(fits > 0, Loc::current(),
+               "--batch-size auto: even a batch of 1 needs " + std::to_string(need(atFail)) +
+                   " bytes, more than the " + (hasBudget ? "budget of " : "available ") +
+                   std::to_string(budget) + " bytes");
+  while (fails != 0 && fails - fits > 1) {
+    int64_t mid = fits + (fails - fits) / 2;
+    StepMemory m = planBatch(model, mid, length);
+    if (need(m) > budget)
+      fails = mid, atFail = m;
+    else
+      fits = mid, atFit = m;
+  }
+  std::printf("batch size auto: %lld (needs %.1f MiB of the %s %.1f MiB",
+              static_cast<long long>(fits), need(atFit) / 1048576.0,
+              hasBudget ? "budget of" : "available", budget / 1048576.0);
+  if (fails != 0)
+    std::printf("; %lld would need %.1f MiB", static_cast<long long>(fails),
+                need(atFail) / 1048576.0);
+  std::printf(")\n");
+  return fits;
+}
+
+/// AdamW's learning rate: 1e-3, or scaled linearly from --scale-lr-from.
+double learningRate(const std::string &flag, int64_t batch) {
+  if (flag.empty())
+    return 1e-3;
+  size_t colon = flag.find(':');
+  char *end = nullptr;
+  long long nativeBatch = colon == std::string::npos ? 0 : std::strtoll(flag.c_str(), &end, 10);
+  bool batchOk = colon != std::string::npos && end == flag.c_str() + colon && nativeBatch > 0;
+  double nativeLr = batchOk ? std::strtod(flag.c_str() + colon + 1, &end) : 0;
+  SINTER_CHECK(batchOk && *end == '\0' && end != flag.c_str() + colon + 1 && nativeLr > 0 &&
+                   std::isfinite(nativeLr),
+               Loc::current(),
+               "--scale-lr-from must be NATIVE_BATCH:NATIVE_LR with a positive batch and "
+               "learning rate, e.g. 32:1e-3; got '" +
+                   flag + "'");
+  const int64_t worldSize = 1; // one process until data parallelism exists
+  double lr = nativeLr / static_cast<double>(nativeBatch) * static_cast<double>(batch) *
+              static_cast<double>(worldSize);
+  std::printf("learning rate: %g / %lld * %lld * %lld = %g\n", nativeLr, nativeBatch,
+              static_cast<long long>(batch), static_cast<long long>(worldSize), lr);
+  return lr;
+}
+
 int run() {
   const std::string model = absl::GetFlag(FLAGS_model), mode = absl::GetFlag(FLAGS_mode);
-  const int64_t batch = absl::GetFlag(FLAGS_batch_size), length = absl::GetFlag(FLAGS_length);
+  const int64_t length = absl::GetFlag(FLAGS_length);
+  const std::string batchFlag = absl::GetFlag(FLAGS_batch_size);
   const int64_t steps = absl::GetFlag(FLAGS_steps), warmup = absl::GetFlag(FLAGS_warmup);
   SINTER_CHECK(mode == "eager" || mode == "compiled" || mode == "both", Loc::current(),
                "--mode must be eager, compiled or both, got '" + mode + "'");
   SINTER_CHECK(steps > 0 && warmup >= 0, Loc::current(),
                "--steps must be positive and --warmup not negative");
   compiler::install();
+  int64_t batch = 0;
+  if (batchFlag == "auto") {
+    batch = largestBatch(model, length, absl::GetFlag(FLAGS_memory_budget));
+  } else {
+    char *end = nullptr;
+    long long value = std::strtoll(batchFlag.c_str(), &end, 10);
+    SINTER_CHECK(!batchFlag.empty() && *end == '\0' && value > 0, Loc::current(),
+                 "--batch-size must be a positive number or auto, got '" + batchFlag + "'");
+    SINTER_CHECK(absl::GetFlag(FLAGS_memory_budget).empty(), Loc::current(),
+                 "--memory-budget is for --batch-size auto");
+    batch = value;
+  }
+  const double lr = learningRate(absl::GetFlag(FLAGS_scale_lr_from), batch);
+  const std::string chosen = batchFlag == "auto" ? std::to_string(batch) : "null";
   if (!absl::GetFlag(FLAGS_dump_weights).empty())
     dumpWeights(tools::makeZooTask(model, batch, length), absl::GetFlag(FLAGS_dump_weights));
   const char *threadsEnv = std::getenv("OMP_NUM_THREADS");
@@ -169,7 +303,7 @@ int run() {
   if (absl::GetFlag(FLAGS_plan_only)) {
     // The first step, recorded and compiled, not run.
     tools::ZooTask task = tools::makeZooTask(model, batch, length);
-    optim::AdamW optimizer(task.model->parameters(), {.lr = 1e-3});
+    optim::AdamW optimizer(task.model->parameters(), {.lr = lr});
     optimizer.zero_grad();
     task.loss().backward();
     optimizer.step();
@@ -177,12 +311,12 @@ int run() {
     if (absl::GetFlag(FLAGS_json))
       std::printf("{\"model\": \"%s\", \"batch_size\": %lld, \"length\": %lld, "
                   "\"planned_peak_bytes\": %lld, \"arena_bytes\": %lld, \"result_bytes\": %lld, "
-                  "\"persistent_bytes\": %lld}\n",
+                  "\"persistent_bytes\": %lld, \"chosen_batch_size\": %s}\n",
                   model.c_str(), static_cast<long long>(batch), static_cast<long long>(length),
                   static_cast<long long>(planned.planned_peak_bytes),
                   static_cast<long long>(planned.arena_bytes),
                   static_cast<long long>(planned.result_bytes),
-                  static_cast<long long>(planned.persistent_bytes));
+                  static_cast<long long>(planned.persistent_bytes), chosen.c_str());
     else
       std::printf("%s batch %lld: the first step needs %.1f MiB while it runs (arena %.1f MiB, "
                   "results %.1f MiB) on top of %.1f MiB of inputs (parameters, batch)\n",
@@ -198,7 +332,7 @@ int run() {
       int64_t heldBefore = runtime::HostAllocator::get().stats().in_use;
       Run run{m, tools::makeZooTask(model, batch, length), nullptr};
       run.optimizer = std::make_unique<optim::AdamW>(run.task.model->parameters(),
-                                                     optim::AdamWOptions{.lr = 1e-3});
+                                                     optim::AdamWOptions{.lr = lr});
       results.push_back(bench(run, batch, steps, warmup, heldBefore));
       runs.push_back(std::move(run));
     }
@@ -211,7 +345,7 @@ int run() {
                   "\"samples_per_s\": %.2f, \"peak_bytes\": %lld, \"kernels_per_step\": %.1f, "
                   "\"compile_s\": %.3f, \"first_loss\": %.6f, \"last_loss\": %.6f, "
                   "\"planned_peak_bytes\": %s, \"measured_peak_bytes\": %s, "
-                  "\"persistent_bytes\": %s}\n",
+                  "\"persistent_bytes\": %s, \"chosen_batch_size\": %s}\n",
                   model.c_str(), r.mode.c_str(), static_cast<long long>(batch),
                   static_cast<long long>(length), threads == "all" ? "null" : threads.c_str(),
                   static_cast<long long>(steps), r.stepMsMedian, r.samplesPerSecond,
@@ -219,7 +353,7 @@ int run() {
                   r.firstLoss, r.lastLoss,
                   orNull(r.memory, &StepMemory::planned_peak_bytes).c_str(),
                   orNull(r.memory, &StepMemory::measured_peak_bytes).c_str(),
-                  orNull(r.memory, &StepMemory::persistent_bytes).c_str());
+                  orNull(r.memory, &StepMemory::persistent_bytes).c_str(), chosen.c_str());
     } else {
       std::printf("%-9s %s batch %lld, threads %s: median step %.2f ms, %.1f samples/s, peak "
                   "%.1f MiB, %.1f kernels/step, compile %.2f s, loss %.4f -> %.4f\n",

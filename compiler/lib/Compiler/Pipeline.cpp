@@ -239,9 +239,11 @@ void dump(const DebugOptions &debug, const std::string &suffix, const std::strin
 
 } // namespace
 
-bool compileGraphsForCpu(const std::vector<std::vector<lazy::NodePtr>> &graphs,
-                         std::vector<runtime::Program> &programs, CpuStep &step, std::string &error,
-                         const DebugOptions &debug) {
+namespace {
+
+bool lowerAndPlan(const std::vector<std::vector<lazy::NodePtr>> &graphs,
+                  std::vector<runtime::Program> &programs, CpuStep &step, std::string &error,
+                  const DebugOptions &debug, bool buildKernels) {
   mlir::MLIRContext context;
   context.loadDialect<ir::SinterDialect, mlir::func::FuncDialect>();
   llvm::raw_string_ostream diagnostics(error);
@@ -308,7 +310,7 @@ bool compileGraphsForCpu(const std::vector<std::vector<lazy::NodePtr>> &graphs,
   start = Clock::now();
   codegen::CompiledLibrary library;
   std::string compileError;
-  if (!codegen::compileHostLibrary(*source, library, compileError)) {
+  if (buildKernels && !codegen::compileHostLibrary(*source, library, compileError)) {
     diagnostics << compileError;
     return false;
   }
@@ -330,6 +332,23 @@ bool compileGraphsForCpu(const std::vector<std::vector<lazy::NodePtr>> &graphs,
       dump(debug, (llvm::Twine(".") + function.getSymName() + ".plan.txt").str(), planReport);
   }
   step.times.build = secondsSince(start);
+  return true;
+}
+
+} // namespace
+
+bool compileGraphsForCpu(const std::vector<std::vector<lazy::NodePtr>> &graphs,
+                         std::vector<runtime::Program> &programs, CpuStep &step, std::string &error,
+                         const DebugOptions &debug) {
+  return lowerAndPlan(graphs, programs, step, error, debug, /*buildKernels=*/true);
+}
+
+bool planStepForCpu(const std::vector<lazy::NodePtr> &outputs, runtime::Program &program,
+                    CpuStep &step, std::string &error) {
+  std::vector<runtime::Program> programs;
+  if (!lowerAndPlan({outputs}, programs, step, error, {}, /*buildKernels=*/false))
+    return false;
+  program = std::move(programs.front());
   return true;
 }
 

@@ -56,13 +56,13 @@ void add(StepMetrics &step, const CpuStep &build) {
 /// The memory `executable` takes to run (Note [Step memory] in
 /// sinter/Metrics.h): its arena and its results in the allocator's size
 /// classes, as CpuExecutable::run and execute() allocate them.
-StepMemory plannedMemory(const runtime::CpuExecutable &executable,
+StepMemory plannedMemory(const runtime::Program &program,
                          const std::vector<const lazy::Value *> &arguments) {
   using runtime::HostAllocator;
   StepMemory memory;
-  memory.arena_bytes = HostAllocator::size_class(executable.arenaBytes());
-  for (size_t i = 0; i < executable.program().results.size(); ++i)
-    memory.result_bytes += HostAllocator::size_class(executable.resultBytes(i));
+  memory.arena_bytes = HostAllocator::size_class(program.arenaBytes);
+  for (int buffer : program.results)
+    memory.result_bytes += HostAllocator::size_class(program.buffers[buffer].bytes);
   memory.planned_peak_bytes = memory.arena_bytes + memory.result_bytes;
   for (const lazy::Value *argument : arguments)
     memory.persistent_bytes +=
@@ -160,21 +160,37 @@ public:
     for (const lazy::NodePtr &output : outputs)
       results.push_back(output.get());
     step.kernels_launched += static_cast<int64_t>(executable->program().launches.size());
-    step.memory = plannedMemory(*executable, arguments);
+    step.memory = plannedMemory(executable->program(), arguments);
     step.has_memory = true;
     return execute(*executable, arguments, results, values, step.memory.measured_peak_bytes, why);
   }
 
   bool plan(const std::vector<lazy::NodePtr> &outputs, uint64_t structure,
-            const CompilerConfig &config, StepMemory &memory, StepMetrics &step,
+            const CompilerConfig &config, bool buildKernels, StepMemory &memory, StepMetrics &step,
             std::string &why) override {
     std::vector<const lazy::Value *> arguments;
     std::lock_guard<std::mutex> lock(mutex_);
-    runtime::CpuExecutable *executable =
-        executableFor(outputs, structure, config, arguments, step, why);
-    if (executable == nullptr)
+    if (buildKernels || steps_.count(structure)) {
+      runtime::CpuExecutable *executable =
+          executableFor(outputs, structure, config, arguments, step, why);
+      if (executable == nullptr)
+        return false;
+      memory = plannedMemory(executable->program(), arguments);
+      return true;
+    }
+    std::vector<const lazy::Node *> order = lazy::topological_order(outputs);
+    why = unsupported(order);
+    if (!why.empty())
       return false;
-    memory = plannedMemory(*executable, arguments);
+    for (const lazy::Node *node : order)
+      if (node->op == lazy::Op::Data)
+        arguments.push_back(node->value.get());
+    runtime::Program program;
+    CpuStep build;
+    if (!planStepForCpu(outputs, program, build, why))
+      return false;
+    step.compile += build.times;
+    memory = plannedMemory(program, arguments);
     return true;
   }
 

@@ -475,7 +475,7 @@ std::vector<std::shared_ptr<TensorImpl>> pendingTensors() {
 
 } // namespace
 
-StepMemory plan_step(Loc loc) {
+StepMemory plan_step(PlanOptions options, Loc loc) {
   std::vector<std::shared_ptr<TensorImpl>> pending = pendingTensors();
   StepMemory memory;
   if (pending.empty())
@@ -490,8 +490,8 @@ StepMemory plan_step(Loc loc) {
   auto start = std::chrono::steady_clock::now();
   StepMetrics step;
   std::string why;
-  bool planned =
-      compiler->plan(outputs, lazy::structural_hash(outputs), compiler_config(), memory, step, why);
+  bool planned = compiler->plan(outputs, lazy::structural_hash(outputs), compiler_config(),
+                                options.build_kernels, memory, step, why);
   addRun(step, secondsSince(start));
   SINTER_CHECK(planned, loc, "plan_step: the step cannot be compiled: " + why);
   return memory;

@@ -29,7 +29,11 @@ TEST(StepMemory, PlannedBeforeRunningEqualsMeasuredForEveryZooModel) {
       optimizer.zero_grad();
       task.loss().backward();
       optimizer.step();
+      // Planning alone (no kernels built) and compiling give one plan.
+      StepMemory quick = plan_step({.build_kernels = false});
       StepMemory planned = plan_step();
+      EXPECT_EQ(quick.planned_peak_bytes, planned.planned_peak_bytes);
+      EXPECT_EQ(quick.persistent_bytes, planned.persistent_bytes);
       EXPECT_GT(planned.arena_bytes, 0);
       EXPECT_GT(planned.result_bytes, 0);
       EXPECT_EQ(planned.planned_peak_bytes, planned.arena_bytes + planned.result_bytes);

@@ -59,6 +59,12 @@ bool compileGraphsForCpu(const std::vector<std::vector<lazy::NodePtr>> &graphs,
                          std::vector<runtime::Program> &programs, CpuStep &step, std::string &error,
                          const DebugOptions &debug = {});
 
+/// The program of one step and its memory plan, without building its kernels
+/// (no host compiler): what planning a batch size needs. The program's
+/// library is empty; it cannot run.
+bool planStepForCpu(const std::vector<lazy::NodePtr> &outputs, runtime::Program &program,
+                    CpuStep &step, std::string &error);
+
 } // namespace sinter::compiler
 
 #endif // SINTER_COMPILER_PIPELINE_H

@@ -61,10 +61,11 @@ public:
                    std::vector<std::shared_ptr<const lazy::Value>> &values, StepMetrics &step,
                    std::string &why) = 0;
   /// Compiles the program `run` would run for `outputs` (or finds it in the
-  /// cache) and says its memory (Note [Step memory]) without running it.
+  /// cache) and says its memory (Note [Step memory]) without running it;
+  /// without `build_kernels`, only lowers, fuses and plans (no host compiler).
   virtual bool plan(const std::vector<lazy::NodePtr> &outputs, uint64_t structure,
-                    const CompilerConfig &config, StepMemory &memory, StepMetrics &step,
-                    std::string &why) = 0;
+                    const CompilerConfig &config, bool build_kernels, StepMemory &memory,
+                    StepMetrics &step, std::string &why) = 0;
   /// The same, op by op (eager mode).
   virtual bool run_eager(const std::vector<lazy::NodePtr> &outputs, const CompilerConfig &config,
                          std::vector<std::shared_ptr<const lazy::Value>> &values, StepMetrics &step,

@@ -241,11 +241,16 @@ Tensor reshape(const Tensor &x, const Shape &shape, Loc loc = Loc::current());
 void mark_step(Loc loc = Loc::current());
 
 struct StepMemory;
+struct PlanOptions {
+  /// Build the step's kernels too, so the next mark_step() runs at once;
+  /// false only lowers, fuses and plans (fast: for trying batch sizes).
+  bool build_kernels = true;
+};
 /// The memory the next mark_step() will take to run the pending step compiled
 /// (Note [Step memory] in sinter/Metrics.h), from its compiled program and
-/// memory plan, without running it. Compiles the step (or finds it in the
-/// cache); throws sinter::Error naming `loc` when it cannot.
-StepMemory plan_step(Loc loc = Loc::current());
+/// memory plan, without running it. Throws sinter::Error naming `loc` when
+/// the step cannot be compiled.
+StepMemory plan_step(PlanOptions options = {}, Loc loc = Loc::current());
 
 /// While alive, ops record no gradient functions (as torch::NoGradGuard).
 class NoGradGuard {
