@@ -22,6 +22,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <map>
 
 namespace sinter::compiler {
 
@@ -43,6 +44,57 @@ int64_t elementBytes(mlir::Type type) {
 /// Note [Planning memory]): arguments and results that a kernel writes are
 /// the caller's; the rest live from the launch that writes them (constants:
 /// from the start) to their last reader (results copied out: to the end).
+/// Fills program.peakUses: the arena buffers live at the launch where the
+/// most arena bytes are live, and every result buffer (allocated for the
+/// whole run), summed by the user's line of the launch that writes them.
+void peakUses(runtime::Program &program, const std::vector<planner::Live> &live,
+              const std::vector<int> &planned) {
+  size_t n = program.buffers.size();
+  std::vector<int> writer(n, -1);
+  for (size_t k = 0; k < program.launches.size(); ++k)
+    for (int b : program.launches[k].outputs)
+      if (writer[b] < 0)
+        writer[b] = static_cast<int>(k);
+  int64_t end = static_cast<int64_t>(program.launches.size()), peakAt = 0, most = -1;
+  for (int64_t t = 0; t < end; ++t) {
+    int64_t bytes = 0;
+    for (int b : planned)
+      if (live[b].first <= t && t <= live[b].last)
+        bytes += live[b].bytes;
+    if (bytes > most)
+      most = bytes, peakAt = t;
+  }
+  std::vector<bool> counted(n, false);
+  for (int b : planned)
+    counted[b] = live[b].first <= peakAt && peakAt <= live[b].last;
+  for (int b : program.results)
+    counted[b] = counted[b] || program.buffers[b].offset < 0;
+  for (int b : program.arguments)
+    counted[b] = false; // the inputs, held before the step
+  std::map<std::string, runtime::Program::PeakUse> byLine;
+  std::map<std::string, int64_t> largest;
+  for (size_t b = 0; b < n; ++b) {
+    if (!counted[b] || program.buffers[b].bytes == 0)
+      continue;
+    std::string label = writer[b] < 0 ? std::string("a constant or a copied result")
+                                      : program.launches[writer[b]].label;
+    size_t arrow = label.rfind(" <- ");
+    std::string line = arrow == std::string::npos ? label : label.substr(arrow + 4);
+    runtime::Program::PeakUse &use = byLine[line];
+    use.line = line;
+    use.bytes += program.buffers[b].bytes;
+    if (program.buffers[b].bytes > largest[line]) {
+      largest[line] = program.buffers[b].bytes;
+      use.example = label.substr(0, arrow);
+    }
+  }
+  program.peakUses.clear();
+  for (auto &[line, use] : byLine)
+    program.peakUses.push_back(std::move(use));
+  std::stable_sort(program.peakUses.begin(), program.peakUses.end(),
+                   [](const auto &a, const auto &b) { return a.bytes > b.bytes; });
+}
+
 bool planMemory(runtime::Program &program, std::string &report, std::string &error) {
   size_t n = program.buffers.size();
   int64_t end = static_cast<int64_t>(program.launches.size());
@@ -91,6 +143,7 @@ bool planMemory(runtime::Program &program, std::string &report, std::string &err
   for (size_t i = 0; i < which.size(); ++i)
     program.buffers[which[i]].offset = plan.offsets[i];
   program.arenaBytes = plan.size;
+  peakUses(program, live, which);
   // The report: the arena, then its buffers by size.
   std::vector<size_t> bySize(which.size());
   for (size_t i = 0; i < bySize.size(); ++i)

@@ -16,9 +16,13 @@
 #include "sinter/lazy/Graph.h"
 #include "sinter/runtime/Allocator.h"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <limits>
 #include <map>
 #include <mutex>
+#include <unistd.h>
 #include <unordered_map>
 
 namespace sinter::compiler {
@@ -68,6 +72,92 @@ StepMemory plannedMemory(const runtime::Program &program,
     memory.persistent_bytes +=
         HostAllocator::size_class(argument->size() * elementSize(argument->dtype()));
   return memory;
+}
+
+/// Note [Out of memory before running]
+/// A compiled step's memory is known before it runs (Note [Step memory]), so
+/// a step that cannot fit is refused before anything is allocated or run,
+/// with the bytes needed and available and what holds memory at the peak by
+/// source line. Available: SINTER_MEMORY_LIMIT (bytes, or with KiB/MiB/GiB;
+/// a cap on all of Sinter's host memory, for a process that shares the
+/// machine) less what Sinter's allocator holds now, or else the memory the
+/// system has available plus the allocator's cached free blocks.
+struct Available {
+  int64_t bytes = 0;
+  const char *source = "";
+};
+
+/// Parses "256MiB"-style byte counts; -1 when malformed.
+int64_t parseByteCount(const std::string &text) {
+  static const std::pair<const char *, int64_t> kSuffixes[] = {
+      {"GiB", int64_t{1} << 30}, {"MiB", int64_t{1} << 20}, {"KiB", int64_t{1} << 10},
+      {"G", int64_t{1} << 30},   {"M", int64_t{1} << 20},   {"K", int64_t{1} << 10}};
+  std::string digits = text;
+  int64_t unit = 1;
+  for (const auto &[suffix, scale] : kSuffixes) {
+    size_t n = std::strlen(suffix);
+    if (digits.size() > n && digits.compare(digits.size() - n, n, suffix) == 0) {
+      digits.resize(digits.size() - n);
+      unit = scale;
+      break;
+    }
+  }
+  char *end = nullptr;
+  errno = 0;
+  long long value = std::strtoll(digits.c_str(), &end, 10);
+  if (digits.empty() || *end != '\0' || errno != 0 || value <= 0 ||
+      value > std::numeric_limits<int64_t>::max() / unit)
+    return -1;
+  return value * unit;
+}
+
+Available availableMemory() {
+  runtime::HostAllocator::Stats stats = runtime::HostAllocator::get().stats();
+  if (const char *limit = std::getenv("SINTER_MEMORY_LIMIT"); limit != nullptr && *limit != '\0') {
+    int64_t bytes = parseByteCount(limit);
+    if (bytes > 0)
+      return {std::max<int64_t>(0, bytes - stats.in_use), "under SINTER_MEMORY_LIMIT"};
+    static std::once_flag warned;
+    std::call_once(warned, [&] {
+      std::fprintf(stderr,
+                   "sinter: warning: SINTER_MEMORY_LIMIT='%s' is not a number of bytes "
+                   "(optionally with KiB, MiB or GiB); ignored\n",
+                   limit);
+    });
+  }
+  int64_t systemFree =
+      static_cast<int64_t>(sysconf(_SC_AVPHYS_PAGES)) * static_cast<int64_t>(sysconf(_SC_PAGESIZE));
+  return {systemFree + stats.cached, "in the system"};
+}
+
+std::string byteText(int64_t bytes) {
+  char text[32];
+  if (bytes < 1024)
+    std::snprintf(text, sizeof text, "%lld bytes", static_cast<long long>(bytes));
+  else if (bytes < (1 << 20))
+    std::snprintf(text, sizeof text, "%.1f KiB", static_cast<double>(bytes) / 1024.0);
+  else
+    std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / 1048576.0);
+  return text;
+}
+
+/// The out-of-memory message for a step that needs `memory`.
+std::string outOfMemory(const runtime::Program &program, const StepMemory &memory,
+                        const Available &available) {
+  std::string text = "the step needs " + byteText(memory.planned_peak_bytes) +
+                     " while it runs (arena " + byteText(memory.arena_bytes) + ", results " +
+                     byteText(memory.result_bytes) + ") but " + byteText(available.bytes) +
+                     " are available " + available.source +
+                     "; nothing was run. At the step's peak:";
+  size_t shown = 0;
+  for (const runtime::Program::PeakUse &use : program.peakUses) {
+    if (shown++ == 5)
+      break;
+    text += "\n  " + byteText(use.bytes) + "  " + use.line;
+    if (!use.example.empty() && use.example != use.line)
+      text += " (" + use.example + ")";
+  }
+  return text;
 }
 
 /// Runs `executable` on `arguments`; `results` describe its results (shape
@@ -162,6 +252,11 @@ public:
     step.kernels_launched += static_cast<int64_t>(executable->program().launches.size());
     step.memory = plannedMemory(executable->program(), arguments);
     step.has_memory = true;
+    if (Available available = availableMemory(); step.memory.planned_peak_bytes > available.bytes) {
+      why = outOfMemory(executable->program(), step.memory, available);
+      step.out_of_memory = true;
+      return false;
+    }
     return execute(*executable, arguments, results, values, step.memory.measured_peak_bytes, why);
   }
 

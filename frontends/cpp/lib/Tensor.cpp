@@ -517,6 +517,8 @@ void mark_step(Loc loc) {
     std::vector<std::shared_ptr<const lazy::Value>> values;
     std::string why;
     compiled = runWithCompiler(outputs, structure, config, values, step, why);
+    if (step.out_of_memory) // nothing ran: the tensors are still pending
+      throwError("mark_step: " + why, loc);
     if (compiled)
       for (size_t i = 0; i < pending.size(); ++i)
         pending[i]->node->value = values[i];
@@ -569,6 +571,8 @@ std::shared_ptr<const lazy::Value> valueOf(const Tensor &tensor, Loc loc) {
   auto start = std::chrono::steady_clock::now();
   bool ran = runWithCompiler(outputs, lazy::structural_hash(outputs), config, values, step, why);
   addRun(step, secondsSince(start));
+  if (step.out_of_memory)
+    throwError("reading a tensor: " + why, loc);
   if (!ran) {
     noteFallback(why, loc);
     return detail::evaluate(tensor);

@@ -10,8 +10,13 @@
 #include "ZooTask.h"
 
 #include "sinter/Compiler/StepCompiler.h"
+#include "sinter/runtime/Allocator.h"
 
 #include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
 
 namespace {
 
@@ -54,6 +59,52 @@ TEST(StepMemory, NothingPendingPlansNothing) {
   StepMemory planned = plan_step();
   EXPECT_EQ(planned.planned_peak_bytes, 0);
   EXPECT_EQ(planned.persistent_bytes, 0);
+}
+
+TEST(StepMemory, AStepThatCannotFitIsRefusedBeforeRunning) {
+  // Note [Out of memory before running]: the plan needs more than
+  // SINTER_MEMORY_LIMIT allows, so mark_step() throws at the user's line,
+  // naming the bytes and the lines that hold memory, and runs nothing: the
+  // step runs once memory allows.
+  compiler::install();
+  set_compiler_config({});
+  manual_seed(1);
+  auto model = models::mlp({.in_features = 64, .hidden = {128}, .num_classes = 10});
+  optim::SGD optimizer(model->parameters(), {.lr = 0.1});
+  Tensor x = randn({32, 64});
+  Tensor y = from_vector<int64_t>(std::vector<int64_t>(32, 3), {32});
+  mark_step();
+  optimizer.zero_grad();
+  Tensor loss = nn::functional::cross_entropy((*model)(x), y);
+  loss.backward();
+  optimizer.step();
+  StepMemory planned = plan_step();
+  Metrics before = metrics();
+  // Room for everything held now, and all but a byte of the step.
+  int64_t held = runtime::HostAllocator::get().stats().in_use;
+  std::string limit = std::to_string(held + planned.planned_peak_bytes - 1);
+  setenv("SINTER_MEMORY_LIMIT", limit.c_str(), 1);
+  try {
+    mark_step();
+    ADD_FAILURE() << "a step over the limit ran";
+  } catch (const Error &error) {
+    std::string message = error.what();
+    EXPECT_NE(message.find("StepMemoryTest.cpp"), std::string::npos) << message;
+    EXPECT_NE(message.find("the step needs"), std::string::npos) << message;
+    EXPECT_NE(message.find("under SINTER_MEMORY_LIMIT; nothing was run"), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("At the step's peak:\n"), std::string::npos) << message;
+  }
+  EXPECT_EQ(metrics().compiled_steps, before.compiled_steps) << "the refused step ran";
+  EXPECT_EQ(metrics().execute_seconds, before.execute_seconds);
+  EXPECT_EQ(runtime::HostAllocator::get().stats().in_use, held) << "something stayed allocated";
+  // With one more byte it fits, and runs.
+  limit = std::to_string(held + planned.planned_peak_bytes);
+  setenv("SINTER_MEMORY_LIMIT", limit.c_str(), 1);
+  mark_step();
+  unsetenv("SINTER_MEMORY_LIMIT");
+  EXPECT_EQ(metrics().compiled_steps, before.compiled_steps + 1);
+  EXPECT_EQ(metrics().last_step_memory.measured_peak_bytes, planned.planned_peak_bytes);
 }
 
 } // namespace

@@ -61,6 +61,10 @@ struct StepMetrics {
   /// A compiled step's memory (Note [Step memory]); untouched by eager runs.
   StepMemory memory;
   bool has_memory = false;
+  /// The step was not run because its plan needs more memory than is
+  /// available (Note [Out of memory before running]): an error, not a
+  /// reason to fall back to the reference executor.
+  bool out_of_memory = false;
 };
 
 struct Metrics {

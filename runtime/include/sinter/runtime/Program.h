@@ -51,6 +51,15 @@ struct Program {
   std::vector<int> results;
   /// Bytes of the arena that holds every buffer with an offset.
   int64_t arenaBytes = 0;
+  /// What holds memory at the step's peak (arena buffers live then, and the
+  /// results), by the user's source line, most bytes first: the top
+  /// consumers an out-of-memory message names.
+  struct PeakUse {
+    std::string line;    // "model.cpp:40", or the kernel when no line is known
+    std::string example; // the largest kernel output from that line
+    int64_t bytes = 0;
+  };
+  std::vector<PeakUse> peakUses;
   /// The shared library with the kernels.
   std::string library;
   std::string kernelPrefix;
