@@ -104,15 +104,6 @@ def main():
             print(f"{record['mode']:<14} {args.model} batch {args.batch_size}, threads {args.threads}: "
                   f"median step {record['step_ms_median']:.2f} ms, {record['samples_per_s']:.1f} "
                   f"samples/s, loss {record['first_loss']:.4f} -> {record['last_loss']:.4f}")
-    try:
-        import jax  # noqa: F401
-        print(json.dumps({"model": args.model, "mode": "jax.jit", "skipped":
-                          "JAX is installed but its versions of the zoo models are not written yet"})
-              if args.json else "jax.jit        skipped: the JAX versions of the zoo models are not "
-              "written yet")
-    except ImportError:
-        print(json.dumps({"model": args.model, "mode": "jax.jit", "skipped": "JAX is not installed"})
-              if args.json else "jax.jit        skipped: JAX is not installed")
 
 
 if __name__ == "__main__":
