@@ -13,33 +13,17 @@ JAX is optional (`pip install jax`); benchmarks/compare runs this script with a
 Python that has it and reports jax.jit as skipped otherwise. Peak memory is the
 process's peak resident-set growth, a bound as for PyTorch.
 """
-import argparse
 import json
 import os
-import resource
 import statistics
 import sys
 import time
 
-
-def peak_rss_bytes():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+from baseline_common import parse_args, peak_rss_bytes
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="gpt-mini")
-    parser.add_argument("--batch-size", type=int, default=8)
-    parser.add_argument("--length", type=int, default=128)
-    parser.add_argument("--steps", type=int, default=10)
-    parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--weights", required=True,
-                        help="folder written by sinter-bench --dump-weights")
-    parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
-    if args.steps <= 0 or args.warmup < 0 or args.threads <= 0 or args.batch_size <= 0:
-        parser.error("--steps, --threads and --batch-size must be positive, --warmup not negative")
+    args = parse_args(__doc__)
     # XLA's CPU backend runs its thread pool over every core unless told.
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
                                f" --xla_cpu_multi_thread_eigen=true"
@@ -53,7 +37,7 @@ def main():
         return
     from jax_zoo import LOSSES, load
     if args.model not in LOSSES:
-        parser.error(f"--model must be one of {', '.join(sorted(LOSSES))}")
+        sys.exit(f"jax_baseline.py: --model must be one of {', '.join(sorted(LOSSES))}")
 
     arrays = load(args.weights)
     params = {name: jnp.asarray(a) for (kind, name), a in arrays.items() if kind == "param"}

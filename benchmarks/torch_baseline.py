@@ -14,20 +14,15 @@ the run (parameters, optimizer state and the steps' tensors; PyTorch's CPU
 allocator has no counter of its own), so it is only a bound: memory the
 process had already reached before is not counted again.
 """
-import argparse
 import json
-import resource
 import statistics
 import sys
 import time
 
 import torch
 
+from baseline_common import parse_args, peak_rss_bytes
 from torch_zoo import LOSSES, load
-
-
-def peak_rss_bytes():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def run(mode, loss_fn, params, inputs, targets, steps, warmup):
@@ -52,19 +47,7 @@ def run(mode, loss_fn, params, inputs, targets, steps, warmup):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="gpt-mini", choices=sorted(LOSSES))
-    parser.add_argument("--batch-size", type=int, default=8)
-    parser.add_argument("--length", type=int, default=128)
-    parser.add_argument("--steps", type=int, default=10)
-    parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--weights", required=True,
-                        help="folder written by sinter-bench --dump-weights")
-    parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
-    if args.steps <= 0 or args.warmup < 0 or args.threads <= 0 or args.batch_size <= 0:
-        parser.error("--steps, --threads and --batch-size must be positive, --warmup not negative")
+    args = parse_args(__doc__, sorted(LOSSES))
     # Debian's PyTorch uses one thread unless told.
     torch.set_num_threads(args.threads)
     tensors = load(args.weights)

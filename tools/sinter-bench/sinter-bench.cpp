@@ -17,17 +17,15 @@
 
 #include "sinter/Compiler/StepCompiler.h"
 #include "sinter/runtime/Allocator.h"
+#include "sinter/runtime/ByteCount.h"
 
 #include "absl/flags/flag.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <limits>
 #include <optional>
 #include <unistd.h>
 
@@ -167,28 +165,12 @@ void timeInterleaved(std::vector<Run> &runs, std::vector<Result> &results, int64
 
 /// A count of bytes with an optional binary suffix ("256MiB", "1GiB", "4096").
 int64_t parseBytes(const std::string &text, const char *flag) {
-  static const std::pair<const char *, int64_t> kSuffixes[] = {
-      {"GiB", int64_t{1} << 30}, {"MiB", int64_t{1} << 20}, {"KiB", int64_t{1} << 10},
-      {"G", int64_t{1} << 30},   {"M", int64_t{1} << 20},   {"K", int64_t{1} << 10}};
-  std::string digits = text;
-  int64_t unit = 1;
-  for (const auto &[suffix, scale] : kSuffixes) {
-    size_t n = std::strlen(suffix);
-    if (digits.size() > n && digits.compare(digits.size() - n, n, suffix) == 0) {
-      digits.resize(digits.size() - n);
-      unit = scale;
-      break;
-    }
-  }
-  char *end = nullptr;
-  errno = 0;
-  long long value = std::strtoll(digits.c_str(), &end, 10);
-  SINTER_CHECK(!digits.empty() && *end == '\0' && errno == 0 && value > 0 &&
-                   value <= std::numeric_limits<int64_t>::max() / unit,
-               Loc::current(),
-               std::string("--") + flag + " must be a positive number of bytes (optionally " +
-                   "with KiB, MiB or GiB), got '" + text + "'");
-  return value * unit;
+  int64_t bytes = runtime::parseByteCount(text);
+  SINTER_CHECK(bytes > 0, Loc::current(),
+               std::string("--") + flag +
+                   " must be a positive number of bytes (optionally with KiB, MiB or GiB), got '" +
+                   text + "'");
+  return bytes;
 }
 
 /// The first step of `model` at `batch`, recorded and planned, not built.

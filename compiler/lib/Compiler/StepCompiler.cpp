@@ -15,11 +15,9 @@
 #include "sinter/Compiler/Pipeline.h"
 #include "sinter/lazy/Graph.h"
 #include "sinter/runtime/Allocator.h"
+#include "sinter/runtime/ByteCount.h"
 
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <limits>
 #include <map>
 #include <mutex>
 #include <unistd.h>
@@ -87,34 +85,10 @@ struct Available {
   const char *source = "";
 };
 
-/// Parses "256MiB"-style byte counts; -1 when malformed.
-int64_t parseByteCount(const std::string &text) {
-  static const std::pair<const char *, int64_t> kSuffixes[] = {
-      {"GiB", int64_t{1} << 30}, {"MiB", int64_t{1} << 20}, {"KiB", int64_t{1} << 10},
-      {"G", int64_t{1} << 30},   {"M", int64_t{1} << 20},   {"K", int64_t{1} << 10}};
-  std::string digits = text;
-  int64_t unit = 1;
-  for (const auto &[suffix, scale] : kSuffixes) {
-    size_t n = std::strlen(suffix);
-    if (digits.size() > n && digits.compare(digits.size() - n, n, suffix) == 0) {
-      digits.resize(digits.size() - n);
-      unit = scale;
-      break;
-    }
-  }
-  char *end = nullptr;
-  errno = 0;
-  long long value = std::strtoll(digits.c_str(), &end, 10);
-  if (digits.empty() || *end != '\0' || errno != 0 || value <= 0 ||
-      value > std::numeric_limits<int64_t>::max() / unit)
-    return -1;
-  return value * unit;
-}
-
 Available availableMemory() {
   runtime::HostAllocator::Stats stats = runtime::HostAllocator::get().stats();
   if (const char *limit = std::getenv("SINTER_MEMORY_LIMIT"); limit != nullptr && *limit != '\0') {
-    int64_t bytes = parseByteCount(limit);
+    int64_t bytes = runtime::parseByteCount(limit);
     if (bytes > 0)
       return {std::max<int64_t>(0, bytes - stats.in_use), "under SINTER_MEMORY_LIMIT"};
     static std::once_flag warned;
@@ -130,30 +104,19 @@ Available availableMemory() {
   return {systemFree + stats.cached, "in the system"};
 }
 
-std::string byteText(int64_t bytes) {
-  char text[32];
-  if (bytes < 1024)
-    std::snprintf(text, sizeof text, "%lld bytes", static_cast<long long>(bytes));
-  else if (bytes < (1 << 20))
-    std::snprintf(text, sizeof text, "%.1f KiB", static_cast<double>(bytes) / 1024.0);
-  else
-    std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / 1048576.0);
-  return text;
-}
-
 /// The out-of-memory message for a step that needs `memory`.
 std::string outOfMemory(const runtime::Program &program, const StepMemory &memory,
                         const Available &available) {
-  std::string text = "the step needs " + byteText(memory.planned_peak_bytes) +
-                     " while it runs (arena " + byteText(memory.arena_bytes) + ", results " +
-                     byteText(memory.result_bytes) + ") but " + byteText(available.bytes) +
-                     " are available " + available.source +
-                     "; nothing was run. At the step's peak:";
+  std::string text = "the step needs " + runtime::formatByteCount(memory.planned_peak_bytes) +
+                     " while it runs (arena " + runtime::formatByteCount(memory.arena_bytes) +
+                     ", results " + runtime::formatByteCount(memory.result_bytes) + ") but " +
+                     runtime::formatByteCount(available.bytes) + " are available " +
+                     available.source + "; nothing was run. At the step's peak:";
   size_t shown = 0;
   for (const runtime::Program::PeakUse &use : program.peakUses) {
     if (shown++ == 5)
       break;
-    text += "\n  " + byteText(use.bytes) + "  " + use.line;
+    text += "\n  " + runtime::formatByteCount(use.bytes) + "  " + use.line;
     if (!use.example.empty() && use.example != use.line)
       text += " (" + use.example + ")";
   }
