@@ -4,6 +4,7 @@
 #include "sinter/Codegen/CpuKernel.h"
 #include "sinter/Codegen/HostCompiler.h"
 #include "sinter/Compiler/LowerLazyGraph.h"
+#include "sinter/Passes/FusionPolicy.h"
 #include "sinter/Passes/MemoryPlanner.h"
 #include "sinter/Passes/Passes.h"
 
@@ -15,12 +16,14 @@
 #include "mlir/Transforms/Passes.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 
@@ -67,8 +70,11 @@ void peakUses(runtime::Program &program, const std::vector<planner::Live> &live,
   std::vector<bool> counted(n, false);
   for (int b : planned)
     counted[b] = live[b].first <= peakAt && peakAt <= live[b].last;
-  for (int b : program.results)
-    counted[b] = counted[b] || program.buffers[b].offset < 0;
+  for (size_t r = 0; r < program.results.size(); ++r) {
+    int b = program.results[r];
+    bool donated = r < program.donors.size() && program.donors[r] >= 0;
+    counted[b] = counted[b] || (program.buffers[b].offset < 0 && !donated);
+  }
   for (int b : program.arguments)
     counted[b] = false; // the inputs, held before the step
   std::map<std::string, runtime::Program::PeakUse> byLine;
@@ -212,9 +218,113 @@ std::string launchLabel(mlir::Operation &op) {
 /// codegen::renderCpuKernels numbers them).
 /// Kernels are numbered across the module; `kernel` is the number of the
 /// function's first kernel and is advanced past its last.
+/// Note [Donation]
+/// A step's input that nothing outside the step holds (a parameter, or an
+/// optimizer's moment, whose new value the step computes: the frontend says
+/// which) dies with the step, so a result of the same size may be written
+/// into its memory, as XLA's donated buffers and PyTorch's in-place
+/// optimizers do: the step then allocates nothing for those results. It is
+/// safe when every launch that reads the input runs before the one that
+/// writes the result, or is that launch itself and reads the input only at
+/// the index it writes: a fusion that computes all its results in one loop
+/// and reaches the result from that input only through elementwise ops (or
+/// reshapes, which keep the index) or reductions, which read before the
+/// kernel writes. (An input another result of the same loop overwrote would
+/// be read too late, hence "reaches the result": the AdamW updates of
+/// several same-sized parameters share a kernel.)
+/// Whether fusion `fusion` may write its result `result` over its operand
+/// `operand`: one loop computes all its results (they have one size), and
+/// the operand reaches that result and every other, only through ops that
+/// keep the index (or reductions, computed before the writes).
+bool writableInPlace(ir::FusionOp fusion, unsigned operand, unsigned result) {
+  auto yield = mlir::cast<ir::YieldOp>(fusion.getBody().front().getTerminator());
+  auto elements = [](mlir::Value v) {
+    return mlir::cast<mlir::ShapedType>(v.getType()).getNumElements();
+  };
+  for (mlir::Value v : yield.getValues())
+    if (elements(v) != elements(yield.getOperand(0)))
+      return false; // results of several sizes: a loop per result
+  llvm::SmallVector<mlir::Value> work = {fusion.getBody().front().getArgument(operand)};
+  llvm::DenseSet<mlir::Operation *> seen;
+  bool reachesResult = false;
+  while (!work.empty()) {
+    mlir::Value value = work.pop_back_val();
+    for (mlir::OpOperand &use : value.getUses()) {
+      mlir::Operation *user = use.getOwner();
+      if (mlir::isa<ir::YieldOp>(user)) {
+        reachesResult = reachesResult || use.getOperandNumber() == result;
+        continue;
+      }
+      if (!seen.insert(user).second || mlir::isa<ir::ReduceSumOp, ir::ReduceMaxOp>(user))
+        continue;
+      bool keepsIndex = mlir::isa<ir::ReshapeOp>(user) ||
+                        sinter::fusion::roleOf(user) == sinter::fusion::Role::Elementwise;
+      if (!keepsIndex)
+        return false;
+      for (mlir::Value next : user->getResults())
+        work.push_back(next);
+    }
+  }
+  return reachesResult;
+}
+
+/// Pairs results with donatable arguments of the same size (Note
+/// [Donation]); `ops` is each launch's op.
+void donate(runtime::Program &program, const std::vector<mlir::Operation *> &ops,
+            const std::vector<bool> &donatable, llvm::raw_ostream &report) {
+  size_t n = program.buffers.size();
+  std::vector<int> writer(n, -1), lastReader(n, -1);
+  for (size_t k = 0; k < program.launches.size(); ++k) {
+    for (int b : program.launches[k].outputs)
+      if (writer[b] < 0)
+        writer[b] = static_cast<int>(k);
+    for (int b : program.launches[k].inputs)
+      lastReader[b] = static_cast<int>(k);
+  }
+  std::vector<bool> isArgument(n, false), taken(program.arguments.size(), false);
+  for (int b : program.arguments)
+    isArgument[b] = true;
+  program.donors.assign(program.results.size(), -1);
+  std::vector<bool> returned(n, false);
+  for (size_t r = 0; r < program.results.size(); ++r) {
+    int buffer = program.results[r];
+    int w = writer[buffer];
+    bool again = returned[buffer];
+    returned[buffer] = true;
+    if (isArgument[buffer] || w < 0 || again)
+      continue; // returned as is, or a second time (a copy)
+    auto fusion = mlir::dyn_cast<ir::FusionOp>(ops[w]);
+    int chosen = -1;
+    for (size_t a = 0; a < program.arguments.size() && chosen < 0; ++a) {
+      int input = program.arguments[a];
+      if (a >= donatable.size() || !donatable[a] || taken[a] ||
+          program.buffers[input].bytes != program.buffers[buffer].bytes || lastReader[input] > w)
+        continue;
+      bool safe = true;
+      if (lastReader[input] == w) {
+        const std::vector<int> &inputs = program.launches[w].inputs;
+        const std::vector<int> &outputs = program.launches[w].outputs;
+        unsigned own = static_cast<unsigned>(std::find(outputs.begin(), outputs.end(), buffer) -
+                                             outputs.begin());
+        for (size_t k = 0; k < inputs.size() && safe; ++k)
+          if (inputs[k] == input)
+            safe = fusion && writableInPlace(fusion, static_cast<unsigned>(k), own);
+      }
+      if (safe)
+        chosen = static_cast<int>(a);
+    }
+    if (chosen < 0)
+      continue;
+    taken[chosen] = true;
+    program.donors[r] = chosen;
+    report << "result " << r << " is written into argument " << chosen << " ("
+           << program.buffers[buffer].bytes << " bytes, donated)\n";
+  }
+}
+
 bool translate(mlir::func::FuncOp function, runtime::Program &program, int &kernel,
-               const std::vector<std::vector<int64_t>> &scratch, std::string &planReport,
-               std::string &error) {
+               const std::vector<std::vector<int64_t>> &scratch, const std::vector<bool> *donatable,
+               std::string &planReport, std::string &error) {
   llvm::DenseMap<mlir::Value, int> buffers;
   auto bufferOf = [&](mlir::Value value) {
     auto [it, inserted] = buffers.try_emplace(value, static_cast<int>(program.buffers.size()));
@@ -224,6 +334,7 @@ bool translate(mlir::func::FuncOp function, runtime::Program &program, int &kern
     }
     return it->second;
   };
+  std::vector<mlir::Operation *> launchOps;
   for (mlir::BlockArgument arg : function.getArguments())
     program.arguments.push_back(bufferOf(arg));
   for (mlir::Operation &op : function.getBody().front()) {
@@ -255,6 +366,7 @@ bool translate(mlir::func::FuncOp function, runtime::Program &program, int &kern
     runtime::Program::Launch launch;
     launch.kernel = kernel++;
     launch.label = launchLabel(op);
+    launchOps.push_back(&op);
     for (mlir::Value v : op.getOperands())
       launch.inputs.push_back(bufferOf(v));
     for (mlir::Value v : op.getResults())
@@ -265,7 +377,16 @@ bool translate(mlir::func::FuncOp function, runtime::Program &program, int &kern
     }
     program.launches.push_back(std::move(launch));
   }
-  return planMemory(program, planReport, error);
+  std::string donations;
+  llvm::raw_string_ostream report(donations);
+  if (donatable != nullptr)
+    donate(program, launchOps, *donatable, report);
+  else
+    program.donors.assign(program.results.size(), -1);
+  if (!planMemory(program, planReport, error))
+    return false;
+  planReport += donations;
+  return true;
 }
 
 using Clock = std::chrono::steady_clock;
@@ -296,7 +417,8 @@ namespace {
 
 bool lowerAndPlan(const std::vector<std::vector<lazy::NodePtr>> &graphs,
                   std::vector<runtime::Program> &programs, CpuStep &step, std::string &error,
-                  const DebugOptions &debug, bool buildKernels) {
+                  const DebugOptions &debug, bool buildKernels,
+                  const std::vector<std::vector<bool>> *donatable) {
   mlir::MLIRContext context;
   context.loadDialect<ir::SinterDialect, mlir::func::FuncDialect>();
   llvm::raw_string_ostream diagnostics(error);
@@ -377,7 +499,11 @@ bool lowerAndPlan(const std::vector<std::vector<lazy::NodePtr>> &graphs,
     program.kernelPrefix = "sinter_kernel_";
     std::string translateError;
     std::string planReport;
-    if (!translate(function, program, kernel, scratch, planReport, translateError)) {
+    const std::vector<bool> *donatableHere =
+        donatable != nullptr && programs.size() <= donatable->size()
+            ? &(*donatable)[programs.size() - 1]
+            : nullptr;
+    if (!translate(function, program, kernel, scratch, donatableHere, planReport, translateError)) {
       diagnostics << translateError << "\n";
       return false;
     }
@@ -392,14 +518,19 @@ bool lowerAndPlan(const std::vector<std::vector<lazy::NodePtr>> &graphs,
 
 bool compileGraphsForCpu(const std::vector<std::vector<lazy::NodePtr>> &graphs,
                          std::vector<runtime::Program> &programs, CpuStep &step, std::string &error,
-                         const DebugOptions &debug) {
-  return lowerAndPlan(graphs, programs, step, error, debug, /*buildKernels=*/true);
+                         const DebugOptions &debug,
+                         const std::vector<std::vector<bool>> *donatable) {
+  return lowerAndPlan(graphs, programs, step, error, debug, /*buildKernels=*/true, donatable);
 }
 
 bool planStepForCpu(const std::vector<lazy::NodePtr> &outputs, runtime::Program &program,
-                    CpuStep &step, std::string &error) {
+                    CpuStep &step, std::string &error, const std::vector<bool> *donatable) {
   std::vector<runtime::Program> programs;
-  if (!lowerAndPlan({outputs}, programs, step, error, {}, /*buildKernels=*/false))
+  std::vector<std::vector<bool>> perGraph;
+  if (donatable != nullptr)
+    perGraph.push_back(*donatable);
+  if (!lowerAndPlan({outputs}, programs, step, error, {}, /*buildKernels=*/false,
+                    donatable != nullptr ? &perGraph : nullptr))
     return false;
   program = std::move(programs.front());
   return true;

@@ -17,6 +17,7 @@
 #include "sinter/runtime/Allocator.h"
 #include "sinter/runtime/ByteCount.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <mutex>
@@ -63,8 +64,9 @@ StepMemory plannedMemory(const runtime::Program &program,
   using runtime::HostAllocator;
   StepMemory memory;
   memory.arena_bytes = HostAllocator::size_class(program.arenaBytes);
-  for (int buffer : program.results)
-    memory.result_bytes += HostAllocator::size_class(program.buffers[buffer].bytes);
+  for (size_t r = 0; r < program.results.size(); ++r)
+    if (program.donors[r] < 0) // a donated result takes its argument's memory
+      memory.result_bytes += HostAllocator::size_class(program.buffers[program.results[r]].bytes);
   memory.planned_peak_bytes = memory.arena_bytes + memory.result_bytes;
   for (const lazy::Value *argument : arguments)
     memory.persistent_bytes +=
@@ -145,8 +147,13 @@ bool execute(runtime::CpuExecutable &executable, const std::vector<const lazy::V
   int64_t before = allocator.stats().in_use;
   std::vector<lazy::Value::Bytes> buffers;
   std::vector<void *> out;
+  const std::vector<int> &donors = executable.program().donors;
   for (size_t i = 0; i < results.size(); ++i) {
-    buffers.push_back(lazy::Value::allocate(executable.resultBytes(i)));
+    // A donated result is written into its argument's memory (Note
+    // [Donation]), which nothing outside the step holds.
+    buffers.push_back(donors.size() > i && donors[i] >= 0
+                          ? arguments[donors[i]]->sharedBytes()
+                          : lazy::Value::allocate(executable.resultBytes(i)));
     out.push_back(buffers.back().get());
   }
   absl::Status status = executable.run(in, out);
@@ -201,12 +208,12 @@ OneOp oneOp(const lazy::Node &node) {
 class CpuStepCompiler : public detail::StepCompiler {
 public:
   bool run(const std::vector<lazy::NodePtr> &outputs, uint64_t structure,
-           const CompilerConfig &config, std::vector<ValuePtr> &values, StepMetrics &step,
-           std::string &why) override {
+           const CompilerConfig &config, const std::vector<const lazy::Node *> &donatable,
+           std::vector<ValuePtr> &values, StepMetrics &step, std::string &why) override {
     std::vector<const lazy::Value *> arguments;
     std::lock_guard<std::mutex> lock(mutex_);
     runtime::CpuExecutable *executable =
-        executableFor(outputs, structure, config, arguments, step, why);
+        executableFor(outputs, structure, config, donatable, arguments, step, why);
     if (executable == nullptr)
       return false;
     std::vector<const lazy::Node *> results;
@@ -224,19 +231,20 @@ public:
   }
 
   bool plan(const std::vector<lazy::NodePtr> &outputs, uint64_t structure,
-            const CompilerConfig &config, bool buildKernels, StepMemory &memory, StepMetrics &step,
-            std::string &why) override {
+            const CompilerConfig &config, const std::vector<const lazy::Node *> &donatable,
+            bool buildKernels, StepMemory &memory, StepMetrics &step, std::string &why) override {
     std::vector<const lazy::Value *> arguments;
     std::lock_guard<std::mutex> lock(mutex_);
-    if (buildKernels || steps_.count(structure)) {
+    std::vector<const lazy::Node *> order = lazy::topological_order(outputs);
+    std::vector<bool> mask = donationMask(order, donatable);
+    if (buildKernels || steps_.count(cacheKey(structure, mask))) {
       runtime::CpuExecutable *executable =
-          executableFor(outputs, structure, config, arguments, step, why);
+          executableFor(outputs, structure, config, donatable, arguments, step, why);
       if (executable == nullptr)
         return false;
       memory = plannedMemory(executable->program(), arguments);
       return true;
     }
-    std::vector<const lazy::Node *> order = lazy::topological_order(outputs);
     why = unsupported(order);
     if (!why.empty())
       return false;
@@ -245,7 +253,7 @@ public:
         arguments.push_back(node->value.get());
     runtime::Program program;
     CpuStep build;
-    if (!planStepForCpu(outputs, program, build, why))
+    if (!planStepForCpu(outputs, program, build, why, &mask))
       return false;
     step.compile += build.times;
     memory = plannedMemory(program, arguments);
@@ -324,6 +332,7 @@ private:
   /// its arguments' values; null with the reason in `why`.
   runtime::CpuExecutable *executableFor(const std::vector<lazy::NodePtr> &outputs,
                                         uint64_t structure, const CompilerConfig &config,
+                                        const std::vector<const lazy::Node *> &donatable,
                                         std::vector<const lazy::Value *> &arguments,
                                         StepMetrics &step, std::string &why) {
     std::vector<const lazy::Node *> order = lazy::topological_order(outputs);
@@ -333,28 +342,51 @@ private:
     for (const lazy::Node *node : order)
       if (node->op == lazy::Op::Data)
         arguments.push_back(node->value.get());
-    auto found = steps_.find(structure);
+    std::vector<bool> mask = donationMask(order, donatable);
+    uint64_t key = cacheKey(structure, mask);
+    auto found = steps_.find(key);
     if (found == steps_.end()) {
       char tag[32];
-      std::snprintf(tag, sizeof tag, "step-%016llx", static_cast<unsigned long long>(structure));
+      std::snprintf(tag, sizeof tag, "step-%016llx", static_cast<unsigned long long>(key));
       std::unique_ptr<runtime::CpuExecutable> executable =
-          compile({outputs}, debugOptions(config, tag), step, why);
+          compile({outputs}, debugOptions(config, tag), step, why, mask);
       if (!executable)
         return nullptr;
-      found = steps_.emplace(structure, std::move(executable)).first;
+      found = steps_.emplace(key, std::move(executable)).first;
     }
     return found->second.get();
+  }
+
+  /// Per argument (the graph's data nodes in `order`), whether it may be
+  /// donated (Note [Donation]).
+  static std::vector<bool> donationMask(const std::vector<const lazy::Node *> &order,
+                                        const std::vector<const lazy::Node *> &donatable) {
+    std::vector<bool> mask;
+    for (const lazy::Node *node : order)
+      if (node->op == lazy::Op::Data)
+        mask.push_back(std::find(donatable.begin(), donatable.end(), node) != donatable.end());
+    return mask;
+  }
+
+  /// The executable cache's key: the graph's structure and which arguments
+  /// are donated (a different program when that changes).
+  static uint64_t cacheKey(uint64_t structure, const std::vector<bool> &mask) {
+    uint64_t key = structure;
+    for (bool donated : mask)
+      key = (key ^ (donated ? 0x9e3779b97f4a7c15ull : 0x632be59bd9b4e019ull)) * 0x100000001b3ull;
+    return key;
   }
 
   /// Compiles and loads one program per graph (one kernel library for all);
   /// empty on failure, with the reason in `why`.
   std::vector<std::unique_ptr<runtime::CpuExecutable>>
   compileAll(const std::vector<std::vector<lazy::NodePtr>> &graphs, const DebugOptions &debug,
-             StepMetrics &step, std::string &why) {
+             StepMetrics &step, std::string &why,
+             const std::vector<std::vector<bool>> *donatable = nullptr) {
     CpuStep build;
     std::vector<runtime::Program> programs;
     std::string error;
-    if (!compileGraphsForCpu(graphs, programs, build, error, debug)) {
+    if (!compileGraphsForCpu(graphs, programs, build, error, debug, donatable)) {
       why = "compilation failed: " + error.substr(0, error.find('\n'));
       return {};
     }
@@ -373,9 +405,11 @@ private:
 
   std::unique_ptr<runtime::CpuExecutable> compile(const std::vector<lazy::NodePtr> &outputs,
                                                   const DebugOptions &debug, StepMetrics &step,
-                                                  std::string &why) {
+                                                  std::string &why,
+                                                  const std::vector<bool> &donatable) {
+    std::vector<std::vector<bool>> perGraph = {donatable};
     std::vector<std::unique_ptr<runtime::CpuExecutable>> one =
-        compileAll({outputs}, debug, step, why);
+        compileAll({outputs}, debug, step, why, &perGraph);
     return one.empty() ? nullptr : std::move(one.front());
   }
 

@@ -428,11 +428,49 @@ void noteFallback(const std::string &why, Loc loc) {
                  loc.file_name(), loc.line(), why.c_str());
 }
 
+/// Note [Donation] (the frontend's half; the compiler's is in
+/// compiler/lib/Compiler/Pipeline.cpp): the data nodes of a step that die
+/// with it, whose memory the step's results may take. mark_step() re-points
+/// every pending tensor at a new data node and drops the graph, so a node
+/// survives the step only if something outside the graph holds it (a tensor,
+/// a gradient function kept for a later backward, a node of another graph)
+/// or holds a node that reaches it. Counting each node's references from
+/// inside the graph and from mark_step itself finds those holders; a value
+/// whose memory another value shares is never given away either.
+std::vector<const lazy::Node *> donatableInputs(const std::vector<lazy::NodePtr> &outputs) {
+  std::vector<const lazy::Node *> order = lazy::topological_order(outputs);
+  std::unordered_map<const lazy::Node *, long> inside, held;
+  for (const lazy::Node *node : order)
+    for (const lazy::NodePtr &operand : node->operands) {
+      ++inside[operand.get()];
+      held[operand.get()] = operand.use_count();
+    }
+  for (const lazy::NodePtr &output : outputs) {
+    inside[output.get()] += 2; // its pending tensor's handle and `outputs`
+    held[output.get()] = output.use_count();
+  }
+  std::unordered_set<const lazy::Node *> survives;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const lazy::Node *node = *it;
+    if (held[node] > inside[node])
+      survives.insert(node);
+    if (survives.count(node))
+      for (const lazy::NodePtr &operand : node->operands)
+        survives.insert(operand.get());
+  }
+  std::vector<const lazy::Node *> donatable;
+  for (const lazy::Node *node : order)
+    if (node->op == lazy::Op::Data && !survives.count(node) && node->value &&
+        node->value.use_count() == 1 && node->value->sharedBytes().use_count() == 1)
+      donatable.push_back(node);
+  return donatable;
+}
+
 /// Computes `outputs` (whose structure hash is `structure`) with the
 /// installed step compiler, as one compiled program or op by op as `config`
 /// says; false with the reason when it cannot.
 bool runWithCompiler(const std::vector<lazy::NodePtr> &outputs, uint64_t structure,
-                     const CompilerConfig &config,
+                     const CompilerConfig &config, const std::vector<const lazy::Node *> &donatable,
                      std::vector<std::shared_ptr<const lazy::Value>> &values, StepMetrics &step,
                      std::string &why) {
   std::shared_ptr<detail::StepCompiler> compiler = detail::step_compiler();
@@ -441,7 +479,7 @@ bool runWithCompiler(const std::vector<lazy::NodePtr> &outputs, uint64_t structu
           "sinter::compiler::install())";
     return false;
   }
-  return config.enabled ? compiler->run(outputs, structure, config, values, step, why)
+  return config.enabled ? compiler->run(outputs, structure, config, donatable, values, step, why)
                         : compiler->run_eager(outputs, config, values, step, why);
 }
 
@@ -491,7 +529,7 @@ StepMemory plan_step(PlanOptions options, Loc loc) {
   StepMetrics step;
   std::string why;
   bool planned = compiler->plan(outputs, lazy::structural_hash(outputs), compiler_config(),
-                                options.build_kernels, memory, step, why);
+                                donatableInputs(outputs), options.build_kernels, memory, step, why);
   addRun(step, secondsSince(start));
   SINTER_CHECK(planned, loc, "plan_step: the step cannot be compiled: " + why);
   return memory;
@@ -516,7 +554,8 @@ void mark_step(Loc loc) {
   if (!config.use_reference) {
     std::vector<std::shared_ptr<const lazy::Value>> values;
     std::string why;
-    compiled = runWithCompiler(outputs, structure, config, values, step, why);
+    compiled =
+        runWithCompiler(outputs, structure, config, donatableInputs(outputs), values, step, why);
     if (step.out_of_memory) // nothing ran: the tensors are still pending
       throwError("mark_step: " + why, loc);
     if (compiled)
@@ -569,7 +608,9 @@ std::shared_ptr<const lazy::Value> valueOf(const Tensor &tensor, Loc loc) {
   StepMetrics step;
   std::string why;
   auto start = std::chrono::steady_clock::now();
-  bool ran = runWithCompiler(outputs, lazy::structural_hash(outputs), config, values, step, why);
+  // The graph stays (only mark_step cuts it): nothing is given away.
+  bool ran =
+      runWithCompiler(outputs, lazy::structural_hash(outputs), config, {}, values, step, why);
   addRun(step, secondsSince(start));
   if (step.out_of_memory)
     throwError("reading a tensor: " + why, loc);

@@ -107,4 +107,90 @@ TEST(StepMemory, AStepThatCannotFitIsRefusedBeforeRunning) {
   EXPECT_EQ(metrics().last_step_memory.measured_peak_bytes, planned.planned_peak_bytes);
 }
 
+/// An MLP with SGD and momentum, after its first step (momentum buffers
+/// exist); record() records the next.
+struct SgdStep {
+  std::shared_ptr<nn::Module> model;
+  std::unique_ptr<optim::SGD> optimizer;
+  Tensor x, y;
+
+  SgdStep() {
+    compiler::install();
+    set_compiler_config({});
+    manual_seed(2);
+    model = models::mlp({.in_features = 32, .hidden = {64}, .num_classes = 4});
+    optimizer = std::make_unique<optim::SGD>(model->parameters(),
+                                             optim::SGDOptions{.lr = 0.1, .momentum = 0.9});
+    x = randn({16, 32});
+    y = from_vector<int64_t>(std::vector<int64_t>(16, 1), {16});
+    record();
+    mark_step();
+  }
+  void record() {
+    optimizer->zero_grad();
+    nn::functional::cross_entropy((*model)(x), y).backward();
+    optimizer->step();
+  }
+  int64_t parameterBytes() const {
+    int64_t bytes = 0;
+    for (const Tensor &p : model->parameters())
+      bytes += runtime::HostAllocator::size_class(p.numel() * 4);
+    return bytes;
+  }
+};
+
+TEST(Donation, UpdatesTakeTheMemoryOfTheValuesTheyReplace) {
+  // Note [Donation]: nothing outside the step holds the old parameters and
+  // momentum buffers, so the new ones are written into their memory: the
+  // step allocates results only for the gradients (kept in .grad, as in
+  // PyTorch), one parameter's worth, not three (parameters, momentum, grads).
+  SgdStep step;
+  step.record();
+  StepMemory planned = plan_step();
+  EXPECT_EQ(planned.result_bytes, step.parameterBytes()) << "updates were not donated";
+  mark_step();
+  EXPECT_EQ(metrics().last_step_memory.measured_peak_bytes, planned.planned_peak_bytes);
+}
+
+TEST(Donation, AValueStillHeldIsNotWrittenOver) {
+  // A tensor that still holds a parameter's old value keeps it: that
+  // parameter's update gets memory of its own.
+  int64_t donatedResults = 0;
+  {
+    SgdStep alone;
+    alone.record();
+    donatedResults = plan_step().result_bytes;
+    mark_step();
+  }
+  SgdStep step;
+  Tensor weight = step.model->parameters().front();
+  Tensor snapshot = weight.detach(); // the value before the step's update
+  std::vector<double> before = snapshot.to_vector<double>();
+  step.record();
+  StepMemory planned = plan_step();
+  EXPECT_EQ(planned.result_bytes,
+            donatedResults + runtime::HostAllocator::size_class(weight.numel() * 4));
+  mark_step();
+  EXPECT_EQ(snapshot.to_vector<double>(), before) << "a held value was written over";
+  EXPECT_NE(weight.to_vector<double>(), before) << "the parameter was not updated";
+  EXPECT_EQ(metrics().last_step_memory.measured_peak_bytes, planned.planned_peak_bytes);
+}
+
+TEST(Donation, AGraphKeptForAnotherBackwardKeepsItsInputs) {
+  // backward(retain_graph) keeps the forward graph, and so the parameters'
+  // old values it reads: a second backward after the step must see them,
+  // not the updates written over them.
+  SgdStep step;
+  step.optimizer->zero_grad();
+  Tensor loss = nn::functional::cross_entropy((*step.model)(step.x), step.y);
+  loss.backward(Tensor(), /*retain_graph=*/true);
+  Tensor weight = step.model->parameters().front();
+  std::vector<double> first = weight.grad().to_vector<double>();
+  step.optimizer->step();
+  mark_step();
+  step.optimizer->zero_grad();
+  loss.backward();
+  EXPECT_EQ(weight.grad().to_vector<double>(), first);
+}
+
 } // namespace

@@ -55,15 +55,19 @@ bool compileStepForCpu(const std::vector<lazy::NodePtr> &outputs, CpuStep &step,
 /// The same for several graphs at once (eager mode's one-op programs): one
 /// module, one kernel library, one Program per graph, in `programs`.
 /// `step` describes the whole build (its `program` is left empty).
+/// `donatable`, when given, says per graph and per argument whether the
+/// argument's memory may be written over by a result (Note [Donation]).
 bool compileGraphsForCpu(const std::vector<std::vector<lazy::NodePtr>> &graphs,
                          std::vector<runtime::Program> &programs, CpuStep &step, std::string &error,
-                         const DebugOptions &debug = {});
+                         const DebugOptions &debug = {},
+                         const std::vector<std::vector<bool>> *donatable = nullptr);
 
 /// The program of one step and its memory plan, without building its kernels
 /// (no host compiler): what planning a batch size needs. The program's
 /// library is empty; it cannot run.
 bool planStepForCpu(const std::vector<lazy::NodePtr> &outputs, runtime::Program &program,
-                    CpuStep &step, std::string &error);
+                    CpuStep &step, std::string &error,
+                    const std::vector<bool> *donatable = nullptr);
 
 } // namespace sinter::compiler
 

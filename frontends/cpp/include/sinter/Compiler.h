@@ -56,16 +56,19 @@ public:
   /// Computes the values of `outputs` (the pending tensors of one step) as
   /// one program, or returns false with the reason in `why` when it cannot
   /// (the reference executor then runs the step). Adds what it did to `step`.
+  /// `donatable`: data nodes of the graph that nothing outside it holds, whose
+  /// memory results may be written into (Note [Donation]).
   virtual bool run(const std::vector<lazy::NodePtr> &outputs, uint64_t structure,
-                   const CompilerConfig &config,
+                   const CompilerConfig &config, const std::vector<const lazy::Node *> &donatable,
                    std::vector<std::shared_ptr<const lazy::Value>> &values, StepMetrics &step,
                    std::string &why) = 0;
   /// Compiles the program `run` would run for `outputs` (or finds it in the
   /// cache) and says its memory (Note [Step memory]) without running it;
   /// without `build_kernels`, only lowers, fuses and plans (no host compiler).
   virtual bool plan(const std::vector<lazy::NodePtr> &outputs, uint64_t structure,
-                    const CompilerConfig &config, bool build_kernels, StepMemory &memory,
-                    StepMetrics &step, std::string &why) = 0;
+                    const CompilerConfig &config, const std::vector<const lazy::Node *> &donatable,
+                    bool build_kernels, StepMemory &memory, StepMetrics &step,
+                    std::string &why) = 0;
   /// The same, op by op (eager mode).
   virtual bool run_eager(const std::vector<lazy::NodePtr> &outputs, const CompilerConfig &config,
                          std::vector<std::shared_ptr<const lazy::Value>> &values, StepMetrics &step,

@@ -49,6 +49,10 @@ struct Program {
   /// The buffer of each argument and of each result of the step.
   std::vector<int> arguments;
   std::vector<int> results;
+  /// Per result, the argument whose memory it is written into (donated:
+  /// the caller passes that argument's pointer for it), or -1. See Note
+  /// [Donation] in compiler/lib/Compiler/Pipeline.cpp.
+  std::vector<int> donors;
   /// Bytes of the arena that holds every buffer with an offset.
   int64_t arenaBytes = 0;
   /// What holds memory at the step's peak (arena buffers live then, and the
