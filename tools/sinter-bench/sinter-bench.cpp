@@ -47,6 +47,9 @@ ABSL_FLAG(int64_t, threads, 0,
 ABSL_FLAG(bool, json, false, "print one JSON object per mode instead of a table");
 ABSL_FLAG(bool, plan_only, false,
           "compile the first training step and print its planned memory without running it");
+ABSL_FLAG(bool, memory_report, false,
+          "print what holds memory at the first step's peak, by kind and by source line, from "
+          "its plan (nothing runs)");
 ABSL_FLAG(std::string, dump_weights, "",
           "write the initial parameters and the batch to this folder (raw little-endian files "
           "and a manifest) for benchmarks/torch_baseline.py, then benchmark as usual");
@@ -173,6 +176,39 @@ int64_t parseBytes(const std::string &text, const char *flag) {
   return bytes;
 }
 
+/// Note [Memory report]: what holds memory at a planned step's peak, by kind
+/// (inputs held before the step, results it allocates, the arena's tensors
+/// and kernel workspace) and by the user's source line.
+void printMemoryReport(const StepMemory &m, bool json) {
+  if (json) {
+    std::printf("{\"inputs_bytes\": %lld, \"result_bytes\": %lld, \"arena_bytes\": %lld, "
+                "\"peak_tensor_bytes\": %lld, \"peak_workspace_bytes\": %lld, \"by_line\": [",
+                static_cast<long long>(m.persistent_bytes), static_cast<long long>(m.result_bytes),
+                static_cast<long long>(m.arena_bytes), static_cast<long long>(m.peak_tensor_bytes),
+                static_cast<long long>(m.peak_workspace_bytes));
+    for (size_t i = 0; i < m.peak_by_line.size(); ++i)
+      std::printf("%s{\"line\": \"%s\", \"bytes\": %lld}", i ? ", " : "",
+                  m.peak_by_line[i].line.c_str(), static_cast<long long>(m.peak_by_line[i].bytes));
+    std::printf("]}\n");
+    return;
+  }
+  auto mib = [](int64_t bytes) { return static_cast<double>(bytes) / 1048576.0; };
+  std::printf("memory at the step's peak:\n"
+              "  %10.1f MiB  inputs (parameters, optimizer state, the batch), held before\n"
+              "  %10.1f MiB  results the step allocates (gradients; new values not updated "
+              "in place)\n"
+              "  %10.1f MiB  arena tensors live at the peak (activations kept for the "
+              "backward pass, gradients, temporaries)\n"
+              "  %10.1f MiB  kernel workspace live at the peak\n"
+              "  %10.1f MiB  arena size (its buffers packed by liveness)\n"
+              "by source line (arena at the peak and results):\n",
+              mib(m.persistent_bytes), mib(m.result_bytes), mib(m.peak_tensor_bytes),
+              mib(m.peak_workspace_bytes), mib(m.arena_bytes));
+  for (const StepMemory::Use &use : m.peak_by_line)
+    std::printf("  %10.1f MiB  %s  (largest: %s)\n", mib(use.bytes), use.line.c_str(),
+                use.example.c_str());
+}
+
 /// The first step of `model` at `batch`, recorded and planned, not built.
 StepMemory planBatch(const std::string &model, int64_t batch, int64_t length) {
   tools::ZooTask task = tools::makeZooTask(model, batch, length);
@@ -282,7 +318,7 @@ int run() {
     dumpWeights(tools::makeZooTask(model, batch, length), absl::GetFlag(FLAGS_dump_weights));
   const char *threadsEnv = std::getenv("OMP_NUM_THREADS");
   std::string threads = threadsEnv != nullptr ? threadsEnv : "all";
-  if (absl::GetFlag(FLAGS_plan_only)) {
+  if (absl::GetFlag(FLAGS_plan_only) || absl::GetFlag(FLAGS_memory_report)) {
     // The first step, recorded and compiled, not run.
     tools::ZooTask task = tools::makeZooTask(model, batch, length);
     optim::AdamW optimizer(task.model->parameters(), {.lr = lr});
@@ -305,6 +341,8 @@ int run() {
                   model.c_str(), static_cast<long long>(batch),
                   planned.planned_peak_bytes / 1048576.0, planned.arena_bytes / 1048576.0,
                   planned.result_bytes / 1048576.0, planned.persistent_bytes / 1048576.0);
+    if (absl::GetFlag(FLAGS_memory_report))
+      printMemoryReport(planned, absl::GetFlag(FLAGS_json));
     return 0;
   }
   std::vector<Run> runs;

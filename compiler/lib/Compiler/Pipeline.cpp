@@ -54,10 +54,16 @@ void peakUses(runtime::Program &program, const std::vector<planner::Live> &live,
               const std::vector<int> &planned) {
   size_t n = program.buffers.size();
   std::vector<int> writer(n, -1);
-  for (size_t k = 0; k < program.launches.size(); ++k)
-    for (int b : program.launches[k].outputs)
+  std::vector<bool> workspace(n, false);
+  for (size_t k = 0; k < program.launches.size(); ++k) {
+    const runtime::Program::Launch &launch = program.launches[k];
+    for (size_t j = 0; j < launch.outputs.size(); ++j) {
+      int b = launch.outputs[j];
       if (writer[b] < 0)
         writer[b] = static_cast<int>(k);
+      workspace[b] = j >= static_cast<size_t>(launch.results);
+    }
+  }
   int64_t end = static_cast<int64_t>(program.launches.size()), peakAt = 0, most = -1;
   for (int64_t t = 0; t < end; ++t) {
     int64_t bytes = 0;
@@ -68,8 +74,12 @@ void peakUses(runtime::Program &program, const std::vector<planner::Live> &live,
       most = bytes, peakAt = t;
   }
   std::vector<bool> counted(n, false);
-  for (int b : planned)
+  program.peakWorkspaceBytes = program.peakTensorBytes = 0;
+  for (int b : planned) {
     counted[b] = live[b].first <= peakAt && peakAt <= live[b].last;
+    if (counted[b])
+      (workspace[b] ? program.peakWorkspaceBytes : program.peakTensorBytes) += live[b].bytes;
+  }
   for (size_t r = 0; r < program.results.size(); ++r) {
     int b = program.results[r];
     bool donated = r < program.donors.size() && program.donors[r] >= 0;
@@ -84,6 +94,8 @@ void peakUses(runtime::Program &program, const std::vector<planner::Live> &live,
       continue;
     std::string label = writer[b] < 0 ? std::string("a constant or a copied result")
                                       : program.launches[writer[b]].label;
+    if (workspace[b])
+      label = "workspace of " + label;
     size_t arrow = label.rfind(" <- ");
     std::string line = arrow == std::string::npos ? label : label.substr(arrow + 4);
     runtime::Program::PeakUse &use = byLine[line];
@@ -371,6 +383,7 @@ bool translate(mlir::func::FuncOp function, runtime::Program &program, int &kern
       launch.inputs.push_back(bufferOf(v));
     for (mlir::Value v : op.getResults())
       launch.outputs.push_back(bufferOf(v));
+    launch.results = static_cast<int>(launch.outputs.size());
     for (int64_t bytes : scratch[launch.kernel]) {
       launch.outputs.push_back(static_cast<int>(program.buffers.size()));
       program.buffers.push_back({bytes});

@@ -68,6 +68,10 @@ StepMemory plannedMemory(const runtime::Program &program,
     if (program.donors[r] < 0) // a donated result takes its argument's memory
       memory.result_bytes += HostAllocator::size_class(program.buffers[program.results[r]].bytes);
   memory.planned_peak_bytes = memory.arena_bytes + memory.result_bytes;
+  memory.peak_workspace_bytes = program.peakWorkspaceBytes;
+  memory.peak_tensor_bytes = program.peakTensorBytes;
+  for (const runtime::Program::PeakUse &use : program.peakUses)
+    memory.peak_by_line.push_back({use.line, use.example, use.bytes});
   for (const lazy::Value *argument : arguments)
     memory.persistent_bytes +=
         HostAllocator::size_class(argument->size() * elementSize(argument->dtype()));

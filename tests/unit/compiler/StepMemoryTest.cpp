@@ -44,6 +44,18 @@ TEST(StepMemory, PlannedBeforeRunningEqualsMeasuredForEveryZooModel) {
       EXPECT_EQ(planned.planned_peak_bytes, planned.arena_bytes + planned.result_bytes);
       EXPECT_GT(planned.persistent_bytes, 0);
       EXPECT_EQ(planned.measured_peak_bytes, -1) << "planned, not run";
+      // What is live at the peak fits in the arena it was packed into, and the
+      // by-line table (arena at the peak and results) covers it, most first.
+      EXPECT_GT(planned.peak_tensor_bytes, 0);
+      EXPECT_LE(planned.peak_tensor_bytes + planned.peak_workspace_bytes, planned.arena_bytes);
+      int64_t byLine = 0;
+      for (size_t i = 0; i < planned.peak_by_line.size(); ++i) {
+        byLine += planned.peak_by_line[i].bytes;
+        if (i > 0) {
+          EXPECT_LE(planned.peak_by_line[i].bytes, planned.peak_by_line[i - 1].bytes);
+        }
+      }
+      EXPECT_GE(byLine, planned.peak_tensor_bytes + planned.peak_workspace_bytes);
       mark_step();
       StepMemory ran = metrics().last_step_memory;
       EXPECT_EQ(ran.planned_peak_bytes, planned.planned_peak_bytes) << "step " << step;

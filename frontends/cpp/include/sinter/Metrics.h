@@ -46,6 +46,18 @@ struct StepMemory {
   int64_t result_bytes = 0;
   /// The step's inputs: parameters, optimizer state and the batch.
   int64_t persistent_bytes = 0;
+  /// Of the arena at its peak: kernels' workspace, and tensors (activations
+  /// kept for the backward pass, gradients, temporaries).
+  int64_t peak_workspace_bytes = 0;
+  int64_t peak_tensor_bytes = 0;
+  /// What holds memory at the peak (arena and results) by the user's source
+  /// line, most first: the line, its largest kernel output, the bytes.
+  struct Use {
+    std::string line;
+    std::string example;
+    int64_t bytes = 0;
+  };
+  std::vector<Use> peak_by_line;
 };
 
 /// What running one step did (the step compiler fills it in).

@@ -41,6 +41,9 @@ struct Program {
     /// What the kernel computes and for which user line, for profiles:
     /// "matmul 1024x256 <- model.cpp:40".
     std::string label = {};
+    /// How many of `outputs` are the op's results; the rest are the kernel's
+    /// scratch (workspace).
+    int results = 0;
   };
 
   std::vector<Buffer> buffers;
@@ -64,6 +67,9 @@ struct Program {
     int64_t bytes = 0;
   };
   std::vector<PeakUse> peakUses;
+  /// Of the arena at its peak: kernels' workspace, and tensors.
+  int64_t peakWorkspaceBytes = 0;
+  int64_t peakTensorBytes = 0;
   /// The shared library with the kernels.
   std::string library;
   std::string kernelPrefix;
