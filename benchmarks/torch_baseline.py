@@ -25,6 +25,26 @@ from baseline_common import parse_args, peak_rss_bytes
 from torch_zoo import LOSSES, load
 
 
+def profiled_step_peak(fn, params, optimizer, inputs, targets):
+    """The most bytes one more training step holds at once beyond what existed
+    when it began (after zero_grad): torch.profiler's allocation events
+    (profile_memory), summed in time order. Sinter's `planned_peak_bytes` is
+    the same quantity for its step."""
+    from torch.profiler import ProfilerActivity, profile
+    optimizer.zero_grad(set_to_none=True)
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        loss = fn(params, inputs, targets)
+        loss.backward()
+        optimizer.step()
+        loss.item()
+    events = [e for e in prof.profiler.kineto_results.events() if e.name() == "[memory]"]
+    held = peak = 0
+    for event in sorted(events, key=lambda e: e.start_us()):
+        held += event.nbytes()
+        peak = max(peak, held)
+    return peak
+
+
 def run(mode, loss_fn, params, inputs, targets, steps, warmup):
     rss_start = peak_rss_bytes()
     params = {k: v.clone().requires_grad_() for k, v in params.items()}
@@ -43,7 +63,8 @@ def run(mode, loss_fn, params, inputs, targets, steps, warmup):
         if step >= warmup:
             times.append((time.perf_counter() - start) * 1000)
         losses.append(value)
-    return times, losses, peak_rss_bytes() - rss_start
+    step_peak = profiled_step_peak(fn, params, optimizer, inputs, targets)
+    return times, losses, peak_rss_bytes() - rss_start, step_peak
 
 
 def main():
@@ -65,8 +86,8 @@ def main():
                       f"PyTorch {torch.__version__} has no torch.compile (it came in 2.0)"}
         else:
             try:
-                times, losses, peak = run(mode, loss_fn, params, inputs, targets, args.steps,
-                                          args.warmup)
+                times, losses, peak, step_peak = run(mode, loss_fn, params, inputs, targets,
+                                                     args.steps, args.warmup)
             except Exception as e:  # an optional compiler that fails here is reported, not fatal
                 if mode == "eager":
                     raise
@@ -77,7 +98,8 @@ def main():
                           "length": args.length, "threads": args.threads, "steps": args.steps,
                           "step_ms_median": round(median, 3),
                           "samples_per_s": round(1000 * args.batch_size / median, 2),
-                          "peak_bytes": peak, "first_loss": losses[0], "last_loss": losses[-1],
+                          "peak_bytes": peak, "step_peak_bytes": step_peak,
+                          "first_loss": losses[0], "last_loss": losses[-1],
                           "torch": torch.__version__}
         if args.json:
             print(json.dumps(record))
