@@ -249,12 +249,8 @@ public:
       memory = plannedMemory(executable->program(), arguments);
       return true;
     }
-    why = unsupported(order);
-    if (!why.empty())
+    if (!argumentsOf(order, arguments, why))
       return false;
-    for (const lazy::Node *node : order)
-      if (node->op == lazy::Op::Data)
-        arguments.push_back(node->value.get());
     runtime::Program program;
     CpuStep build;
     if (!planStepForCpu(outputs, program, build, why, &mask))
@@ -340,12 +336,8 @@ private:
                                         std::vector<const lazy::Value *> &arguments,
                                         StepMetrics &step, std::string &why) {
     std::vector<const lazy::Node *> order = lazy::topological_order(outputs);
-    why = unsupported(order);
-    if (!why.empty())
+    if (!argumentsOf(order, arguments, why))
       return nullptr;
-    for (const lazy::Node *node : order)
-      if (node->op == lazy::Op::Data)
-        arguments.push_back(node->value.get());
     std::vector<bool> mask = donationMask(order, donatable);
     uint64_t key = cacheKey(structure, mask);
     auto found = steps_.find(key);
@@ -359,6 +351,19 @@ private:
       found = steps_.emplace(key, std::move(executable)).first;
     }
     return found->second.get();
+  }
+
+  /// The values of the graph's data nodes (the program's arguments, in
+  /// `order`), or false with the reason the graph cannot be compiled.
+  static bool argumentsOf(const std::vector<const lazy::Node *> &order,
+                          std::vector<const lazy::Value *> &arguments, std::string &why) {
+    why = unsupported(order);
+    if (!why.empty())
+      return false;
+    for (const lazy::Node *node : order)
+      if (node->op == lazy::Op::Data)
+        arguments.push_back(node->value.get());
+    return true;
   }
 
   /// Per argument (the graph's data nodes in `order`), whether it may be
