@@ -77,6 +77,7 @@ public:
     names.clear();
     next = 0;
     scratch.clear();
+    rowStack = 0;
     results = fusion->getNumResults();
     os << "\nextern \"C\" void " << name << "(const void *const *inputs, void *const *outputs) {\n";
     Block &body = fusion.getBody().front();
@@ -136,6 +137,10 @@ private:
   static constexpr int64_t kLanes = 8;
   /// Columns one thread reduces together in a column reduction.
   static constexpr int64_t kColumnBlock = 64;
+  /// Bytes of row values a row kernel keeps on each thread's stack (OpenMP's
+  /// worker threads have a few MiB of stack); past it, values go to scratch.
+  static constexpr int64_t kRowStackBytes = 256 * 1024;
+  int64_t rowStack = 0;
 
   static int64_t elements(Value v) { return cast<ShapedType>(v.getType()).getNumElements(); }
 
@@ -531,6 +536,20 @@ private:
     // character type (whose stores may alias anything): the compiler keeps
     // every pointer in a register across the loops' stores.
     const std::string &stored = t;
+    int64_t rowBytes = cols * (t == "bool" ? 1 : t == "int64_t" ? 8 : 4);
+    if (rowMode && elements(v) == rows * cols && rowStack + rowBytes <= kRowStackBytes) {
+      // A full-row value of a row kernel is needed for its row only: an array
+      // on the thread's stack, reused row after row, instead of a
+      // tensor-sized scratch buffer in the arena (Note [Row kernels]).
+      rowStack += rowBytes;
+      os << "  alignas(64) " << stored << " " << buffer << "[" << cols << "];\n"
+         << "  #pragma omp simd\n  for (int64_t c = 0; c < " << cols << "; ++c)\n    " << buffer
+         << "[c] = " << n << "(r * " << cols << " + c);\n";
+      names[v] = n + "_stored";
+      os << "  auto " << names[v] << " = [&" << buffer << ", r](int64_t i) -> " << t
+         << " { return " << buffer << "[i - r * " << cols << "]; };\n";
+      return success();
+    }
     os << "  " << stored << " *" << buffer << " = " << scratchBuffer(stored, elements(v)) << ";\n";
     if (rowMode && elements(v) == rows)
       os << "  " << buffer << "[r] = " << n << "(r);\n";
