@@ -296,6 +296,11 @@ void donate(runtime::Program &program, const std::vector<mlir::Operation *> &ops
   std::vector<bool> isArgument(n, false), taken(program.arguments.size(), false);
   for (int b : program.arguments)
     isArgument[b] = true;
+  // An argument the step also returns is copied out after the run: its
+  // memory must still hold it then.
+  for (size_t a = 0; a < program.arguments.size(); ++a)
+    taken[a] = std::find(program.results.begin(), program.results.end(), program.arguments[a]) !=
+               program.results.end();
   program.donors.assign(program.results.size(), -1);
   std::vector<bool> returned(n, false);
   for (size_t r = 0; r < program.results.size(); ++r) {

@@ -205,4 +205,21 @@ TEST(Donation, AGraphKeptForAnotherBackwardKeepsItsInputs) {
   EXPECT_EQ(weight.grad().to_vector<double>(), first);
 }
 
+TEST(Donation, AnInputTheStepAlsoReturnsKeepsItsValue) {
+  // `same` folds to the old value itself (x * 1 is x), so the program returns
+  // that input, copied out after the run: no result may take its memory.
+  compiler::install();
+  set_compiler_config({});
+  Tensor p = from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3});
+  mark_step();
+  Tensor same = p * 1.0;
+  {
+    NoGradGuard noGrad;
+    p.copy_(p * 2.0);
+  }
+  mark_step();
+  EXPECT_EQ(same.to_vector<double>(), (std::vector<double>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(p.to_vector<double>(), (std::vector<double>{2, 4, 6, 8, 10, 12}));
+}
+
 } // namespace
