@@ -348,6 +348,11 @@ std::string metrics_report() {
           m.compile.passes, ", codegen ", m.compile.codegen, ", build ", m.compile.build, ")",
           "\nexecute time: ", m.execute_seconds, " s", "\nkernels launched: ", m.kernels_launched,
           "\n");
+  if (const StepMemory &memory = m.last_step_memory; memory.planned_peak_bytes > 0)
+    report += cat("last compiled step's memory: ", memory.planned_peak_bytes,
+                  " bytes planned (arena ", memory.arena_bytes, ", results ", memory.result_bytes,
+                  "), ", memory.measured_peak_bytes, " measured, on top of ",
+                  memory.persistent_bytes, " bytes of inputs\n");
   for (const std::string &reason : m.recompile_reasons)
     report += cat("recompiled: ", reason, "\n");
   for (const std::string &reason : m.fallback_reasons)

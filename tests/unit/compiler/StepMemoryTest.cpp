@@ -61,6 +61,11 @@ TEST(StepMemory, PlannedBeforeRunningEqualsMeasuredForEveryZooModel) {
       EXPECT_EQ(ran.planned_peak_bytes, planned.planned_peak_bytes) << "step " << step;
       EXPECT_EQ(ran.measured_peak_bytes, planned.planned_peak_bytes) << "step " << step;
       EXPECT_EQ(ran.persistent_bytes, planned.persistent_bytes) << "step " << step;
+      EXPECT_NE(metrics_report().find(
+                    "last compiled step's memory: " + std::to_string(planned.planned_peak_bytes) +
+                    " bytes planned"),
+                std::string::npos)
+          << metrics_report();
     }
   }
 }
