@@ -403,10 +403,6 @@ private:
     return text;
   }
 
-  /// An OpenMP pragma for a loop of `iterations` iterations doing about
-  /// `work` elements of work in all: iterations are independent (each writes
-  /// its own elements), so the split keeps results deterministic; small loops
-  /// stay serial.
   /// The pragma of a loop over elements that are computed independently
   /// (every output loop and every stored value): split over the cores when
   /// large, and vectorised (`simd` asserts what holds here, that no
@@ -416,6 +412,10 @@ private:
     return iterations >= (1 << 15) ? "  #pragma omp parallel for simd\n" : "  #pragma omp simd\n";
   }
 
+  /// An OpenMP pragma for a loop of `iterations` iterations doing about
+  /// `work` elements of work in all: iterations are independent (each writes
+  /// its own elements), so the split keeps results deterministic; small loops
+  /// stay serial.
   static std::string parallel(int64_t iterations, int64_t work) {
     return iterations >= 2 && work >= (1 << 15) ? "  #pragma omp parallel for\n" : "";
   }
@@ -499,11 +499,15 @@ private:
     return success();
   }
 
+  /// Bytes of one element of the C++ type `t` (cppElementType's types).
+  static int64_t elementBytes(const std::string &t) {
+    return t == "bool" ? 1 : t == "int64_t" ? 8 : 4;
+  }
+
   /// A scratch buffer of `count` elements of `t`: an output slot after the
   /// kernel's results, which the program gives a place in its arena.
   std::string scratchBuffer(const std::string &t, int64_t count) {
-    int64_t size = t == "bool" ? 1 : t == "int64_t" ? 8 : 4;
-    scratch.push_back(std::max<int64_t>(count, 1) * size);
+    scratch.push_back(std::max<int64_t>(count, 1) * elementBytes(t));
     return "static_cast<" + t + " *>(outputs[" + std::to_string(results + scratch.size() - 1) +
            "])";
   }
@@ -535,22 +539,21 @@ private:
     // Buffers are pointers captured by value, and no buffer holds a
     // character type (whose stores may alias anything): the compiler keeps
     // every pointer in a register across the loops' stores.
-    const std::string &stored = t;
-    int64_t rowBytes = cols * (t == "bool" ? 1 : t == "int64_t" ? 8 : 4);
+    int64_t rowBytes = cols * elementBytes(t);
     if (rowMode && elements(v) == rows * cols && rowStack + rowBytes <= kRowStackBytes) {
       // A full-row value of a row kernel is needed for its row only: an array
       // on the thread's stack, reused row after row, instead of a
       // tensor-sized scratch buffer in the arena (Note [Row kernels]).
       rowStack += rowBytes;
-      os << "  alignas(64) " << stored << " " << buffer << "[" << cols << "];\n"
+      os << "  alignas(64) " << t << " " << buffer << "[" << cols << "];\n"
          << "  #pragma omp simd\n  for (int64_t c = 0; c < " << cols << "; ++c)\n    " << buffer
          << "[c] = " << n << "(r * " << cols << " + c);\n";
       names[v] = n + "_stored";
-      os << "  auto " << names[v] << " = [&" << buffer << ", r](int64_t i) -> " << t
-         << " { return " << buffer << "[i - r * " << cols << "]; };\n";
+      os << "  auto " << names[v] << " = [&" << buffer << ", r](int64_t i) -> " << t << " { return "
+         << buffer << "[i - r * " << cols << "]; };\n";
       return success();
     }
-    os << "  " << stored << " *" << buffer << " = " << scratchBuffer(stored, elements(v)) << ";\n";
+    os << "  " << t << " *" << buffer << " = " << scratchBuffer(t, elements(v)) << ";\n";
     if (rowMode && elements(v) == rows)
       os << "  " << buffer << "[r] = " << n << "(r);\n";
     else if (rowMode)

@@ -43,27 +43,27 @@ int64_t elementBytes(mlir::Type type) {
   return element.isInteger(1) ? 1 : element.getIntOrFloatBitWidth() / 8;
 }
 
-/// Gives every buffer the caller does not provide a place in one arena (see
-/// Note [Planning memory]): arguments and results that a kernel writes are
-/// the caller's; the rest live from the launch that writes them (constants:
-/// from the start) to their last reader (results copied out: to the end).
+/// Per buffer, the first launch that writes it, or -1 (arguments, constants).
+std::vector<int> firstWriters(const runtime::Program &program) {
+  std::vector<int> writer(program.buffers.size(), -1);
+  for (size_t k = 0; k < program.launches.size(); ++k)
+    for (int b : program.launches[k].outputs)
+      if (writer[b] < 0)
+        writer[b] = static_cast<int>(k);
+  return writer;
+}
+
 /// Fills program.peakUses: the arena buffers live at the launch where the
 /// most arena bytes are live, and every result buffer (allocated for the
 /// whole run), summed by the user's line of the launch that writes them.
 void peakUses(runtime::Program &program, const std::vector<planner::Live> &live,
               const std::vector<int> &planned) {
   size_t n = program.buffers.size();
-  std::vector<int> writer(n, -1);
+  std::vector<int> writer = firstWriters(program);
   std::vector<bool> workspace(n, false);
-  for (size_t k = 0; k < program.launches.size(); ++k) {
-    const runtime::Program::Launch &launch = program.launches[k];
-    for (size_t j = 0; j < launch.outputs.size(); ++j) {
-      int b = launch.outputs[j];
-      if (writer[b] < 0)
-        writer[b] = static_cast<int>(k);
-      workspace[b] = j >= static_cast<size_t>(launch.results);
-    }
-  }
+  for (const runtime::Program::Launch &launch : program.launches)
+    for (size_t j = static_cast<size_t>(launch.results); j < launch.outputs.size(); ++j)
+      workspace[launch.outputs[j]] = true;
   int64_t end = static_cast<int64_t>(program.launches.size()), peakAt = 0, most = -1;
   for (int64_t t = 0; t < end; ++t) {
     int64_t bytes = 0;
@@ -82,8 +82,7 @@ void peakUses(runtime::Program &program, const std::vector<planner::Live> &live,
   }
   for (size_t r = 0; r < program.results.size(); ++r) {
     int b = program.results[r];
-    bool donated = r < program.donors.size() && program.donors[r] >= 0;
-    counted[b] = counted[b] || (program.buffers[b].offset < 0 && !donated);
+    counted[b] = counted[b] || (program.buffers[b].offset < 0 && program.donors[r] < 0);
   }
   for (int b : program.arguments)
     counted[b] = false; // the inputs, held before the step
@@ -113,6 +112,10 @@ void peakUses(runtime::Program &program, const std::vector<planner::Live> &live,
                    [](const auto &a, const auto &b) { return a.bytes > b.bytes; });
 }
 
+/// Gives every buffer the caller does not provide a place in one arena (see
+/// Note [Planning memory]): arguments and results that a kernel writes are
+/// the caller's; the rest live from the launch that writes them (constants:
+/// from the start) to their last reader (results copied out: to the end).
 bool planMemory(runtime::Program &program, std::string &report, std::string &error) {
   size_t n = program.buffers.size();
   int64_t end = static_cast<int64_t>(program.launches.size());
@@ -226,10 +229,6 @@ std::string launchLabel(mlir::Operation &op) {
   return label;
 }
 
-/// The function as launches over buffers, in the kernels' order (the order
-/// codegen::renderCpuKernels numbers them).
-/// Kernels are numbered across the module; `kernel` is the number of the
-/// function's first kernel and is advanced past its last.
 /// Note [Donation]
 /// A step's input that nothing outside the step holds (a parameter, or an
 /// optimizer's moment, whose new value the step computes: the frontend says
@@ -244,6 +243,7 @@ std::string launchLabel(mlir::Operation &op) {
 /// kernel writes. (An input another result of the same loop overwrote would
 /// be read too late, hence "reaches the result": the AdamW updates of
 /// several same-sized parameters share a kernel.)
+
 /// Whether fusion `fusion` may write its result `result` over its operand
 /// `operand`: one loop computes all its results (they have one size), and
 /// the operand reaches that result and every other, only through ops that
@@ -285,14 +285,10 @@ bool writableInPlace(ir::FusionOp fusion, unsigned operand, unsigned result) {
 void donate(runtime::Program &program, const std::vector<mlir::Operation *> &ops,
             const std::vector<bool> &donatable, llvm::raw_ostream &report) {
   size_t n = program.buffers.size();
-  std::vector<int> writer(n, -1), lastReader(n, -1);
-  for (size_t k = 0; k < program.launches.size(); ++k) {
-    for (int b : program.launches[k].outputs)
-      if (writer[b] < 0)
-        writer[b] = static_cast<int>(k);
+  std::vector<int> writer = firstWriters(program), lastReader(n, -1);
+  for (size_t k = 0; k < program.launches.size(); ++k)
     for (int b : program.launches[k].inputs)
       lastReader[b] = static_cast<int>(k);
-  }
   std::vector<bool> isArgument(n, false), taken(program.arguments.size(), false);
   for (int b : program.arguments)
     isArgument[b] = true;
@@ -339,6 +335,11 @@ void donate(runtime::Program &program, const std::vector<mlir::Operation *> &ops
   }
 }
 
+/// The function as launches over buffers, in the kernels' order (the order
+/// codegen::renderCpuKernels numbers them), its results paired with donated
+/// arguments and its buffers planned. Kernels are numbered across the
+/// module; `kernel` is the number of the function's first kernel and is
+/// advanced past its last.
 bool translate(mlir::func::FuncOp function, runtime::Program &program, int &kernel,
                const std::vector<std::vector<int64_t>> &scratch, const std::vector<bool> *donatable,
                std::string &planReport, std::string &error) {

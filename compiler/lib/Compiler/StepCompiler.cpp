@@ -155,9 +155,8 @@ bool execute(runtime::CpuExecutable &executable, const std::vector<const lazy::V
   for (size_t i = 0; i < results.size(); ++i) {
     // A donated result is written into its argument's memory (Note
     // [Donation]), which nothing outside the step holds.
-    buffers.push_back(donors.size() > i && donors[i] >= 0
-                          ? arguments[donors[i]]->sharedBytes()
-                          : lazy::Value::allocate(executable.resultBytes(i)));
+    buffers.push_back(donors[i] >= 0 ? arguments[donors[i]]->sharedBytes()
+                                     : lazy::Value::allocate(executable.resultBytes(i)));
     out.push_back(buffers.back().get());
   }
   absl::Status status = executable.run(in, out);
@@ -216,22 +215,25 @@ public:
            std::vector<ValuePtr> &values, StepMetrics &step, std::string &why) override {
     std::vector<const lazy::Value *> arguments;
     std::lock_guard<std::mutex> lock(mutex_);
-    runtime::CpuExecutable *executable =
-        executableFor(outputs, structure, config, donatable, arguments, step, why);
-    if (executable == nullptr)
+    std::vector<const lazy::Node *> order = lazy::topological_order(outputs);
+    const CompiledStep *compiled =
+        compiledStep(outputs, order, structure, config, donatable, arguments, step, why);
+    if (compiled == nullptr)
       return false;
     std::vector<const lazy::Node *> results;
     for (const lazy::NodePtr &output : outputs)
       results.push_back(output.get());
-    step.kernels_launched += static_cast<int64_t>(executable->program().launches.size());
-    step.memory = plannedMemory(executable->program(), arguments);
+    const runtime::CpuExecutable &executable = *compiled->executable;
+    step.kernels_launched += static_cast<int64_t>(executable.program().launches.size());
+    step.memory = compiled->memory;
     step.has_memory = true;
     if (Available available = availableMemory(); step.memory.planned_peak_bytes > available.bytes) {
-      why = outOfMemory(executable->program(), step.memory, available);
+      why = outOfMemory(executable.program(), step.memory, available);
       step.out_of_memory = true;
       return false;
     }
-    return execute(*executable, arguments, results, values, step.memory.measured_peak_bytes, why);
+    return execute(*compiled->executable, arguments, results, values,
+                   step.memory.measured_peak_bytes, why);
   }
 
   bool plan(const std::vector<lazy::NodePtr> &outputs, uint64_t structure,
@@ -242,11 +244,11 @@ public:
     std::vector<const lazy::Node *> order = lazy::topological_order(outputs);
     std::vector<bool> mask = donationMask(order, donatable);
     if (buildKernels || steps_.count(cacheKey(structure, mask))) {
-      runtime::CpuExecutable *executable =
-          executableFor(outputs, structure, config, donatable, arguments, step, why);
-      if (executable == nullptr)
+      const CompiledStep *compiled =
+          compiledStep(outputs, order, structure, config, donatable, arguments, step, why);
+      if (compiled == nullptr)
         return false;
-      memory = plannedMemory(executable->program(), arguments);
+      memory = compiled->memory;
       return true;
     }
     if (!argumentsOf(order, arguments, why))
@@ -328,14 +330,22 @@ public:
   }
 
 private:
-  /// The compiled program of `outputs` (from the cache, or compiled now) and
-  /// its arguments' values; null with the reason in `why`.
-  runtime::CpuExecutable *executableFor(const std::vector<lazy::NodePtr> &outputs,
-                                        uint64_t structure, const CompilerConfig &config,
-                                        const std::vector<const lazy::Node *> &donatable,
-                                        std::vector<const lazy::Value *> &arguments,
-                                        StepMetrics &step, std::string &why) {
-    std::vector<const lazy::Node *> order = lazy::topological_order(outputs);
+  /// A compiled step and its memory (Note [Step memory]), which depends on
+  /// the program and its arguments' sizes alone: computed once, when compiled.
+  struct CompiledStep {
+    std::unique_ptr<runtime::CpuExecutable> executable;
+    StepMemory memory;
+  };
+
+  /// The compiled program of `outputs` (whose graph is `order`; from the
+  /// cache, or compiled now) and its arguments' values; null with the reason
+  /// in `why`.
+  const CompiledStep *compiledStep(const std::vector<lazy::NodePtr> &outputs,
+                                   const std::vector<const lazy::Node *> &order, uint64_t structure,
+                                   const CompilerConfig &config,
+                                   const std::vector<const lazy::Node *> &donatable,
+                                   std::vector<const lazy::Value *> &arguments, StepMetrics &step,
+                                   std::string &why) {
     if (!argumentsOf(order, arguments, why))
       return nullptr;
     std::vector<bool> mask = donationMask(order, donatable);
@@ -348,9 +358,10 @@ private:
           compile({outputs}, debugOptions(config, tag), step, why, mask);
       if (!executable)
         return nullptr;
-      found = steps_.emplace(key, std::move(executable)).first;
+      StepMemory memory = plannedMemory(executable->program(), arguments);
+      found = steps_.emplace(key, CompiledStep{std::move(executable), std::move(memory)}).first;
     }
-    return found->second.get();
+    return &found->second;
   }
 
   /// The values of the graph's data nodes (the program's arguments, in
@@ -423,7 +434,7 @@ private:
   }
 
   std::mutex mutex_;
-  std::map<uint64_t, std::unique_ptr<runtime::CpuExecutable>> steps_;
+  std::map<uint64_t, CompiledStep> steps_;
   std::unordered_map<uint64_t, std::unique_ptr<runtime::CpuExecutable>> eager_;
 };
 
