@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdlib>
+#include <unistd.h>
 
 namespace sinter::runtime {
 
@@ -11,6 +12,11 @@ HostAllocator &HostAllocator::get() {
   // Never destroyed: tensors freed during static destruction still return here.
   static HostAllocator *allocator = new HostAllocator();
   return *allocator;
+}
+
+int64_t HostAllocator::system_available() {
+  return static_cast<int64_t>(sysconf(_SC_AVPHYS_PAGES)) *
+         static_cast<int64_t>(sysconf(_SC_PAGESIZE));
 }
 
 int64_t HostAllocator::size_class(int64_t bytes) {

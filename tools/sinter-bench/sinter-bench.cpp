@@ -27,7 +27,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
-#include <unistd.h>
 
 ABSL_FLAG(std::string, model, "gpt-mini", "mlp, lenet, resnet18, gpt-mini or bert-mini");
 ABSL_FLAG(std::string, batch_size, "8",
@@ -209,14 +208,16 @@ void printMemoryReport(const StepMemory &m, bool json) {
                 use.example.c_str());
 }
 
-/// The first step of `model` at `batch`, recorded and planned, not built.
-StepMemory planBatch(const std::string &model, int64_t batch, int64_t length) {
+/// The first training step of `model` at `batch`, recorded and planned, not
+/// run.
+StepMemory planFirstStep(const std::string &model, int64_t batch, int64_t length, double lr,
+                         PlanOptions options) {
   tools::ZooTask task = tools::makeZooTask(model, batch, length);
-  optim::AdamW optimizer(task.model->parameters(), {.lr = 1e-3});
+  optim::AdamW optimizer(task.model->parameters(), {.lr = lr});
   optimizer.zero_grad();
   task.loss().backward();
   optimizer.step();
-  return plan_step({.build_kernels = false});
+  return plan_step(options);
 }
 
 /// Note [The largest batch that fits]
@@ -229,8 +230,7 @@ StepMemory planBatch(const std::string &model, int64_t batch, int64_t length) {
 int64_t largestBatch(const std::string &model, int64_t length, const std::string &budgetFlag) {
   bool hasBudget = !budgetFlag.empty();
   int64_t budget = hasBudget ? parseBytes(budgetFlag, "memory-budget")
-                             : static_cast<int64_t>(sysconf(_SC_AVPHYS_PAGES)) *
-                                   static_cast<int64_t>(sysconf(_SC_PAGESIZE));
+                             : runtime::HostAllocator::system_available();
   auto need = [&](const StepMemory &m) {
     return hasBudget ? m.planned_peak_bytes : m.planned_peak_bytes + m.persistent_bytes;
   };
@@ -238,7 +238,7 @@ int64_t largestBatch(const std::string &model, int64_t length, const std::string
   int64_t fits = 0, fails = 0;
   StepMemory atFit, atFail;
   for (int64_t b = 1; b <= kMaxBatch; b *= 2) {
-    StepMemory m = planBatch(model, b, length);
+    StepMemory m = planFirstStep(model, b, length, 1e-3, {.build_kernels = false});
     if (need(m) > budget) {
       fails = b, atFail = m;
       break;
@@ -251,7 +251,7 @@ int64_t largestBatch(const std::string &model, int64_t length, const std::string
                    std::to_string(budget) + " bytes");
   while (fails != 0 && fails - fits > 1) {
     int64_t mid = fits + (fails - fits) / 2;
-    StepMemory m = planBatch(model, mid, length);
+    StepMemory m = planFirstStep(model, mid, length, 1e-3, {.build_kernels = false});
     if (need(m) > budget)
       fails = mid, atFail = m;
     else
@@ -319,13 +319,7 @@ int run() {
   const char *threadsEnv = std::getenv("OMP_NUM_THREADS");
   std::string threads = threadsEnv != nullptr ? threadsEnv : "all";
   if (absl::GetFlag(FLAGS_plan_only) || absl::GetFlag(FLAGS_memory_report)) {
-    // The first step, recorded and compiled, not run.
-    tools::ZooTask task = tools::makeZooTask(model, batch, length);
-    optim::AdamW optimizer(task.model->parameters(), {.lr = lr});
-    optimizer.zero_grad();
-    task.loss().backward();
-    optimizer.step();
-    StepMemory planned = plan_step();
+    StepMemory planned = planFirstStep(model, batch, length, lr, {});
     if (absl::GetFlag(FLAGS_json))
       std::printf("{\"model\": \"%s\", \"batch_size\": %lld, \"length\": %lld, "
                   "\"planned_peak_bytes\": %lld, \"arena_bytes\": %lld, \"result_bytes\": %lld, "

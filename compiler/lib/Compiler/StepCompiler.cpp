@@ -21,7 +21,6 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
-#include <unistd.h>
 #include <unordered_map>
 
 namespace sinter::compiler {
@@ -105,9 +104,7 @@ Available availableMemory() {
                    limit);
     });
   }
-  int64_t systemFree =
-      static_cast<int64_t>(sysconf(_SC_AVPHYS_PAGES)) * static_cast<int64_t>(sysconf(_SC_PAGESIZE));
-  return {systemFree + stats.cached, "in the system"};
+  return {runtime::HostAllocator::system_available() + stats.cached, "in the system"};
 }
 
 /// The out-of-memory message for a step that needs `memory`.
@@ -226,7 +223,6 @@ public:
     const runtime::CpuExecutable &executable = *compiled->executable;
     step.kernels_launched += static_cast<int64_t>(executable.program().launches.size());
     step.memory = compiled->memory;
-    step.has_memory = true;
     if (Available available = availableMemory(); step.memory.planned_peak_bytes > available.bytes) {
       why = outOfMemory(executable.program(), step.memory, available);
       step.out_of_memory = true;

@@ -559,8 +559,11 @@ void mark_step(Loc loc) {
   if (!config.use_reference) {
     std::vector<std::shared_ptr<const lazy::Value>> values;
     std::string why;
-    compiled =
-        runWithCompiler(outputs, structure, config, donatableInputs(outputs), values, step, why);
+    // Eager steps run op by op and give no memory away: no need to look.
+    std::vector<const lazy::Node *> donatable;
+    if (config.enabled)
+      donatable = donatableInputs(outputs);
+    compiled = runWithCompiler(outputs, structure, config, donatable, values, step, why);
     if (step.out_of_memory) // nothing ran: the tensors are still pending
       throwError("mark_step: " + why, loc);
     if (compiled)
@@ -587,7 +590,7 @@ void mark_step(Loc loc) {
   addRun(step, secondsSince(start));
   MetricsState &state = metricsState();
   std::lock_guard<std::mutex> lock(state.mutex);
-  if (compiled && step.has_memory)
+  if (compiled && config.enabled)
     state.metrics.last_step_memory = step.memory;
   state.metrics.compiled_steps += compiled && config.enabled;
   state.metrics.eager_steps += compiled && !config.enabled;

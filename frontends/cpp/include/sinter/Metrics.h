@@ -72,7 +72,6 @@ struct StepMetrics {
   int64_t kernels_launched = 0;
   /// A compiled step's memory (Note [Step memory]); untouched by eager runs.
   StepMemory memory;
-  bool has_memory = false;
   /// The step was not run because its plan needs more memory than is
   /// available (Note [Out of memory before running]): an error, not a
   /// reason to fall back to the reference executor.

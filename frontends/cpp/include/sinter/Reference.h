@@ -25,8 +25,6 @@ private:
   bool previous_;
 };
 
-/// The number of lazy-graph nodes alive now, for tests that check a
-/// training loop does not keep earlier steps' graphs alive.
 /// While alive (on this thread), reading a pending tensor's values
 /// (to_vector, item, printing) computes them on the reference executor even
 /// when the compiler is installed and enabled: the oracle that compiled and
@@ -42,6 +40,8 @@ private:
   bool previous_;
 };
 
+/// The number of lazy-graph nodes alive now, for tests that check a
+/// training loop does not keep earlier steps' graphs alive.
 int64_t live_node_count();
 
 } // namespace sinter::reference

@@ -47,6 +47,10 @@ public:
   /// bytes, within 1/8 above the request.
   static int64_t size_class(int64_t bytes);
 
+  /// Bytes of memory the system has free now (not counting this allocator's
+  /// cached blocks).
+  static int64_t system_available();
+
 private:
   mutable std::mutex mutex_;
   std::map<int64_t, std::vector<void *>> free_;
