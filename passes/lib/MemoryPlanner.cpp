@@ -81,4 +81,139 @@ std::string verifyPlan(const std::vector<Live> &buffers, const Plan &plan) {
   return "";
 }
 
+namespace {
+
+/// Per value, its writer's position in `order` (-1: none) and its last
+/// reader's (returned values: past the end).
+struct Lives {
+  std::vector<int64_t> first, last;
+};
+
+Lives livesIn(const Dataflow &flow, const std::vector<int> &order) {
+  size_t n = flow.bytes.size();
+  int64_t end = static_cast<int64_t>(order.size());
+  Lives lives{std::vector<int64_t>(n, -1), std::vector<int64_t>(n, -1)};
+  std::vector<int64_t> firstRead(n, -1);
+  for (int64_t k = 0; k < end; ++k) {
+    const Dataflow::Kernel &kernel = flow.kernels[order[k]];
+    for (int v : kernel.reads) {
+      lives.last[v] = k;
+      if (firstRead[v] < 0)
+        firstRead[v] = k;
+    }
+    for (int v : kernel.writes)
+      if (lives.first[v] < 0)
+        lives.first[v] = k;
+  }
+  for (size_t v = 0; v < n; ++v) {
+    if (lives.first[v] < 0) // a constant: from its first reader
+      lives.first[v] = firstRead[v] < 0 ? end : firstRead[v];
+    if (flow.returned[v]) // the caller's buffer, for the whole step
+      lives.first[v] = 0, lives.last[v] = end;
+    lives.last[v] = std::max(lives.last[v], lives.first[v]);
+  }
+  return lives;
+}
+
+} // namespace
+
+std::vector<int64_t> liveBytes(const Dataflow &flow, const std::vector<int> &order) {
+  Lives lives = livesIn(flow, order);
+  std::vector<int64_t> delta(order.size() + 2, 0);
+  for (size_t v = 0; v < flow.bytes.size(); ++v) {
+    if (flow.argument[v])
+      continue;
+    delta[lives.first[v]] += flow.bytes[v];
+    delta[lives.last[v] + 1] -= flow.bytes[v];
+  }
+  std::vector<int64_t> live(order.size(), 0);
+  int64_t running = 0;
+  for (size_t k = 0; k < order.size(); ++k)
+    live[k] = running += delta[k];
+  return live;
+}
+
+int64_t simulatedPeak(const Dataflow &flow, const std::vector<int> &order) {
+  std::vector<int64_t> live = liveBytes(flow, order);
+  return live.empty() ? 0 : *std::max_element(live.begin(), live.end());
+}
+
+std::vector<int> scheduleForMemory(const Dataflow &flow) {
+  size_t n = flow.bytes.size(), count = flow.kernels.size();
+  std::vector<int> original(count);
+  std::iota(original.begin(), original.end(), 0);
+  // Writers and readers of each value; kernels wait for their inputs' writers.
+  std::vector<int> writer(n, -1), readersLeft(n, 0), waiting(count, 0);
+  std::vector<std::vector<int>> readers(n), reads(count);
+  for (size_t k = 0; k < count; ++k) {
+    for (int v : flow.kernels[k].writes)
+      if (writer[v] < 0)
+        writer[v] = static_cast<int>(k);
+    reads[k] = flow.kernels[k].reads;
+    std::sort(reads[k].begin(), reads[k].end());
+    reads[k].erase(std::unique(reads[k].begin(), reads[k].end()), reads[k].end());
+  }
+  std::vector<std::vector<int>> successors(count);
+  for (size_t k = 0; k < count; ++k) {
+    for (int v : reads[k]) {
+      ++readersLeft[v];
+      readers[v].push_back(static_cast<int>(k));
+      if (writer[v] >= 0 && writer[v] != static_cast<int>(k))
+        ++waiting[k];
+    }
+    for (int before : flow.kernels[k].after)
+      if (before != static_cast<int>(k)) {
+        successors[before].push_back(static_cast<int>(k));
+        ++waiting[k];
+      }
+  }
+  std::vector<int> ready, order;
+  for (size_t k = 0; k < count; ++k)
+    if (waiting[k] == 0)
+      ready.push_back(static_cast<int>(k));
+  auto costs = [&](int v) { return !flow.argument[v] && !flow.returned[v]; };
+  while (!ready.empty()) {
+    // The ready kernel freeing the most bytes net of what it allocates.
+    size_t best = 0;
+    int64_t bestGain = 0;
+    for (size_t i = 0; i < ready.size(); ++i) {
+      const Dataflow::Kernel &kernel = flow.kernels[ready[i]];
+      int64_t gain = 0;
+      for (int v : kernel.writes)
+        if (writer[v] == ready[i] && costs(v))
+          gain -= flow.bytes[v];
+      for (int v : reads[ready[i]])
+        if (costs(v) && readersLeft[v] == 1)
+          gain += flow.bytes[v];
+      if (i == 0 || gain > bestGain || (gain == bestGain && ready[i] < ready[best]))
+        best = i, bestGain = gain;
+    }
+    int k = ready[best];
+    ready.erase(ready.begin() + static_cast<std::ptrdiff_t>(best));
+    order.push_back(k);
+    for (int v : reads[k])
+      --readersLeft[v];
+    for (int v : flow.kernels[k].writes) {
+      if (writer[v] != k)
+        continue;
+      for (int r : readers[v])
+        if (r != k && --waiting[r] == 0)
+          ready.push_back(r);
+    }
+    for (int r : successors[k])
+      if (--waiting[r] == 0)
+        ready.push_back(r);
+  }
+  if (order.size() != count) // a cycle: not a program; keep it as it is
+    return original;
+  // The original order is kept on a tie, if it runs updates after the
+  // readers of what they replace.
+  bool originalWaits = true;
+  for (size_t k = 0; k < count; ++k)
+    for (int before : flow.kernels[k].after)
+      originalWaits = originalWaits && before < static_cast<int>(k);
+  return !originalWaits || simulatedPeak(flow, order) < simulatedPeak(flow, original) ? order
+                                                                                      : original;
+}
+
 } // namespace sinter::planner

@@ -143,6 +143,9 @@ StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::load(Program program) {
     return absl::FailedPreconditionError(absl::StrCat(
         "cannot load the kernel library ", program.library, ": ", why ? why : "unknown reason"));
   }
+  std::stable_sort(
+      program.fills.begin(), program.fills.end(),
+      [](const Program::Fill &a, const Program::Fill &b) { return a.launch < b.launch; });
   int count = 0;
   for (const Program::Launch &launch : program.launches)
     count = std::max(count, launch.kernel + 1);
@@ -208,9 +211,17 @@ Status CpuExecutable::run(const std::vector<const void *> &arguments,
     if (program_.buffers[b].offset >= 0)
       at[b] = arena.get() + program_.buffers[b].offset;
   // Constants: no kernel writes them; filled at every run, as the arena's
-  // bytes are shared with other programs between runs.
-  for (const Program::Fill &fill : program_.fills)
-    fillWith(at[fill.buffer], program_.buffers[fill.buffer].bytes, fill.element);
+  // bytes are shared with other programs between runs, each just before
+  // its first reader (program_.fills is in launch order).
+  size_t nextFill = 0;
+  auto fillUpTo = [&](size_t launch) {
+    for (; nextFill < program_.fills.size() &&
+           static_cast<size_t>(program_.fills[nextFill].launch) <= launch;
+         ++nextFill) {
+      const Program::Fill &fill = program_.fills[nextFill];
+      fillWith(at[fill.buffer], program_.buffers[fill.buffer].bytes, fill.element);
+    }
+  };
   for (size_t i = 0; i < arguments.size(); ++i)
     at[program_.arguments[i]] = static_cast<uint8_t *>(const_cast<void *>(arguments[i]));
   for (size_t i = 0; i < results.size(); ++i)
@@ -221,6 +232,7 @@ Status CpuExecutable::run(const std::vector<const void *> &arguments,
   bool profiling = !profileRows_.empty();
   for (size_t l = 0; l < program_.launches.size(); ++l) {
     const Program::Launch &launch = program_.launches[l];
+    fillUpTo(l);
     in.clear();
     out.clear();
     for (int b : launch.inputs)
@@ -240,6 +252,7 @@ Status CpuExecutable::run(const std::vector<const void *> &arguments,
     profileRows_[l]->seconds += seconds;
     profileRows_[l]->launches += 1;
   }
+  fillUpTo(program_.launches.size());
   for (size_t i = 0; i < results.size(); ++i)
     if (!inPlace_[i] && bytesOf(program_.results[i]) > 0)
       std::memcpy(results[i], at[program_.results[i]], bytesOf(program_.results[i]));

@@ -32,8 +32,10 @@ ABSL_FLAG(std::string, model, "gpt-mini", "mlp, lenet, resnet18, gpt-mini or ber
 ABSL_FLAG(std::string, batch_size, "8",
           "samples per step, or auto: the largest whose planned step memory fits the budget");
 ABSL_FLAG(std::string, memory_budget, "",
-          "bytes (suffixes KiB, MiB, GiB) the step may allocate beyond its inputs, for "
-          "--batch-size auto; default: the machine's available memory for the step and its inputs");
+          "bytes (suffixes KiB, MiB, GiB) the step may allocate beyond its inputs: the compiler "
+          "recomputes values instead of keeping them to fit, and --batch-size auto picks the "
+          "largest batch within it; default: no budget (auto: the machine's available memory "
+          "for the step and its inputs)");
 ABSL_FLAG(std::string, scale_lr_from, "",
           "NATIVE_BATCH:NATIVE_LR: scale AdamW's learning rate linearly to the batch size "
           "(lr = NATIVE_LR / NATIVE_BATCH * batch * world size)");
@@ -181,10 +183,13 @@ int64_t parseBytes(const std::string &text, const char *flag) {
 void printMemoryReport(const StepMemory &m, bool json) {
   if (json) {
     std::printf("{\"inputs_bytes\": %lld, \"result_bytes\": %lld, \"arena_bytes\": %lld, "
-                "\"peak_tensor_bytes\": %lld, \"peak_workspace_bytes\": %lld, \"by_line\": [",
+                "\"peak_tensor_bytes\": %lld, \"peak_workspace_bytes\": %lld, "
+                "\"recomputed_values\": %lld, \"recompute_operations\": %lld, \"by_line\": [",
                 static_cast<long long>(m.persistent_bytes), static_cast<long long>(m.result_bytes),
                 static_cast<long long>(m.arena_bytes), static_cast<long long>(m.peak_tensor_bytes),
-                static_cast<long long>(m.peak_workspace_bytes));
+                static_cast<long long>(m.peak_workspace_bytes),
+                static_cast<long long>(m.recomputed_values),
+                static_cast<long long>(m.recompute_operations));
     for (size_t i = 0; i < m.peak_by_line.size(); ++i)
       std::printf("%s{\"line\": \"%s\", \"bytes\": %lld}", i ? ", " : "",
                   m.peak_by_line[i].line.c_str(), static_cast<long long>(m.peak_by_line[i].bytes));
@@ -206,6 +211,9 @@ void printMemoryReport(const StepMemory &m, bool json) {
   for (const StepMemory::Use &use : m.peak_by_line)
     std::printf("  %10.1f MiB  %s  (largest: %s)\n", mib(use.bytes), use.line.c_str(),
                 use.example.c_str());
+  std::printf("recomputed instead of kept: %lld values, %lld extra operations a step\n",
+              static_cast<long long>(m.recomputed_values),
+              static_cast<long long>(m.recompute_operations));
 }
 
 /// The first training step of `model` at `batch`, recorded and planned, not
@@ -227,10 +235,9 @@ StepMemory planFirstStep(const std::string &model, int64_t batch, int64_t length
 /// arena and results); without, the step and its inputs within the memory
 /// the system has available. Only plans are made (no kernel is built, no
 /// step runs, nothing is allocated for activations), so it takes seconds.
-int64_t largestBatch(const std::string &model, int64_t length, const std::string &budgetFlag) {
-  bool hasBudget = !budgetFlag.empty();
-  int64_t budget = hasBudget ? parseBytes(budgetFlag, "memory-budget")
-                             : runtime::HostAllocator::system_available();
+int64_t largestBatch(const std::string &model, int64_t length, int64_t memoryBudget) {
+  bool hasBudget = memoryBudget > 0;
+  int64_t budget = hasBudget ? memoryBudget : runtime::HostAllocator::system_available();
   auto need = [&](const StepMemory &m) {
     return hasBudget ? m.planned_peak_bytes : m.planned_peak_bytes + m.persistent_bytes;
   };
@@ -300,16 +307,21 @@ int run() {
   SINTER_CHECK(steps > 0 && warmup >= 0, Loc::current(),
                "--steps must be positive and --warmup not negative");
   compiler::install();
+  const std::string budgetFlag = absl::GetFlag(FLAGS_memory_budget);
+  const int64_t budget = budgetFlag.empty() ? 0 : parseBytes(budgetFlag, "memory-budget");
+  if (budget > 0) { // compiled steps recompute to fit (Note [Rematerialization])
+    CompilerConfig config = compiler_config();
+    config.memory_budget = budget;
+    set_compiler_config(config);
+  }
   int64_t batch = 0;
   if (batchFlag == "auto") {
-    batch = largestBatch(model, length, absl::GetFlag(FLAGS_memory_budget));
+    batch = largestBatch(model, length, budget);
   } else {
     char *end = nullptr;
     long long value = std::strtoll(batchFlag.c_str(), &end, 10);
     SINTER_CHECK(!batchFlag.empty() && *end == '\0' && value > 0, Loc::current(),
                  "--batch-size must be a positive number or auto, got '" + batchFlag + "'");
-    SINTER_CHECK(absl::GetFlag(FLAGS_memory_budget).empty(), Loc::current(),
-                 "--memory-budget is for --batch-size auto");
     batch = value;
   }
   const double lr = learningRate(absl::GetFlag(FLAGS_scale_lr_from), batch);

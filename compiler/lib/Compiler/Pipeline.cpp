@@ -7,6 +7,7 @@
 #include "sinter/Passes/FusionPolicy.h"
 #include "sinter/Passes/MemoryPlanner.h"
 #include "sinter/Passes/Passes.h"
+#include "sinter/runtime/Allocator.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -26,13 +27,18 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <set>
 
 namespace sinter::compiler {
 
-void buildPipeline(mlir::OpPassManager &pm, bool explainFusion) {
+void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options) {
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
-  pm.addNestedPass<mlir::func::FuncOp>(createSinterFusion({.explain = explainFusion}));
+  pm.addNestedPass<mlir::func::FuncOp>(createSinterFusion({.explain = options.explain}));
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addNestedPass<mlir::func::FuncOp>(createSinterSchedule());
+  pm.addNestedPass<mlir::func::FuncOp>(
+      createSinterRematerialize({.budget = options.memoryBudget, .explain = options.explain}));
   pm.addPass(mlir::createCanonicalizerPass());
 }
 
@@ -136,7 +142,7 @@ bool planMemory(runtime::Program &program, std::string &report, std::string &err
   for (size_t b = 0; b < n; ++b)
     live[b].bytes = program.buffers[b].bytes;
   for (const runtime::Program::Fill &fill : program.fills)
-    live[fill.buffer].first = 0, live[fill.buffer].last = end;
+    live[fill.buffer].first = fill.launch;
   for (int64_t k = 0; k < end; ++k) {
     const runtime::Program::Launch &launch = program.launches[k];
     for (int b : launch.outputs)
@@ -171,15 +177,19 @@ bool planMemory(runtime::Program &program, std::string &report, std::string &err
     bySize[i] = i;
   std::stable_sort(bySize.begin(), bySize.end(),
                    [&](size_t a, size_t b) { return planned[a].bytes > planned[b].bytes; });
+  std::vector<int> writer = firstWriters(program);
   llvm::raw_string_ostream os(report);
   os << "arena: " << plan.size << " bytes for " << which.size() << " buffers over "
      << program.launches.size() << " launches\n"
-     << "buffer      bytes     offset  first   last\n";
-  for (size_t i : bySize)
+     << "buffer      bytes     offset  first   last  written by\n";
+  for (size_t i : bySize) {
+    int w = writer[which[i]];
     os << llvm::format(
-        "%6d %10lld %10lld %6lld %6lld\n", which[i], static_cast<long long>(planned[i].bytes),
-        static_cast<long long>(plan.offsets[i]), static_cast<long long>(planned[i].first),
-        static_cast<long long>(planned[i].last));
+              "%6d %10lld %10lld %6lld %6lld  ", which[i], static_cast<long long>(planned[i].bytes),
+              static_cast<long long>(plan.offsets[i]), static_cast<long long>(planned[i].first),
+              static_cast<long long>(planned[i].last))
+       << (w < 0 ? std::string("a constant") : program.launches[w].label) << "\n";
+  }
   return true;
 }
 
@@ -353,6 +363,11 @@ bool translate(mlir::func::FuncOp function, runtime::Program &program, int &kern
     return it->second;
   };
   std::vector<mlir::Operation *> launchOps;
+  if (auto traded = function->getAttrOfType<mlir::DenseI64ArrayAttr>("sinter.rematerialized");
+      traded && traded.size() == 2) {
+    program.recomputedValues = traded[0];
+    program.recomputeOperations = traded[1];
+  }
   for (mlir::BlockArgument arg : function.getArguments())
     program.arguments.push_back(bufferOf(arg));
   for (mlir::Operation &op : function.getBody().front()) {
@@ -370,6 +385,12 @@ bool translate(mlir::func::FuncOp function, runtime::Program &program, int &kern
       if (dense.getElementType().isInteger(1)) // i1 splats are stored as bits
         fill.element = {static_cast<uint8_t>(dense.getSplatValue<bool>() ? 1 : 0)};
       program.fills.push_back(std::move(fill));
+      continue;
+    }
+    if (auto reshape = mlir::dyn_cast<ir::ReshapeOp>(op)) {
+      // A view: the same bytes in another shape (row-major either way).
+      int base = bufferOf(reshape.getOperand());
+      buffers[reshape.getResult()] = base;
       continue;
     }
     if (mlir::isa<mlir::func::ReturnOp>(op)) {
@@ -396,6 +417,13 @@ bool translate(mlir::func::FuncOp function, runtime::Program &program, int &kern
     }
     program.launches.push_back(std::move(launch));
   }
+  // Each constant is filled just before its first reader.
+  std::vector<int> firstReader(program.buffers.size(), static_cast<int>(program.launches.size()));
+  for (size_t k = program.launches.size(); k-- > 0;)
+    for (int b : program.launches[k].inputs)
+      firstReader[b] = static_cast<int>(k);
+  for (runtime::Program::Fill &fill : program.fills)
+    fill.launch = firstReader[fill.buffer];
   std::string donations;
   llvm::raw_string_ostream report(donations);
   if (donatable != nullptr)
@@ -406,6 +434,36 @@ bool translate(mlir::func::FuncOp function, runtime::Program &program, int &kern
     return false;
   planReport += donations;
   return true;
+}
+
+/// What a step's results will allocate (each in the allocator's size
+/// class) once donation pairs them with donatable arguments of their size
+/// (Note [Donation]; an estimate before scheduling: `donate` decides).
+int64_t resultBytesAfterDonation(mlir::func::FuncOp function, const std::vector<bool> *donatable) {
+  std::multiset<int64_t> free;
+  for (auto [a, type] : llvm::enumerate(function.getArgumentTypes()))
+    if (donatable != nullptr && a < donatable->size() && (*donatable)[a])
+      free.insert(mlir::cast<mlir::ShapedType>(type).getNumElements() * elementBytes(type));
+  int64_t bytes = 0;
+  for (mlir::Type type : function.getResultTypes()) {
+    int64_t size = mlir::cast<mlir::ShapedType>(type).getNumElements() * elementBytes(type);
+    if (auto match = free.find(size); match != free.end())
+      free.erase(match);
+    else
+      bytes += runtime::HostAllocator::size_class(size);
+  }
+  return bytes;
+}
+
+/// A program's memory as the step will allocate it (Note [Step memory]):
+/// its arena and its results not donated, each in the allocator's size
+/// class.
+int64_t plannedBytes(const runtime::Program &program) {
+  int64_t bytes = runtime::HostAllocator::size_class(program.arenaBytes);
+  for (size_t r = 0; r < program.results.size(); ++r)
+    if (program.donors[r] < 0)
+      bytes += runtime::HostAllocator::size_class(program.buffers[program.results[r]].bytes);
+  return bytes;
 }
 
 using Clock = std::chrono::steady_clock;
@@ -437,7 +495,7 @@ namespace {
 bool lowerAndPlan(const std::vector<std::vector<lazy::NodePtr>> &graphs,
                   std::vector<runtime::Program> &programs, CpuStep &step, std::string &error,
                   const DebugOptions &debug, bool buildKernels,
-                  const std::vector<std::vector<bool>> *donatable) {
+                  const std::vector<std::vector<bool>> *donatable, int64_t memoryBudget) {
   mlir::MLIRContext context;
   context.loadDialect<ir::SinterDialect, mlir::func::FuncDialect>();
   llvm::raw_string_ostream diagnostics(error);
@@ -466,69 +524,109 @@ bool lowerAndPlan(const std::vector<std::vector<lazy::NodePtr>> &graphs,
   }
   step.times.lower = secondsSince(start);
 
-  start = Clock::now();
-  std::string passLog;
-  llvm::raw_string_ostream passes(passLog);
-  mlir::PassManager pm(&context);
-  if (debug.level >= 4) {
-    context.disableMultithreading();
-    pm.enableIRPrinting([](mlir::Pass *, mlir::Operation *) { return false; },
-                        [](mlir::Pass *, mlir::Operation *) { return true; },
-                        /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false,
-                        /*printAfterOnlyOnFailure=*/false, passes);
+  // Note [Fitting a memory budget]: the budget covers the arena and the
+  // results the step allocates; the rematerialization pass trades within
+  // the arena's share, estimated by the bytes live at once. Packing can
+  // need a little more than that, so when the planned step is still over
+  // the budget, the pipeline runs again from the lowered module with the
+  // arena's share lowered by the excess (at most kBudgetAttempts times).
+  constexpr int kBudgetAttempts = 5;
+  bool budgeted = memoryBudget > 0 && graphs.size() == 1;
+  int64_t arenaBudget = 0;
+  if (budgeted)
+    for (mlir::func::FuncOp function : module->getOps<mlir::func::FuncOp>())
+      arenaBudget = memoryBudget -
+                    resultBytesAfterDonation(function, donatable != nullptr && !donatable->empty()
+                                                           ? &donatable->front()
+                                                           : nullptr);
+  mlir::OwningOpRef<mlir::ModuleOp> lowered;
+  if (budgeted)
+    lowered = module->clone();
+  std::string source;
+  std::vector<std::string> planReports;
+  for (int attempt = 0;; ++attempt) {
+    start = Clock::now();
+    std::string passLog;
+    llvm::raw_string_ostream passes(passLog);
+    mlir::PassManager pm(&context);
+    if (debug.level >= 4) {
+      context.disableMultithreading();
+      pm.enableIRPrinting([](mlir::Pass *, mlir::Operation *) { return false; },
+                          [](mlir::Pass *, mlir::Operation *) { return true; },
+                          /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false,
+                          /*printAfterOnlyOnFailure=*/false, passes);
+    }
+    fusionReport.clear();
+    buildPipeline(pm, {.explain = debug.level >= 2,
+                       .memoryBudget = budgeted ? std::max<int64_t>(1, arenaBudget) : 0});
+    bool passed = mlir::succeeded(pm.run(*module));
+    step.times.passes += secondsSince(start);
+    if (debug.level >= 4)
+      dump(debug, ".passes.mlir", passLog);
+    if (debug.level >= 2)
+      dump(debug, ".fusion.txt", fusionReport);
+    if (!passed)
+      return false;
+
+    start = Clock::now();
+    std::vector<std::vector<int64_t>> scratch;
+    mlir::FailureOr<std::string> rendered =
+        codegen::renderCpuKernels(module->getOperation(), "sinter_kernel_", step.kernels, &scratch);
+    step.times.codegen += secondsSince(start);
+    if (mlir::failed(rendered))
+      return false;
+    source = std::move(*rendered);
+
+    programs.clear();
+    planReports.clear();
+    int kernel = 0;
+    for (mlir::func::FuncOp function : module->getOps<mlir::func::FuncOp>()) {
+      runtime::Program &program = programs.emplace_back();
+      program.kernelPrefix = "sinter_kernel_";
+      std::string translateError;
+      std::string &planReport = planReports.emplace_back();
+      const std::vector<bool> *donatableHere =
+          donatable != nullptr && programs.size() <= donatable->size()
+              ? &(*donatable)[programs.size() - 1]
+              : nullptr;
+      if (!translate(function, program, kernel, scratch, donatableHere, planReport,
+                     translateError)) {
+        diagnostics << translateError << "\n";
+        return false;
+      }
+    }
+    int64_t planned = budgeted ? plannedBytes(programs.front()) : 0;
+    if (!budgeted || planned <= memoryBudget || attempt + 1 == kBudgetAttempts)
+      break;
+    // The allocator's size classes step by an eighth of a power of two, so
+    // a small excess may need a larger cut: at least a sixteenth.
+    arenaBudget -= std::max(planned - memoryBudget, arenaBudget / 16);
+    module = lowered->clone();
   }
-  buildPipeline(pm, /*explain=*/debug.level >= 2);
-  bool passed = mlir::succeeded(pm.run(*module));
-  step.times.passes = secondsSince(start);
-  if (debug.level >= 4)
-    dump(debug, ".passes.mlir", passLog);
-  if (debug.level >= 2)
-    dump(debug, ".fusion.txt", fusionReport);
-  if (!passed)
-    return false;
+
   llvm::raw_string_ostream ir(step.ir);
   module->print(ir);
   if (debug.level >= 2)
     dump(debug, ".mlir", step.ir);
-
-  start = Clock::now();
-  std::vector<std::vector<int64_t>> scratch;
-  mlir::FailureOr<std::string> source =
-      codegen::renderCpuKernels(module->getOperation(), "sinter_kernel_", step.kernels, &scratch);
-  step.times.codegen = secondsSince(start);
-  if (mlir::failed(source))
-    return false;
   if (debug.level >= 3)
-    dump(debug, ".kernels.cpp", *source);
+    dump(debug, ".kernels.cpp", source);
+  if (debug.level >= 2) {
+    size_t f = 0;
+    for (mlir::func::FuncOp function : module->getOps<mlir::func::FuncOp>())
+      dump(debug, (llvm::Twine(".") + function.getSymName() + ".plan.txt").str(), planReports[f++]);
+  }
 
   start = Clock::now();
   codegen::CompiledLibrary library;
   std::string compileError;
-  if (buildKernels && !codegen::compileHostLibrary(*source, library, compileError)) {
+  if (buildKernels && !codegen::compileHostLibrary(source, library, compileError)) {
     diagnostics << compileError;
     return false;
   }
   step.library = library.path;
   step.cacheHit = library.cacheHit;
-  programs.clear();
-  int kernel = 0;
-  for (mlir::func::FuncOp function : module->getOps<mlir::func::FuncOp>()) {
-    runtime::Program &program = programs.emplace_back();
+  for (runtime::Program &program : programs)
     program.library = library.path;
-    program.kernelPrefix = "sinter_kernel_";
-    std::string translateError;
-    std::string planReport;
-    const std::vector<bool> *donatableHere =
-        donatable != nullptr && programs.size() <= donatable->size()
-            ? &(*donatable)[programs.size() - 1]
-            : nullptr;
-    if (!translate(function, program, kernel, scratch, donatableHere, planReport, translateError)) {
-      diagnostics << translateError << "\n";
-      return false;
-    }
-    if (debug.level >= 2)
-      dump(debug, (llvm::Twine(".") + function.getSymName() + ".plan.txt").str(), planReport);
-  }
   step.times.build = secondsSince(start);
   return true;
 }
@@ -537,19 +635,21 @@ bool lowerAndPlan(const std::vector<std::vector<lazy::NodePtr>> &graphs,
 
 bool compileGraphsForCpu(const std::vector<std::vector<lazy::NodePtr>> &graphs,
                          std::vector<runtime::Program> &programs, CpuStep &step, std::string &error,
-                         const DebugOptions &debug,
-                         const std::vector<std::vector<bool>> *donatable) {
-  return lowerAndPlan(graphs, programs, step, error, debug, /*buildKernels=*/true, donatable);
+                         const DebugOptions &debug, const std::vector<std::vector<bool>> *donatable,
+                         int64_t memoryBudget) {
+  return lowerAndPlan(graphs, programs, step, error, debug, /*buildKernels=*/true, donatable,
+                      memoryBudget);
 }
 
 bool planStepForCpu(const std::vector<lazy::NodePtr> &outputs, runtime::Program &program,
-                    CpuStep &step, std::string &error, const std::vector<bool> *donatable) {
+                    CpuStep &step, std::string &error, const std::vector<bool> *donatable,
+                    int64_t memoryBudget) {
   std::vector<runtime::Program> programs;
   std::vector<std::vector<bool>> perGraph;
   if (donatable != nullptr)
     perGraph.push_back(*donatable);
   if (!lowerAndPlan({outputs}, programs, step, error, {}, /*buildKernels=*/false,
-                    donatable != nullptr ? &perGraph : nullptr))
+                    donatable != nullptr ? &perGraph : nullptr, memoryBudget))
     return false;
   program = std::move(programs.front());
   return true;

@@ -69,6 +69,8 @@ StepMemory plannedMemory(const runtime::Program &program,
   memory.planned_peak_bytes = memory.arena_bytes + memory.result_bytes;
   memory.peak_workspace_bytes = program.peakWorkspaceBytes;
   memory.peak_tensor_bytes = program.peakTensorBytes;
+  memory.recomputed_values = program.recomputedValues;
+  memory.recompute_operations = program.recomputeOperations;
   for (const runtime::Program::PeakUse &use : program.peakUses)
     memory.peak_by_line.push_back({use.line, use.example, use.bytes});
   for (const lazy::Value *argument : arguments)
@@ -239,7 +241,7 @@ public:
     std::lock_guard<std::mutex> lock(mutex_);
     std::vector<const lazy::Node *> order = lazy::topological_order(outputs);
     std::vector<bool> mask = donationMask(order, donatable);
-    if (buildKernels || steps_.count(cacheKey(structure, mask))) {
+    if (buildKernels || steps_.count(cacheKey(structure, mask, config.memory_budget))) {
       const CompiledStep *compiled =
           compiledStep(outputs, order, structure, config, donatable, arguments, step, why);
       if (compiled == nullptr)
@@ -251,7 +253,7 @@ public:
       return false;
     runtime::Program program;
     CpuStep build;
-    if (!planStepForCpu(outputs, program, build, why, &mask))
+    if (!planStepForCpu(outputs, program, build, why, &mask, config.memory_budget))
       return false;
     step.compile += build.times;
     memory = plannedMemory(program, arguments);
@@ -345,13 +347,13 @@ private:
     if (!argumentsOf(order, arguments, why))
       return nullptr;
     std::vector<bool> mask = donationMask(order, donatable);
-    uint64_t key = cacheKey(structure, mask);
+    uint64_t key = cacheKey(structure, mask, config.memory_budget);
     auto found = steps_.find(key);
     if (found == steps_.end()) {
       char tag[32];
       std::snprintf(tag, sizeof tag, "step-%016llx", static_cast<unsigned long long>(key));
       std::unique_ptr<runtime::CpuExecutable> executable =
-          compile({outputs}, debugOptions(config, tag), step, why, mask);
+          compile({outputs}, debugOptions(config, tag), step, why, mask, config.memory_budget);
       if (!executable)
         return nullptr;
       StepMemory memory = plannedMemory(executable->program(), arguments);
@@ -384,13 +386,14 @@ private:
     return mask;
   }
 
-  /// The executable cache's key: the graph's structure and which arguments
-  /// are donated (a different program when that changes).
-  static uint64_t cacheKey(uint64_t structure, const std::vector<bool> &mask) {
+  /// The executable cache's key: the graph's structure, which arguments
+  /// are donated and the memory budget (a different program when either
+  /// changes).
+  static uint64_t cacheKey(uint64_t structure, const std::vector<bool> &mask, int64_t budget) {
     uint64_t key = structure;
     for (bool donated : mask)
       key = (key ^ (donated ? 0x9e3779b97f4a7c15ull : 0x632be59bd9b4e019ull)) * 0x100000001b3ull;
-    return key;
+    return (key ^ static_cast<uint64_t>(budget)) * 0x100000001b3ull;
   }
 
   /// Compiles and loads one program per graph (one kernel library for all);
@@ -398,11 +401,11 @@ private:
   std::vector<std::unique_ptr<runtime::CpuExecutable>>
   compileAll(const std::vector<std::vector<lazy::NodePtr>> &graphs, const DebugOptions &debug,
              StepMetrics &step, std::string &why,
-             const std::vector<std::vector<bool>> *donatable = nullptr) {
+             const std::vector<std::vector<bool>> *donatable = nullptr, int64_t budget = 0) {
     CpuStep build;
     std::vector<runtime::Program> programs;
     std::string error;
-    if (!compileGraphsForCpu(graphs, programs, build, error, debug, donatable)) {
+    if (!compileGraphsForCpu(graphs, programs, build, error, debug, donatable, budget)) {
       why = "compilation failed: " + error.substr(0, error.find('\n'));
       return {};
     }
@@ -419,13 +422,12 @@ private:
     return executables;
   }
 
-  std::unique_ptr<runtime::CpuExecutable> compile(const std::vector<lazy::NodePtr> &outputs,
-                                                  const DebugOptions &debug, StepMetrics &step,
-                                                  std::string &why,
-                                                  const std::vector<bool> &donatable) {
+  std::unique_ptr<runtime::CpuExecutable>
+  compile(const std::vector<lazy::NodePtr> &outputs, const DebugOptions &debug, StepMetrics &step,
+          std::string &why, const std::vector<bool> &donatable, int64_t budget) {
     std::vector<std::vector<bool>> perGraph = {donatable};
     std::vector<std::unique_ptr<runtime::CpuExecutable>> one =
-        compileAll({outputs}, debug, step, why, &perGraph);
+        compileAll({outputs}, debug, step, why, &perGraph, budget);
     return one.empty() ? nullptr : std::move(one.front());
   }
 

@@ -6,6 +6,7 @@
 #include "sinter/Metrics.h"
 #include "sinter/Reference.h"
 #include "sinter/lazy/Graph.h"
+#include "sinter/runtime/ByteCount.h"
 
 #include "Format.h"
 
@@ -349,10 +350,12 @@ std::string metrics_report() {
           "\nexecute time: ", m.execute_seconds, " s", "\nkernels launched: ", m.kernels_launched,
           "\n");
   if (const StepMemory &memory = m.last_step_memory; memory.planned_peak_bytes > 0)
-    report += cat("last compiled step's memory: ", memory.planned_peak_bytes,
-                  " bytes planned (arena ", memory.arena_bytes, ", results ", memory.result_bytes,
-                  "), ", memory.measured_peak_bytes, " measured, on top of ",
-                  memory.persistent_bytes, " bytes of inputs\n");
+    report +=
+        cat("last compiled step's memory: ", memory.planned_peak_bytes, " bytes planned (arena ",
+            memory.arena_bytes, ", results ", memory.result_bytes, "), ",
+            memory.measured_peak_bytes, " measured, on top of ", memory.persistent_bytes,
+            " bytes of inputs; ", memory.recomputed_values, " values recomputed instead of kept (",
+            memory.recompute_operations, " extra operations)\n");
   for (const std::string &reason : m.recompile_reasons)
     report += cat("recompiled: ", reason, "\n");
   for (const std::string &reason : m.fallback_reasons)
@@ -386,6 +389,16 @@ struct CompilerState {
     }
     if (const char *value = std::getenv("SINTER_DUMP_DIR"))
       config.dump_dir = value;
+    if (const char *value = std::getenv("SINTER_MEMORY_BUDGET"); value != nullptr && *value) {
+      int64_t bytes = runtime::parseByteCount(value);
+      if (bytes < 0)
+        std::fprintf(stderr,
+                     "sinter: warning: SINTER_MEMORY_BUDGET='%s' is not a number of bytes "
+                     "(optionally with KiB, MiB or GiB); no budget\n",
+                     value);
+      else
+        config.memory_budget = bytes;
+    }
     return config;
   }();
   std::shared_ptr<detail::StepCompiler> compiler;
@@ -396,7 +409,10 @@ CompilerState &compilerState() {
 }
 } // namespace
 
-void set_compiler_config(const CompilerConfig &config) {
+void set_compiler_config(const CompilerConfig &config, std::source_location where) {
+  SINTER_CHECK(config.memory_budget >= 0, where,
+               "CompilerConfig::memory_budget is " + std::to_string(config.memory_budget) +
+                   " bytes; it must be 0 (no budget) or positive");
   std::lock_guard<std::mutex> lock(compilerState().mutex);
   compilerState().config = config;
 }

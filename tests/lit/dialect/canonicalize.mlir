@@ -231,3 +231,29 @@ func.func @pow_by_constant(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, 
   %2 = sinter.pow %x, %half : tensor<4xf32>
   return %0, %1, %2 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// A fusion that yields a value and its reshape (a gradient read by two
+// matmuls in two shapes) writes it once; the reshape moves outside, where it
+// is a view of the same buffer. A reshape of an internal value alone is
+// yielded as that value, reshaped outside.
+// CHECK-LABEL: func.func @reshaped_results_are_views
+// CHECK: %[[F:.*]]:2 = sinter.fusion %{{.*}} : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>)
+// CHECK-NOT: sinter.reshape
+// CHECK: sinter.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[V:.*]] = sinter.reshape %[[F]]#0 : tensor<4x8xf32> -> tensor<2x2x8xf32>
+// CHECK-NEXT: %[[W:.*]] = sinter.reshape %[[F]]#1 : tensor<4x8xf32> -> tensor<32xf32>
+// CHECK-NEXT: return %[[F]]#0, %[[V]], %[[W]]
+func.func @reshaped_results_are_views(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<2x2x8xf32>, tensor<32xf32>) {
+  %r:3 = sinter.fusion %x : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<2x2x8xf32>, tensor<32xf32>) {
+  ^bb0(%in: tensor<4x8xf32>):
+    %e = sinter.exp %in : tensor<4x8xf32>
+    %v = sinter.reshape %e : tensor<4x8xf32> -> tensor<2x2x8xf32>
+    %t = sinter.tanh %in : tensor<4x8xf32>
+    %w = sinter.reshape %t : tensor<4x8xf32> -> tensor<32xf32>
+    sinter.yield %e, %v, %w : tensor<4x8xf32>, tensor<2x2x8xf32>, tensor<32xf32>
+  }
+  return %r#0, %r#1, %r#2 : tensor<4x8xf32>, tensor<2x2x8xf32>, tensor<32xf32>
+}

@@ -227,4 +227,61 @@ TEST(Donation, AnInputTheStepAlsoReturnsKeepsItsValue) {
   EXPECT_EQ(p.to_vector<double>(), (std::vector<double>{2, 4, 6, 8, 10, 12}));
 }
 
+/// gpt-mini's losses over `steps` compiled AdamW steps (batch 4, 64 tokens)
+/// under `config`, and the last step's memory.
+std::vector<float> gptLosses(const CompilerConfig &config, int steps, StepMemory &memory) {
+  compiler::install();
+  set_compiler_config(config);
+  tools::ZooTask task = tools::makeZooTask("gpt-mini", /*batch=*/4, /*length=*/64, /*seed=*/9);
+  optim::AdamW optimizer(task.model->parameters(), {.lr = 1e-3});
+  std::vector<float> losses;
+  for (int step = 0; step < steps; ++step) {
+    optimizer.zero_grad();
+    Tensor loss = task.loss();
+    loss.backward();
+    optimizer.step();
+    mark_step();
+    losses.push_back(loss.item<float>());
+    memory = metrics().last_step_memory;
+  }
+  set_compiler_config({});
+  return losses;
+}
+
+TEST(Rematerialization, ABudgetBelowThePeakTrainsWithIdenticalLosses) {
+  // Note [Rematerialization]: without a budget, pointwise values (GELU's
+  // output) are recomputed where the backward pass reads them; under a
+  // budget below that step's memory, more is (layer norms, softmaxes, the
+  // matmuls feeding them) until the plan fits or nothing is left to trade.
+  // The arithmetic is the same, so the losses are equal to the bit.
+  StepMemory free, least, fitted;
+  std::vector<float> unconstrained = gptLosses({}, 3, free);
+  EXPECT_GT(free.recomputed_values, 0);
+  EXPECT_GT(free.recompute_operations, 0);
+  // A budget nothing can meet: everything worth trading is traded.
+  std::vector<float> constrained = gptLosses({.memory_budget = 1}, 3, least);
+  EXPECT_EQ(constrained, unconstrained);
+  EXPECT_LT(least.planned_peak_bytes, free.planned_peak_bytes);
+  EXPECT_EQ(least.measured_peak_bytes, least.planned_peak_bytes);
+  EXPECT_GT(least.recomputed_values, free.recomputed_values);
+  EXPECT_GT(least.recompute_operations, free.recompute_operations);
+  // A budget that can be met, below the unconstrained step: the plan fits.
+  std::vector<float> fitting = gptLosses({.memory_budget = least.planned_peak_bytes}, 3, fitted);
+  EXPECT_EQ(fitting, unconstrained);
+  EXPECT_LE(fitted.planned_peak_bytes, least.planned_peak_bytes);
+  EXPECT_EQ(fitted.measured_peak_bytes, fitted.planned_peak_bytes);
+}
+
+TEST(Rematerialization, ANegativeBudgetIsRefused) {
+  try {
+    set_compiler_config({.memory_budget = -1});
+    ADD_FAILURE() << "a negative budget was accepted";
+  } catch (const Error &error) {
+    EXPECT_NE(std::string(error.what()).find("StepMemoryTest.cpp"), std::string::npos);
+    EXPECT_NE(error.message().find("memory_budget is -1 bytes"), std::string::npos)
+        << error.message();
+  }
+  EXPECT_EQ(compiler_config().memory_budget, 0);
+}
+
 } // namespace

@@ -16,11 +16,22 @@ class OpPassManager;
 
 namespace sinter::compiler {
 
+/// How to compile, beyond what to show.
+struct PipelineOptions {
+  /// Report every fusion and rematerialization decision as a remark.
+  bool explain = false;
+  /// Bytes the step's own memory (what its kernels write, results included)
+  /// should fit in, by recomputing instead of keeping (Note
+  /// [Rematerialization] in passes/lib/Rematerialize.cpp); 0: no budget
+  /// (only free recomputation).
+  int64_t memoryBudget = 0;
+};
+
 /// The passes from a lowered step to fused kernels, in order: canonicalize,
-/// CSE, fusion (reporting every decision as a remark with `explainFusion`),
-/// canonicalize. (Decomposition, rematerialization, scheduling
-/// and buffer assignment join this chain as they are written.)
-void buildPipeline(mlir::OpPassManager &pm, bool explainFusion = false);
+/// CSE, fusion, canonicalize, scheduling for memory, rematerialization,
+/// canonicalize (the clones' unread results dropped). Buffer assignment
+/// follows on the Program (planMemory in Pipeline.cpp).
+void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options = {});
 
 /// What to show of a compilation (SINTER_DEBUG, SINTER_DUMP_DIR).
 struct DebugOptions {
@@ -57,17 +68,19 @@ bool compileStepForCpu(const std::vector<lazy::NodePtr> &outputs, CpuStep &step,
 /// `step` describes the whole build (its `program` is left empty).
 /// `donatable`, when given, says per graph and per argument whether the
 /// argument's memory may be written over by a result (Note [Donation]).
+/// `memoryBudget`: see PipelineOptions.
 bool compileGraphsForCpu(const std::vector<std::vector<lazy::NodePtr>> &graphs,
                          std::vector<runtime::Program> &programs, CpuStep &step, std::string &error,
                          const DebugOptions &debug = {},
-                         const std::vector<std::vector<bool>> *donatable = nullptr);
+                         const std::vector<std::vector<bool>> *donatable = nullptr,
+                         int64_t memoryBudget = 0);
 
 /// The program of one step and its memory plan, without building its kernels
 /// (no host compiler): what planning a batch size needs. The program's
 /// library is empty; it cannot run.
 bool planStepForCpu(const std::vector<lazy::NodePtr> &outputs, runtime::Program &program,
-                    CpuStep &step, std::string &error,
-                    const std::vector<bool> *donatable = nullptr);
+                    CpuStep &step, std::string &error, const std::vector<bool> *donatable = nullptr,
+                    int64_t memoryBudget = 0);
 
 } // namespace sinter::compiler
 

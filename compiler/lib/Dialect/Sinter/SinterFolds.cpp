@@ -317,8 +317,72 @@ struct PruneFusionResults : OpRewritePattern<FusionOp> {
     return success();
   }
 };
+
+/// Moves a reshape that a fusion yields out of it: the kernel writes the
+/// reshape's operand and a reshape outside, which the runtime treats as a
+/// view of the same buffer, gives the consumers their shape. A fusion that
+/// yielded both a value and its reshape (a gradient read by two matmuls in
+/// two shapes) then writes it once: one buffer instead of two copies.
+struct ReshapeFusionResultsOutside : OpRewritePattern<FusionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(FusionOp op, PatternRewriter &rewriter) const override {
+    Block &body = op.getBody().front();
+    auto yield = cast<YieldOp>(body.getTerminator());
+    SmallVector<Value> values(yield.getValues());
+    SmallVector<Type> types(op.getResultTypes());
+    // Per result: -1 unchanged; otherwise the result (or, for a block
+    // argument, the input) whose reshape replaces it.
+    SmallVector<std::pair<int, bool>> source(values.size(), {-1, false});
+    bool any = false, retype = false;
+    for (auto [k, value] : llvm::enumerate(yield.getValues())) {
+      auto reshape = value.getDefiningOp<ReshapeOp>();
+      if (!reshape || op.getResult(k).use_empty())
+        continue;
+      Value from = reshape.getOperand();
+      any = true;
+      if (auto arg = dyn_cast<BlockArgument>(from); arg && arg.getOwner() == &body) {
+        source[k] = {static_cast<int>(arg.getArgNumber()), true};
+        continue;
+      }
+      auto same = llvm::find(values, from);
+      if (same != values.end()) {
+        source[k] = {static_cast<int>(same - values.begin()), false};
+        continue;
+      }
+      values[k] = from; // the kernel writes the operand; the reshape is outside
+      types[k] = from.getType();
+      source[k] = {static_cast<int>(k), false};
+      retype = true;
+    }
+    if (!any)
+      return failure();
+    FusionOp fusion = op;
+    if (retype) {
+      fusion = rewriter.create<FusionOp>(op.getLoc(), types, op.getInputs());
+      rewriter.inlineRegionBefore(op.getBody(), fusion.getBody(), fusion.getBody().end());
+      rewriter.setInsertionPoint(yield);
+      rewriter.replaceOpWithNewOp<YieldOp>(yield, values);
+    }
+    rewriter.setInsertionPointAfter(fusion);
+    for (auto [k, from] : llvm::enumerate(source)) {
+      Value old = op.getResult(k);
+      if (from.first < 0) {
+        if (fusion != op)
+          rewriter.replaceAllUsesWith(old, fusion.getResult(k));
+        continue;
+      }
+      Value base = from.second ? fusion.getInputs()[from.first] : fusion.getResult(from.first);
+      Value view = rewriter.create<ReshapeOp>(op.getLoc(), old.getType(), base);
+      rewriter.replaceAllUsesWith(old, view);
+    }
+    if (fusion != op)
+      rewriter.eraseOp(op);
+    return success();
+  }
+};
 } // namespace
 
 void FusionOp::getCanonicalizationPatterns(RewritePatternSet &patterns, MLIRContext *context) {
-  patterns.add<PruneFusionResults>(context);
+  patterns.add<PruneFusionResults, ReshapeFusionResultsOutside>(context);
 }

@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <source_location>
 #include <string>
 #include <vector>
 
@@ -42,9 +43,18 @@ struct CompilerConfig {
   int debug = 0;
   /// SINTER_DUMP_DIR: where debug files go (stderr when empty).
   std::string dump_dir = {};
+  /// SINTER_MEMORY_BUDGET: bytes a compiled step's own memory (what it
+  /// allocates beyond its inputs: StepMemory::planned_peak_bytes) should
+  /// fit in; the compiler recomputes values after the peak instead of
+  /// keeping them until it does or nothing is left to trade (0: no budget;
+  /// only recomputation that costs no memory). See StepMemory's
+  /// recomputed_values.
+  int64_t memory_budget = 0;
 };
 
-void set_compiler_config(const CompilerConfig &config);
+/// Throws sinter::Error for a config that cannot be (a negative budget).
+void set_compiler_config(const CompilerConfig &config,
+                         std::source_location where = std::source_location::current());
 CompilerConfig compiler_config();
 
 namespace detail {

@@ -58,6 +58,11 @@ struct StepMemory {
     int64_t bytes = 0;
   };
   std::vector<Use> peak_by_line;
+  /// Values recomputed after the peak instead of kept (rematerialization;
+  /// CompilerConfig::memory_budget trades more), and the extra arithmetic
+  /// operations per step that costs.
+  int64_t recomputed_values = 0;
+  int64_t recompute_operations = 0;
 };
 
 /// What running one step did (the step compiler fills it in).

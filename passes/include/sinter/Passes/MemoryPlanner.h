@@ -40,6 +40,48 @@ Plan planBestFit(const std::vector<Live> &buffers, int64_t alignment = 64);
 /// every buffer lies inside the arena; returns "" or what is wrong.
 std::string verifyPlan(const std::vector<Live> &buffers, const Plan &plan);
 
+/// Note [Scheduling for memory]
+/// The order of a step's kernels decides which values are live together: a
+/// gradient kept while an unrelated branch runs first costs its bytes for
+/// that whole branch. The scheduler reorders the kernels, respecting their
+/// dependencies, by list scheduling: of the kernels whose inputs are ready,
+/// run next the one that frees the most bytes net of what it allocates (its
+/// inputs it reads last, minus its outputs), ties broken by the original
+/// order. Greedy orders can lose to the original on some graphs, so the
+/// original is kept unless the new order's simulated peak is lower. Values
+/// are the kernels' results; a value written by no kernel is an argument
+/// (held by the caller: no cost) or a constant (live from its first
+/// reader); a value the step returns is in the caller's result buffer for
+/// the whole step. A kernel may also have to wait for kernels it reads
+/// nothing from: an update that may be written into its parameter's memory
+/// runs after every other reader of the parameter.
+
+/// A program as kernels over values, for scheduling and rematerialization.
+struct Dataflow {
+  struct Kernel {
+    std::vector<int> reads, writes;
+    /// Kernels that must run before this one though it reads nothing they
+    /// write: the readers of a value this one overwrites (an update written
+    /// into its parameter's memory, Note [Donation]).
+    std::vector<int> after = {};
+  };
+  std::vector<int64_t> bytes;  // per value
+  std::vector<bool> argument;  // per value: the caller's (costs nothing)
+  std::vector<bool> returned;  // per value: the caller's result buffer, the whole step
+  std::vector<Kernel> kernels; // in the current order
+};
+
+/// Live bytes after each kernel of `order` runs (at index k: while kernel
+/// order[k] runs, its outputs and every value still to be read), and the
+/// highest of them.
+std::vector<int64_t> liveBytes(const Dataflow &flow, const std::vector<int> &order);
+int64_t simulatedPeak(const Dataflow &flow, const std::vector<int> &order);
+
+/// An order of flow.kernels that respects dependencies (reads and `after`)
+/// and whose simulated peak is at most that of the current order, which is
+/// kept on a tie when it respects them too (Note [Scheduling for memory]).
+std::vector<int> scheduleForMemory(const Dataflow &flow);
+
 } // namespace sinter::planner
 
 #endif // SINTER_PASSES_MEMORYPLANNER_H

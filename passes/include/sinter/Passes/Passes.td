@@ -34,4 +34,49 @@ def SinterFusion : Pass<"sinter-fusion", "::mlir::func::FuncOp"> {
   ];
 }
 
+def SinterSchedule : Pass<"sinter-schedule", "::mlir::func::FuncOp"> {
+  let summary = "Order a function's kernels to lower its peak memory";
+  let description = [{
+    Reorders the top-level kernels (fusions and library calls) of a function,
+    respecting their dependencies, by list scheduling: of the kernels whose
+    inputs are ready, the one that frees the most bytes net of what it
+    allocates runs next (Note [Scheduling for memory] in
+    `sinter/Passes/MemoryPlanner.h`). The new order is kept only when its
+    simulated peak (the bytes live at once, as the memory planner will count
+    them) is lower than the current order's. Constants move to the front (the
+    runtime fills each just before its first reader); a view (a top-level
+    reshape) follows the value it views.
+  }];
+  let dependentDialects = ["::sinter::ir::SinterDialect"];
+}
+
+def SinterRematerialize : Pass<"sinter-rematerialize", "::mlir::func::FuncOp"> {
+  let summary = "Recompute fusions' results after the peak instead of keeping them";
+  let description = [{
+    A fusion result that is live at the function's peak only because a later
+    op reads it (a forward value the backward pass reads) is recomputed just
+    before that op: the fusion is cloned there (Note [Rematerialization] in
+    `passes/lib/Rematerialize.cpp`). Each trade is simulated on the whole
+    function and made only if it lowers the bytes live at the peak without
+    raising the peak. Pointwise fusions are always traded so; with `budget`
+    (bytes) and the peak still over it, any fusion (reductions included), until
+    the simulated peak is within the budget or nothing is left to trade.
+    Library calls are never recomputed, nor is a value smaller than
+    `min-bytes`, nor one whose recomputation would read an argument later than
+    the step does (it could no longer be donated). With `explain`, each trade
+    is a remark: the bytes it saves at the peak and its extra operations. The
+    function gets `sinter.rematerialized = [count, operations]`.
+  }];
+  let dependentDialects = ["::sinter::ir::SinterDialect"];
+  let options = [
+    Option<"budget", "budget", "int64_t", /*default=*/"0",
+           "Bytes the arena (what kernels write that is not returned) should fit in "
+           "(0: only pointwise trades)">,
+    Option<"minBytes", "min-bytes", "int64_t", /*default=*/"65536",
+           "Values smaller than this are kept (not worth a kernel launch)">,
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Report every recomputation as a remark">,
+  ];
+}
+
 #endif // SINTER_PASSES_PASSES_TD

@@ -27,10 +27,14 @@ struct Program {
     /// writes in place.
     int64_t offset = -1;
   };
-  /// A buffer filled with one element, repeated (a splat constant).
+  /// A buffer filled with one element, repeated (a splat constant), just
+  /// before launch `launch` (its first reader; launches.size(): after the
+  /// last launch, for a constant the step only returns), so that it takes
+  /// memory only from then on.
   struct Fill {
     int buffer = 0;
     std::vector<uint8_t> element;
+    int launch = 0;
   };
   /// Kernel `kernel` (named `<kernelPrefix><kernel>` in the library) reads
   /// `inputs` and writes `outputs`, in its operands' and results' order.
@@ -70,6 +74,11 @@ struct Program {
   /// Of the arena at its peak: kernels' workspace, and tensors.
   int64_t peakWorkspaceBytes = 0;
   int64_t peakTensorBytes = 0;
+  /// Values the compiler recomputes instead of keeping them (Note
+  /// [Rematerialization] in passes/lib/Rematerialize.cpp), and the extra
+  /// arithmetic operations that costs per run.
+  int64_t recomputedValues = 0;
+  int64_t recomputeOperations = 0;
   /// The shared library with the kernels.
   std::string library;
   std::string kernelPrefix;

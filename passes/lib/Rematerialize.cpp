@@ -1,0 +1,306 @@
+//===- Rematerialize.cpp - recompute kept values instead of storing them --===//
+//
+// Note [Rematerialization]
+// A forward value the backward pass reads much later (a GELU's output, read
+// again by the weight gradient's matmul) holds its bytes across the step's
+// peak. A fusion is cheap to run again: it streams its inputs once. So a
+// fusion result live at the peak only for a use after it is recomputed
+// there: the fusion is cloned just before that use, which reads the clone
+// (and so does every later reader; a view's late readers get a view of the
+// clone), and the original dies at its last use before the peak. What it
+// costs: the clone's operands must still be there, so an operand whose life
+// grows holds its bytes longer. Each trade is simulated on the whole order
+// (the bytes live at every kernel, Note [Scheduling for memory]) and made
+// only if it lowers the bytes live at the peak without raising the peak;
+// the best such trade goes first, then the next at the new peak.
+//
+// Pointwise fusions are always recomputed so (an activation such as GELU's,
+// a copy or slice of a weight), as torch.compile's min-cut partitioner
+// recomputes pointwise ops by default: fewer bytes, a little more
+// arithmetic. With `budget` (bytes of the arena: what the kernels write
+// that the step does not return) and the peak still over it, any
+// fusion may be (layer norms, softmaxes), until the simulated peak fits or nothing is left to
+// trade, as XLA's rematerialization does under a memory limit. Never recomputed: library calls
+// (matmuls, convolutions), values under `min-bytes` (not worth a launch), and fusions that would
+// read an argument later than the step does (it could no longer be donated, Note [Donation]). Each
+// trade is a remark: the value, the bytes it saves at the peak and the extra arithmetic (an
+// operation per element of each op in the fusion).
+//
+//===----------------------------------------------------------------------===//
+#include "Dataflow.h"
+
+#include "sinter/Passes/FusionPolicy.h"
+#include "sinter/Passes/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <functional>
+
+namespace sinter {
+#define GEN_PASS_DEF_SINTERREMATERIALIZE
+#include "sinter/Passes/Passes.h.inc"
+} // namespace sinter
+
+using namespace mlir;
+using sinter::ir::FusionOp;
+
+namespace {
+
+/// The extra arithmetic of running `op` again: for a fusion, an operation
+/// per element of every elementwise op and reduction in it; for a matmul,
+/// a multiply-add per product term (2 M N K).
+int64_t operationsOf(Operation *op) {
+  if (auto matmul = dyn_cast<sinter::ir::MatmulOp>(op)) {
+    auto lhs = cast<ShapedType>(matmul.getLhs().getType());
+    int64_t contracted =
+        matmul.getTransposeLhs() ? lhs.getShape()[lhs.getRank() - 2] : lhs.getShape().back();
+    return 2 * cast<ShapedType>(matmul.getResult().getType()).getNumElements() * contracted;
+  }
+  int64_t operations = 0;
+  for (Operation &inner : cast<FusionOp>(op).getBody().front().without_terminator()) {
+    sinter::fusion::Role role = sinter::fusion::roleOf(&inner);
+    if (role == sinter::fusion::Role::Elementwise)
+      operations += cast<ShapedType>(inner.getResult(0).getType()).getNumElements();
+    else if (role == sinter::fusion::Role::Reduction)
+      operations += cast<ShapedType>(inner.getOperand(0).getType()).getNumElements();
+  }
+  return operations;
+}
+
+/// Whether `fusion` reduces (a row sum, a softmax): dearer to run again
+/// than a pointwise fusion, which reads each input element once.
+bool hasReduction(FusionOp fusion) {
+  return llvm::any_of(fusion.getBody().front().without_terminator(), [](Operation &op) {
+    return sinter::fusion::roleOf(&op) == sinter::fusion::Role::Reduction;
+  });
+}
+
+/// A value recomputed before kernel `before`: the kernels to run again
+/// (positions, producers first; the last computes the value), and the
+/// value's result number in that last kernel.
+struct Trade {
+  llvm::SmallVector<int> chain;
+  unsigned result = 0;
+  int before = -1;
+  int64_t saving = 0;
+};
+
+struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
+  using SinterRematerializeBase::SinterRematerializeBase;
+
+  /// How deep a chain of producers is recomputed for one value.
+  static constexpr int kMaxChain = 4;
+
+  /// Whether the kernel at `k` may run again: a fusion (only pointwise ones
+  /// without a budget); a matmul too over a budget.
+  bool recomputable(Operation *op, bool onlyPointwise) const {
+    if (auto fusion = dyn_cast<FusionOp>(op))
+      return !onlyPointwise || !hasReduction(fusion);
+    return !onlyPointwise && isa<sinter::ir::MatmulOp>(op);
+  }
+
+  /// The best trade at the current peak, or none: of the fusion results
+  /// live at the peak for a later use, the one whose recomputation before
+  /// that use lowers the bytes live at the peak the most without raising the
+  /// peak anywhere else (each trade simulated on the whole order). An
+  /// operand that is gone by then is recomputed too when its producer may
+  /// be (a chain, producers first); otherwise it is kept longer.
+  Trade bestTrade(const sinter::passes::FunctionFlow &flow, bool onlyPointwise) const {
+    const sinter::planner::Dataflow &data = flow.flow;
+    size_t count = data.kernels.size();
+    std::vector<int> order(count);
+    for (size_t k = 0; k < count; ++k)
+      order[k] = static_cast<int>(k);
+    std::vector<int64_t> live = sinter::planner::liveBytes(data, order);
+    if (live.empty())
+      return {};
+    int peak = static_cast<int>(std::max_element(live.begin(), live.end()) - live.begin());
+    // Each value's readers (kernel positions, ascending) and writer.
+    size_t n = data.bytes.size();
+    std::vector<std::vector<int>> readers(n);
+    std::vector<int> writer(n, -1);
+    for (size_t k = 0; k < count; ++k) {
+      for (int v : data.kernels[k].reads)
+        if (readers[v].empty() || readers[v].back() != static_cast<int>(k))
+          readers[v].push_back(static_cast<int>(k));
+      for (int v : data.kernels[k].writes)
+        writer[v] = static_cast<int>(k);
+    }
+    Trade best;
+    int64_t bestPeak = live[peak], bestAtPeak = live[peak];
+    for (int k = 0; k < peak; ++k) {
+      auto fusion = dyn_cast<FusionOp>(flow.kernels[k]);
+      if (!fusion || !recomputable(fusion, onlyPointwise))
+        continue;
+      for (unsigned r = 0; r < fusion.getNumResults(); ++r) {
+        int v = data.kernels[k].writes[r];
+        if (data.returned[v] || data.bytes[v] < minBytes)
+          continue;
+        const std::vector<int> &uses = readers[v];
+        auto after = std::upper_bound(uses.begin(), uses.end(), peak);
+        if (after == uses.end() || std::binary_search(uses.begin(), uses.end(), peak))
+          continue; // not live at the peak, or read there
+        int at = *after;
+        // The chain: kernels whose outputs are gone by `at`, recomputed
+        // when they can be (else those outputs are kept longer).
+        llvm::SmallVector<int> chain;
+        std::function<bool(int, int)> need = [&](int kernel, int depth) {
+          if (llvm::is_contained(chain, kernel))
+            return true;
+          size_t mark = chain.size();
+          for (int operand : data.kernels[kernel].reads) {
+            if (data.returned[operand] || readers[operand].back() >= at)
+              continue; // still there
+            // An argument read later than now could no longer be donated
+            // to a result (Note [Donation]): never kept longer.
+            if (data.argument[operand]) {
+              chain.resize(mark);
+              return false;
+            }
+            int producer = writer[operand];
+            if (producer >= 0 && depth < kMaxChain &&
+                recomputable(flow.kernels[producer], onlyPointwise))
+              need(producer, depth + 1);
+          }
+          chain.push_back(kernel);
+          return true;
+        };
+        if (!need(k, 1))
+          continue;
+        // The program with the trade made: the chain's clones before `at`,
+        // reading each other's copies; `at` and every later reader of the
+        // value read its copy.
+        sinter::planner::Dataflow traded = data;
+        llvm::DenseMap<int, int> copyOf;
+        std::vector<int> clones;
+        for (int kernel : chain) {
+          sinter::planner::Dataflow::Kernel clone;
+          for (int operand : data.kernels[kernel].reads)
+            clone.reads.push_back(copyOf.count(operand) ? copyOf[operand] : operand);
+          for (int out : data.kernels[kernel].writes) {
+            int copy = static_cast<int>(traded.bytes.size());
+            // Only the value itself and what the chain reads are written.
+            bool read = out == v || llvm::any_of(chain, [&](int c) {
+                          return llvm::is_contained(data.kernels[c].reads, out);
+                        });
+            traded.bytes.push_back(read ? data.bytes[out] : 0);
+            traded.argument.push_back(false);
+            traded.returned.push_back(false);
+            copyOf[out] = copy;
+            clone.writes.push_back(copy);
+          }
+          clones.push_back(static_cast<int>(traded.kernels.size()));
+          traded.kernels.push_back(std::move(clone));
+        }
+        for (int later = at; later < static_cast<int>(count); ++later)
+          for (int &read : traded.kernels[later].reads)
+            if (read == v)
+              read = copyOf[v];
+        std::vector<int> tradedOrder(order.begin(), order.begin() + at);
+        tradedOrder.insert(tradedOrder.end(), clones.begin(), clones.end());
+        tradedOrder.insert(tradedOrder.end(), order.begin() + at, order.end());
+        std::vector<int64_t> after2 = sinter::planner::liveBytes(traded, tradedOrder);
+        int64_t newPeak = *std::max_element(after2.begin(), after2.end());
+        int64_t atPeak = after2[peak]; // the old peak's kernel keeps its position
+        if (newPeak > bestPeak || (newPeak == bestPeak && atPeak >= bestAtPeak))
+          continue;
+        best = {chain, r, at, live[peak] - atPeak};
+        bestPeak = newPeak;
+        bestAtPeak = atPeak;
+      }
+    }
+    return best;
+  }
+
+  void trade() {
+    func::FuncOp function = getOperation();
+    if (!function.getBody().hasOneBlock())
+      return;
+    // Pointwise trades first, always; then, over a budget, any fusion's
+    // (and matmuls in their chains).
+    bool pointwiseDone = false;
+    for (int round = 0; round < 1000; ++round) {
+      sinter::passes::FunctionFlow flow = sinter::passes::dataflowOf(function);
+      if (pointwiseDone) {
+        if (budget == 0)
+          return;
+        // The arena's part: what the kernels write that the step does not
+        // return (the results' bytes are the caller's, fixed by the graph).
+        sinter::planner::Dataflow arena = flow.flow;
+        for (size_t v = 0; v < arena.bytes.size(); ++v)
+          if (arena.returned[v])
+            arena.bytes[v] = 0;
+        std::vector<int> order(arena.kernels.size());
+        for (size_t k = 0; k < order.size(); ++k)
+          order[k] = static_cast<int>(k);
+        if (sinter::planner::simulatedPeak(arena, order) <= budget)
+          return;
+      }
+      Trade trade = bestTrade(flow, /*onlyPointwise=*/!pointwiseDone);
+      if (trade.chain.empty()) {
+        if (pointwiseDone)
+          return;
+        pointwiseDone = true;
+        continue;
+      }
+      Operation *use = flow.kernels[trade.before];
+      Operation *last = flow.kernels[trade.chain.back()];
+      OpBuilder builder(use);
+      IRMapping copies;
+      Operation *clone = nullptr;
+      int64_t operations = 0;
+      for (int kernel : trade.chain) {
+        clone = builder.clone(*flow.kernels[kernel], copies);
+        operations += operationsOf(flow.kernels[kernel]);
+      }
+      Value original = last->getResult(trade.result);
+      Block *block = use->getBlock();
+      // The use and every later reader read the clone; a view's later
+      // readers read the same view of the clone.
+      std::function<void(Value, Value)> redirect = [&](Value from, Value to) {
+        for (OpOperand &operand : llvm::make_early_inc_range(from.getUses())) {
+          Operation *user = operand.getOwner();
+          if (user->getBlock() != block)
+            continue;
+          if (auto view = dyn_cast<sinter::ir::ReshapeOp>(user)) {
+            OpBuilder before(use);
+            auto late = before.create<sinter::ir::ReshapeOp>(view.getLoc(), view.getType(), to);
+            redirect(view.getResult(), late.getResult());
+            if (late->use_empty())
+              late->erase();
+            continue;
+          }
+          if (!user->isBeforeInBlock(use))
+            operand.set(to);
+        }
+      };
+      redirect(original, clone->getResult(trade.result));
+      ++this->count;
+      extra += operations;
+      if (explain)
+        last->emitRemark() << llvm::formatv(
+            "result {0} ({1} bytes) recomputed before its use at {2} instead of kept ({3} "
+            "kernel(s) run again): {4} fewer bytes at the peak, {5} extra operations",
+            trade.result, sinter::passes::bytesOf(original), use->getLoc(), trade.chain.size(),
+            trade.saving, operations);
+    }
+  }
+
+  void runOnOperation() override {
+    count = extra = 0;
+    trade();
+    // What was traded, for the compiler's metrics: [recomputed, operations].
+    if (count > 0)
+      getOperation()->setAttr("sinter.rematerialized",
+                              Builder(&getContext()).getDenseI64ArrayAttr({count, extra}));
+  }
+
+private:
+  int64_t count = 0, extra = 0;
+};
+
+} // namespace

@@ -1,0 +1,118 @@
+// RUN: sinter-opt %s --split-input-file --sinter-rematerialize="min-bytes=1024" | FileCheck %s
+// RUN: sinter-opt %s --split-input-file --sinter-rematerialize="explain=1 min-bytes=1024" --verify-diagnostics > /dev/null
+// RUN: sinter-opt %s --split-input-file --sinter-rematerialize="budget=60000 min-bytes=1024" | FileCheck %s --check-prefix=BUDGET
+
+// A GELU-like output %g is read right away (the forward matmul) and again
+// after the step's peak (the weight gradient's matmul), while its input %h
+// (a matmul's result: library calls are never recomputed) is read after
+// the peak anyway (the activation's backward). Recomputing %g
+// there is free: the clone reads %h, which is live then, and %g dies before
+// the peak (%big, a large temporary, and its slice %s live at once).
+// CHECK-LABEL: func.func @free
+// CHECK: %[[G:.*]] = sinter.fusion %[[H:.*]] :
+// CHECK: sinter.matmul %[[G]], %arg1
+// CHECK: %[[BIG:.*]] = sinter.matmul %arg2, %arg3
+// CHECK: %[[S:.*]] = sinter.fusion %[[BIG]]
+// CHECK: %[[G2:.*]] = sinter.fusion %[[H]] :
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: sinter.tanh
+// CHECK: sinter.matmul %[[G2]], %[[S]] transpose_lhs
+func.func @free(%x: tensor<32x64xf32>, %w: tensor<64x64xf32>, %p: tensor<64x128xf32>, %q: tensor<128x64xf32>) -> (tensor<32x64xf32>, tensor<64x64xf32>, tensor<32x64xf32>) {
+  %h = sinter.matmul %x, %w : tensor<32x64xf32>, tensor<64x64xf32>
+  // expected-remark @below {{result 0 (8192 bytes) recomputed before its use at}}
+  %g = sinter.fusion %h : (tensor<32x64xf32>) -> tensor<32x64xf32> {
+  ^bb0(%in: tensor<32x64xf32>):
+    %t = sinter.tanh %in : tensor<32x64xf32>
+    sinter.yield %t : tensor<32x64xf32>
+  }
+  %y = sinter.matmul %g, %w : tensor<32x64xf32>, tensor<64x64xf32>
+  %big = sinter.matmul %p, %q : tensor<64x128xf32>, tensor<128x64xf32>
+  %s = sinter.fusion %big : (tensor<64x64xf32>) -> tensor<32x64xf32> {
+  ^bb0(%in: tensor<64x64xf32>):
+    %sl = sinter.slice %in, start = [0, 0], limit = [32, 64], step = [1, 1] : tensor<64x64xf32>
+    sinter.yield %sl : tensor<32x64xf32>
+  }
+  %dw = sinter.matmul %g, %s transpose_lhs : tensor<32x64xf32>, tensor<32x64xf32>
+  %dh = sinter.fusion %h, %y : (tensor<32x64xf32>, tensor<32x64xf32>) -> tensor<32x64xf32> {
+  ^bb0(%a: tensor<32x64xf32>, %b: tensor<32x64xf32>):
+    %m = sinter.mul %a, %b : tensor<32x64xf32>
+    sinter.yield %m : tensor<32x64xf32>
+  }
+  return %y, %dw, %dh : tensor<32x64xf32>, tensor<64x64xf32>, tensor<32x64xf32>
+}
+
+// -----
+
+// %g is a row sum of %h: dearer to recompute than a pointwise fusion, so it
+// is kept without a budget. Under a budget below the arena's peak (64 KiB
+// at %s, with %h, %g, %big and %s live; results are not the arena's) it is
+// traded: the peak loses %g, and %h, four times its size and now kept past
+// its last reader %dh, stays below the new peak (56 KiB).
+// CHECK-LABEL: func.func @costly
+// CHECK-COUNT-1: sinter.reduce_sum
+// CHECK-NOT: sinter.reduce_sum
+// BUDGET-LABEL: func.func @costly
+// BUDGET-COUNT-2: sinter.reduce_sum
+func.func @costly(%x: tensor<32x256xf32>, %m: tensor<256x256xf32>, %w: tensor<64x64xf32>, %p: tensor<64x128xf32>, %q: tensor<128x64xf32>) -> (tensor<32x64xf32>, tensor<32x256xf32>, tensor<32x64xf32>, tensor<64x64xf32>) {
+  %h = sinter.matmul %x, %m : tensor<32x256xf32>, tensor<256x256xf32>
+  %g = sinter.fusion %h : (tensor<32x256xf32>) -> tensor<32x64xf32> {
+  ^bb0(%in: tensor<32x256xf32>):
+    %r = sinter.reshape %in : tensor<32x256xf32> -> tensor<32x64x4xf32>
+    %t = sinter.reduce_sum %r, dims = [2] : tensor<32x64x4xf32>
+    sinter.yield %t : tensor<32x64xf32>
+  }
+  %y = sinter.matmul %g, %w : tensor<32x64xf32>, tensor<64x64xf32>
+  %big = sinter.matmul %p, %q : tensor<64x128xf32>, tensor<128x64xf32>
+  %s = sinter.fusion %big : (tensor<64x64xf32>) -> tensor<32x64xf32> {
+  ^bb0(%in: tensor<64x64xf32>):
+    %sl = sinter.slice %in, start = [0, 0], limit = [32, 64], step = [1, 1] : tensor<64x64xf32>
+    sinter.yield %sl : tensor<32x64xf32>
+  }
+  %dh = sinter.fusion %h : (tensor<32x256xf32>) -> tensor<32x256xf32> {
+  ^bb0(%in: tensor<32x256xf32>):
+    %e = sinter.exp %in : tensor<32x256xf32>
+    sinter.yield %e : tensor<32x256xf32>
+  }
+  %z = sinter.fusion %s : (tensor<32x64xf32>) -> tensor<32x64xf32> {
+  ^bb0(%in: tensor<32x64xf32>):
+    %e = sinter.exp %in : tensor<32x64xf32>
+    sinter.yield %e : tensor<32x64xf32>
+  }
+  %dw = sinter.matmul %g, %s transpose_lhs : tensor<32x64xf32>, tensor<32x64xf32>
+  return %y, %dh, %z, %dw : tensor<32x64xf32>, tensor<32x256xf32>, tensor<32x64xf32>, tensor<64x64xf32>
+}
+
+// -----
+
+// A value read late through a view (a reshape outside any fusion): the
+// clone gets its own view, which the late reader reads.
+// CHECK-LABEL: func.func @through_a_view
+// CHECK: %[[G:.*]] = sinter.fusion %[[H:.*]] :
+// CHECK: %[[V:.*]] = sinter.reshape %[[G]]
+// CHECK: %[[G2:.*]] = sinter.fusion %[[H]] :
+// CHECK: %[[V2:.*]] = sinter.reshape %[[G2]] : tensor<32x64xf32> -> tensor<64x32xf32>
+// CHECK-NEXT: sinter.matmul %[[V2]], %{{.*}} transpose_lhs
+func.func @through_a_view(%x: tensor<32x64xf32>, %w: tensor<64x64xf32>, %p: tensor<64x128xf32>, %q: tensor<128x64xf32>) -> (tensor<32x64xf32>, tensor<32x32xf32>, tensor<32x64xf32>) {
+  %h = sinter.matmul %x, %w : tensor<32x64xf32>, tensor<64x64xf32>
+  // expected-remark @below {{result 0 (8192 bytes) recomputed before its use at}}
+  %g = sinter.fusion %h : (tensor<32x64xf32>) -> tensor<32x64xf32> {
+  ^bb0(%in: tensor<32x64xf32>):
+    %t = sinter.tanh %in : tensor<32x64xf32>
+    sinter.yield %t : tensor<32x64xf32>
+  }
+  %v = sinter.reshape %g : tensor<32x64xf32> -> tensor<64x32xf32>
+  %y = sinter.matmul %g, %w : tensor<32x64xf32>, tensor<64x64xf32>
+  %big = sinter.matmul %p, %q : tensor<64x128xf32>, tensor<128x64xf32>
+  %s = sinter.fusion %big : (tensor<64x64xf32>) -> tensor<64x32xf32> {
+  ^bb0(%in: tensor<64x64xf32>):
+    %sl = sinter.slice %in, start = [0, 0], limit = [64, 32], step = [1, 1] : tensor<64x64xf32>
+    sinter.yield %sl : tensor<64x32xf32>
+  }
+  %dw = sinter.matmul %v, %s transpose_lhs : tensor<64x32xf32>, tensor<64x32xf32>
+  %dh = sinter.fusion %h, %y : (tensor<32x64xf32>, tensor<32x64xf32>) -> tensor<32x64xf32> {
+  ^bb0(%a: tensor<32x64xf32>, %b: tensor<32x64xf32>):
+    %m = sinter.mul %a, %b : tensor<32x64xf32>
+    sinter.yield %m : tensor<32x64xf32>
+  }
+  return %y, %dw, %dh : tensor<32x64xf32>, tensor<32x32xf32>, tensor<32x64xf32>
+}
