@@ -193,6 +193,11 @@ void printMemoryReport(const StepMemory &m, bool json) {
     for (size_t i = 0; i < m.peak_by_line.size(); ++i)
       std::printf("%s{\"line\": \"%s\", \"bytes\": %lld}", i ? ", " : "",
                   m.peak_by_line[i].line.c_str(), static_cast<long long>(m.peak_by_line[i].bytes));
+    std::printf("], \"by_category\": [");
+    for (size_t i = 0; i < m.peak_by_category.size(); ++i)
+      std::printf("%s{\"category\": \"%s\", \"bytes\": %lld}", i ? ", " : "",
+                  m.peak_by_category[i].name.c_str(),
+                  static_cast<long long>(m.peak_by_category[i].bytes));
     std::printf("]}\n");
     return;
   }
@@ -205,9 +210,12 @@ void printMemoryReport(const StepMemory &m, bool json) {
               "backward pass, gradients, temporaries)\n"
               "  %10.1f MiB  kernel workspace live at the peak\n"
               "  %10.1f MiB  arena size (its buffers packed by liveness)\n"
-              "by source line (arena at the peak and results):\n",
+              "by what it is in training (inputs, and arena at the peak and results):\n",
               mib(m.persistent_bytes), mib(m.result_bytes), mib(m.peak_tensor_bytes),
               mib(m.peak_workspace_bytes), mib(m.arena_bytes));
+  for (const StepMemory::Category &category : m.peak_by_category)
+    std::printf("  %10.1f MiB  %s\n", mib(category.bytes), category.name.c_str());
+  std::printf("by source line (arena at the peak and results):\n");
   for (const StepMemory::Use &use : m.peak_by_line)
     std::printf("  %10.1f MiB  %s  (largest: %s)\n", mib(use.bytes), use.line.c_str(),
                 use.example.c_str());

@@ -115,9 +115,15 @@ class Lowering {
 public:
   Lowering(OpBuilder &builder) : b(builder) {}
 
+  /// The user's line; for the backward pass and optimizer updates, named
+  /// "backward" or "update" (memory reports sort buffers by it).
   Location locationOf(const Node &node) {
-    return FileLineColLoc::get(b.getContext(), node.loc.file_name(), node.loc.line(),
-                               node.loc.column());
+    Location line = FileLineColLoc::get(b.getContext(), node.loc.file_name(), node.loc.line(),
+                                        node.loc.column());
+    if (node.phase == lazy::Phase::Forward)
+      return line;
+    return NameLoc::get(
+        b.getStringAttr(node.phase == lazy::Phase::Backward ? "backward" : "update"), line);
   }
 
   Value lower(const Node &node, ArrayRef<Value> in) {

@@ -59,6 +59,85 @@ std::vector<int> firstWriters(const runtime::Program &program) {
   return writer;
 }
 
+/// Note [Memory by category]
+/// What holds memory at a step's peak, by what it is in training, from the
+/// phase of the kernels that write and read each buffer (the frontend marks
+/// the backward pass and optimizer updates, sinter::PhaseGuard): an input
+/// an update reads and the forward pass reads too is a parameter; one only
+/// updates read is optimizer state; the rest of the inputs are the batch. A
+/// result the backward pass writes is a gradient; one an update writes is a
+/// new value that could not be written in place. In the arena, a buffer the
+/// forward pass writes and a later phase reads is an activation kept for
+/// the backward pass; the others are temporaries, or a kernel's workspace.
+enum Category {
+  Parameters,
+  OptimizerState,
+  Batch,
+  Gradients,
+  NewValues,
+  OtherResults,
+  Activations,
+  Temporaries,
+  Workspace,
+  Categories
+};
+constexpr const char *kCategoryNames[Categories] = {
+    "parameters",
+    "optimizer state",
+    "the batch and other inputs",
+    "gradients",
+    "updated values not written in place",
+    "other results (the loss, outputs)",
+    "activations kept for the backward pass",
+    "temporaries",
+    "kernel workspace",
+};
+
+/// Fills program.peakCategories (Note [Memory by category]) from the
+/// buffers counted at the peak (arena and results) and the arguments.
+void peakCategories(runtime::Program &program, const std::vector<bool> &counted,
+                    const std::vector<bool> &workspace) {
+  using Phase = runtime::Program::Launch::Phase;
+  size_t n = program.buffers.size();
+  // The latest phase that reads each buffer, and whether the forward pass does.
+  std::vector<int> latestReader(n, -1);
+  std::vector<bool> forwardReads(n, false);
+  for (const runtime::Program::Launch &launch : program.launches)
+    for (int b : launch.inputs) {
+      latestReader[b] = std::max(latestReader[b], static_cast<int>(launch.phase));
+      forwardReads[b] = forwardReads[b] || launch.phase == Phase::Forward;
+    }
+  std::vector<bool> isArgument(n, false), isResult(n, false);
+  for (int b : program.arguments)
+    isArgument[b] = true;
+  for (int b : program.results)
+    isResult[b] = true;
+  int64_t bytes[Categories] = {};
+  for (size_t b = 0; b < n; ++b) {
+    int64_t size = program.buffers[b].bytes;
+    auto written = static_cast<Phase>(program.buffers[b].phase);
+    if (isArgument[b]) {
+      bool updated = latestReader[b] == static_cast<int>(Phase::Update);
+      bytes[!updated ? Batch : forwardReads[b] ? Parameters : OptimizerState] += size;
+    } else if (!counted[b]) {
+      continue;
+    } else if (workspace[b]) {
+      bytes[Workspace] += size;
+    } else if (isResult[b]) {
+      bytes[written == Phase::Backward ? Gradients
+            : written == Phase::Update ? NewValues
+                                       : OtherResults] += size;
+    } else {
+      bool kept = written == Phase::Forward && latestReader[b] > static_cast<int>(Phase::Forward);
+      bytes[kept ? Activations : Temporaries] += size;
+    }
+  }
+  program.peakCategories.clear();
+  for (int c = 0; c < Categories; ++c)
+    if (bytes[c] > 0)
+      program.peakCategories.push_back({kCategoryNames[c], bytes[c]});
+}
+
 /// Fills program.peakUses: the arena buffers live at the launch where the
 /// most arena bytes are live, and every result buffer (allocated for the
 /// whole run), summed by the user's line of the launch that writes them.
@@ -116,6 +195,7 @@ void peakUses(runtime::Program &program, const std::vector<planner::Live> &live,
     program.peakUses.push_back(std::move(use));
   std::stable_sort(program.peakUses.begin(), program.peakUses.end(),
                    [](const auto &a, const auto &b) { return a.bytes > b.bytes; });
+  peakCategories(program, counted, workspace);
 }
 
 /// Gives every buffer the caller does not provide a place in one arena (see
@@ -237,6 +317,23 @@ std::string launchLabel(mlir::Operation &op) {
   if (!line.empty())
     os << " <- " << line;
   return label;
+}
+
+/// The latest training phase among an op's locations (Note [Memory by
+/// category]): the lowering names the backward pass's and updates' lines.
+runtime::Program::Launch::Phase phaseOf(mlir::Operation &op) {
+  using Phase = runtime::Program::Launch::Phase;
+  Phase phase = Phase::Forward;
+  op.getLoc()->walk([&](mlir::Location inner) {
+    if (auto name = mlir::dyn_cast<mlir::NameLoc>(inner)) {
+      if (name.getName() == "update")
+        phase = Phase::Update;
+      else if (name.getName() == "backward" && phase == Phase::Forward)
+        phase = Phase::Backward;
+    }
+    return mlir::WalkResult::advance();
+  });
+  return phase;
 }
 
 /// Note [Donation]
@@ -405,11 +502,25 @@ bool translate(mlir::func::FuncOp function, runtime::Program &program, int &kern
     runtime::Program::Launch launch;
     launch.kernel = kernel++;
     launch.label = launchLabel(op);
+    launch.phase = phaseOf(op);
     launchOps.push_back(&op);
     for (mlir::Value v : op.getOperands())
       launch.inputs.push_back(bufferOf(v));
-    for (mlir::Value v : op.getResults())
-      launch.outputs.push_back(bufferOf(v));
+    auto fusion = mlir::dyn_cast<ir::FusionOp>(op);
+    for (mlir::Value v : op.getResults()) {
+      int b = bufferOf(v);
+      launch.outputs.push_back(b);
+      // The phase of the op inside a fusion that computes this result.
+      mlir::Operation *computes = &op;
+      if (fusion)
+        if (mlir::Operation *def = fusion.getBody()
+                                       .front()
+                                       .getTerminator()
+                                       ->getOperand(mlir::cast<mlir::OpResult>(v).getResultNumber())
+                                       .getDefiningOp())
+          computes = def;
+      program.buffers[b].phase = static_cast<uint8_t>(phaseOf(*computes));
+    }
     launch.results = static_cast<int>(launch.outputs.size());
     for (int64_t bytes : scratch[launch.kernel]) {
       launch.outputs.push_back(static_cast<int>(program.buffers.size()));

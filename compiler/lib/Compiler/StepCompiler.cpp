@@ -73,6 +73,8 @@ StepMemory plannedMemory(const runtime::Program &program,
   memory.recompute_operations = program.recomputeOperations;
   for (const runtime::Program::PeakUse &use : program.peakUses)
     memory.peak_by_line.push_back({use.line, use.example, use.bytes});
+  for (const runtime::Program::Category &category : program.peakCategories)
+    memory.peak_by_category.push_back({category.name, category.bytes});
   for (const lazy::Value *argument : arguments)
     memory.persistent_bytes +=
         HostAllocator::size_class(argument->size() * elementSize(argument->dtype()));

@@ -107,6 +107,7 @@ void Tensor::backward(const Tensor &gradient, bool retain_graph, Loc loc) const 
                cat("backward: the gradient has shape ", sinter::toString(seed.shape()),
                    " but the tensor has shape ", sinter::toString(shape())));
 
+  PhaseGuard phase(lazy::Phase::Backward);
   // Topological order of the tensors that lead to this one (walked backwards).
   std::vector<TensorImpl *> order =
       detail::postOrder(std::vector<TensorImpl *>{impl().get()}, [](TensorImpl *node, auto visit) {

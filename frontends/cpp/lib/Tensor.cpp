@@ -71,9 +71,17 @@ template <typename T> DType dtypeOf() {
 
 } // namespace
 
+namespace {
+thread_local lazy::Phase currentPhase = lazy::Phase::Forward;
+} // namespace
+
+PhaseGuard::PhaseGuard(lazy::Phase phase) : previous_(currentPhase) { currentPhase = phase; }
+PhaseGuard::~PhaseGuard() { currentPhase = previous_; }
+
 Tensor detail::record(lazy::Op op, lazy::Attrs attrs, std::vector<lazy::NodePtr> operands,
                       Shape shape, DType dtype, Device device, Loc loc) {
   auto node = std::make_shared<lazy::Node>();
+  node->phase = currentPhase;
   node->op = op;
   node->attrs = std::move(attrs);
   node->operands = std::move(operands);

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,26 @@ TEST(StepMemory, PlannedBeforeRunningEqualsMeasuredForEveryZooModel) {
         }
       }
       EXPECT_GE(byLine, planned.peak_tensor_bytes + planned.peak_workspace_bytes);
+      // Note [Memory by category]: the same bytes by what they are in
+      // training, and the inputs: every step has parameters, gradients and
+      // activations kept for the backward pass; from the second step on,
+      // AdamW's moments are inputs only its update reads.
+      std::map<std::string, int64_t> category;
+      int64_t stepBytes = 0;
+      for (const StepMemory::Category &c : planned.peak_by_category) {
+        category[c.name] = c.bytes;
+        bool input = c.name == "parameters" || c.name == "optimizer state" ||
+                     c.name == "the batch and other inputs";
+        stepBytes += input ? 0 : c.bytes;
+      }
+      EXPECT_EQ(stepBytes, byLine);
+      EXPECT_GT(category["parameters"], 0);
+      EXPECT_GT(category["gradients"], 0);
+      EXPECT_GT(category["activations kept for the backward pass"], 0);
+      EXPECT_GT(category["the batch and other inputs"], 0);
+      if (step > 0) {
+        EXPECT_GE(category["optimizer state"], 2 * category["parameters"]);
+      }
       mark_step();
       StepMemory ran = metrics().last_step_memory;
       EXPECT_EQ(ran.planned_peak_bytes, planned.planned_peak_bytes) << "step " << step;

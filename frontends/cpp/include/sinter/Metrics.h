@@ -58,6 +58,18 @@ struct StepMemory {
     int64_t bytes = 0;
   };
   std::vector<Use> peak_by_line;
+  /// The same bytes and the inputs by what they are in training, in this
+  /// order, those with no bytes left out: parameters, optimizer state, the
+  /// batch and other inputs, gradients, updated values not written in
+  /// place, other results (the loss, outputs), activations kept for the
+  /// backward pass, temporaries, kernel workspace. The frontend tells the
+  /// phases apart (sinter::PhaseGuard; Tensor::backward and the optimizers
+  /// mark theirs).
+  struct Category {
+    std::string name;
+    int64_t bytes = 0;
+  };
+  std::vector<Category> peak_by_category;
   /// Values recomputed after the peak instead of kept (rematerialization;
   /// CompilerConfig::memory_budget trades more), and the extra arithmetic
   /// operations per step that costs.

@@ -30,6 +30,10 @@
 
 namespace sinter {
 
+namespace lazy {
+enum class Phase : uint8_t; // sinter/lazy/Node.h
+} // namespace lazy
+
 struct TensorImpl;
 using Loc = std::source_location;
 
@@ -262,6 +266,21 @@ public:
 
 private:
   bool previous_;
+};
+
+/// Marks the ops recorded in its scope as part of the backward pass or of an
+/// optimizer's update (Tensor::backward and the optimizers' step() do; a
+/// hand-written optimizer may), so that memory reports can tell gradients,
+/// activations kept for the backward pass and optimizer state apart.
+class PhaseGuard {
+public:
+  explicit PhaseGuard(lazy::Phase phase);
+  ~PhaseGuard();
+  PhaseGuard(const PhaseGuard &) = delete;
+  PhaseGuard &operator=(const PhaseGuard &) = delete;
+
+private:
+  lazy::Phase previous_;
 };
 
 /// Whether ops currently record gradient functions.

@@ -9,6 +9,7 @@
 
 #include "../Format.h"
 #include "sinter/Error.h"
+#include "sinter/lazy/Node.h"
 
 #include <cmath>
 #include <map>
@@ -61,6 +62,7 @@ SGD::SGD(std::vector<Tensor> params, SGDOptions options, Loc loc)
 
 void SGD::step(Loc loc) {
   NoGradGuard noGrad;
+  PhaseGuard phase(lazy::Phase::Update);
   StepScalars stepScalar(loc);
   for (size_t i = 0; i < params_.size(); ++i) {
     Tensor &p = params_[i];
@@ -95,6 +97,7 @@ Adam::Adam(std::vector<Tensor> params, AdamOptions options, bool decoupled, Loc 
 
 void Adam::step(Loc loc) {
   NoGradGuard noGrad;
+  PhaseGuard phase(lazy::Phase::Update);
   StepScalars stepScalar(loc);
   for (size_t i = 0; i < params_.size(); ++i) {
     Tensor &p = params_[i];

@@ -26,6 +26,9 @@ struct Program {
     /// caller provides at each run: an argument, or a result that a kernel
     /// writes in place.
     int64_t offset = -1;
+    /// The part of the training step that computes the value (see
+    /// Launch::phase): 0 forward, 1 backward, 2 optimizer update.
+    uint8_t phase = 0;
   };
   /// A buffer filled with one element, repeated (a splat constant), just
   /// before launch `launch` (its first reader; launches.size(): after the
@@ -48,6 +51,10 @@ struct Program {
     /// How many of `outputs` are the op's results; the rest are the kernel's
     /// scratch (workspace).
     int results = 0;
+    /// The part of the training step the kernel computes (its ops', the
+    /// latest of them): memory reports sort buffers by it.
+    enum class Phase : uint8_t { Forward, Backward, Update };
+    Phase phase = Phase::Forward;
   };
 
   std::vector<Buffer> buffers;
@@ -71,6 +78,14 @@ struct Program {
     int64_t bytes = 0;
   };
   std::vector<PeakUse> peakUses;
+  /// The same bytes, and the inputs, by what they are in training (Note
+  /// [Memory by category] in compiler/lib/Compiler/Pipeline.cpp), in a fixed
+  /// order, categories with no bytes left out.
+  struct Category {
+    std::string name;
+    int64_t bytes = 0;
+  };
+  std::vector<Category> peakCategories;
   /// Of the arena at its peak: kernels' workspace, and tensors.
   int64_t peakWorkspaceBytes = 0;
   int64_t peakTensorBytes = 0;

@@ -140,6 +140,11 @@ private:
   mutable Bytes bytes_;
 };
 
+/// Which part of a training step recorded a node: the memory report sorts
+/// what holds memory by it (activations kept for the backward pass,
+/// gradients, optimizer state). Set by sinter::PhaseGuard.
+enum class Phase : uint8_t { Forward, Backward, Update };
+
 struct Node {
   Node() { live().fetch_add(1, std::memory_order_relaxed); }
   ~Node() { live().fetch_sub(1, std::memory_order_relaxed); }
@@ -155,6 +160,7 @@ struct Node {
   DType dtype = DType::f32;
   Device device = Device::cpu();
   std::source_location loc;
+  Phase phase = Phase::Forward;
   /// Filled in once computed; always set for Data.
   std::shared_ptr<const Value> value;
 
