@@ -202,7 +202,8 @@ void peakUses(runtime::Program &program, const std::vector<planner::Live> &live,
 /// Note [Planning memory]): arguments and results that a kernel writes are
 /// the caller's; the rest live from the launch that writes them (constants:
 /// from the start) to their last reader (results copied out: to the end).
-bool planMemory(runtime::Program &program, std::string &report, std::string &error) {
+bool planMemory(runtime::Program &program, const std::vector<int> &into, std::string &report,
+                std::string &error) {
   size_t n = program.buffers.size();
   int64_t end = static_cast<int64_t>(program.launches.size());
   std::vector<bool> external(n, false), written(n, false);
@@ -230,10 +231,22 @@ bool planMemory(runtime::Program &program, std::string &report, std::string &err
     for (int b : launch.inputs)
       live[b].last = std::max(live[b].last, k);
   }
+  // A buffer written in place over another (Note [In-place kernels]) is
+  // part of that one's life; `root` follows the chain.
+  auto root = [&](int b) {
+    while (into[b] >= 0)
+      b = into[b];
+    return b;
+  };
+  for (size_t b = 0; b < n; ++b)
+    if (into[b] >= 0) {
+      int r = root(static_cast<int>(b));
+      live[r].last = std::max({live[r].last, live[b].last, live[b].first});
+    }
   std::vector<planner::Live> planned;
   std::vector<int> which;
   for (size_t b = 0; b < n; ++b) {
-    if (external[b])
+    if (external[b] || into[b] >= 0)
       continue;
     if (copied[b])
       live[b].last = end;
@@ -249,6 +262,9 @@ bool planMemory(runtime::Program &program, std::string &report, std::string &err
   }
   for (size_t i = 0; i < which.size(); ++i)
     program.buffers[which[i]].offset = plan.offsets[i];
+  for (size_t b = 0; b < n; ++b)
+    if (into[b] >= 0)
+      program.buffers[b].offset = program.buffers[root(static_cast<int>(b))].offset;
   program.arenaBytes = plan.size;
   peakUses(program, live, which);
   // The report: the arena, then its buffers by size.
@@ -385,6 +401,61 @@ bool writableInPlace(ir::FusionOp fusion, unsigned operand, unsigned result) {
     }
   }
   return reachesResult;
+}
+
+/// Note [In-place kernels]
+/// A fusion may write a result over one of its inputs that dies with it (its
+/// last reader; an intermediate of the step, of the result's size) when it
+/// reads that input only at the index it writes (as for donation:
+/// writableInPlace). The two then share one buffer, and the bytes live at
+/// that kernel drop by the input's size: an activation written over the
+/// matmul output it is computed from, one stage of a gradient over the last.
+
+/// Per buffer, the input buffer whose memory it is written into, or -1.
+std::vector<int> reuseInPlace(const runtime::Program &program,
+                              const std::vector<mlir::Operation *> &ops,
+                              llvm::raw_ostream &report) {
+  size_t n = program.buffers.size();
+  std::vector<int> into(n, -1), lastReader(n, -1);
+  for (size_t k = 0; k < program.launches.size(); ++k)
+    for (int b : program.launches[k].inputs)
+      lastReader[b] = static_cast<int>(k);
+  std::vector<bool> callers(n, false), taken(n, false);
+  for (int b : program.arguments)
+    callers[b] = true;
+  for (int b : program.results)
+    callers[b] = true; // the caller's memory, or copied out at the end
+  for (const runtime::Program::Fill &fill : program.fills)
+    taken[fill.buffer] = true; // filled each run: not a kernel's to reuse
+  for (size_t k = 0; k < program.launches.size(); ++k) {
+    auto fusion = mlir::dyn_cast<ir::FusionOp>(ops[k]);
+    if (!fusion)
+      continue;
+    const runtime::Program::Launch &launch = program.launches[k];
+    for (int r = 0; r < launch.results; ++r) {
+      int out = launch.outputs[r];
+      if (callers[out] || into[out] >= 0)
+        continue;
+      for (size_t i = 0; i < launch.inputs.size() && into[out] < 0; ++i) {
+        int in = launch.inputs[i];
+        if (callers[in] || taken[in] || lastReader[in] != static_cast<int>(k) ||
+            program.buffers[in].bytes != program.buffers[out].bytes ||
+            std::count(launch.outputs.begin(), launch.outputs.end(), in) > 0)
+          continue;
+        bool safe = true;
+        for (size_t j = 0; j < launch.inputs.size() && safe; ++j)
+          if (launch.inputs[j] == in)
+            safe = writableInPlace(fusion, static_cast<unsigned>(j), static_cast<unsigned>(r));
+        if (!safe)
+          continue;
+        into[out] = in;
+        taken[in] = true;
+        report << "buffer " << out << " is written over buffer " << in << " ("
+               << program.buffers[in].bytes << " bytes, in place)\n";
+      }
+    }
+  }
+  return into;
 }
 
 /// Pairs results with donatable arguments of the same size (Note
@@ -541,7 +612,8 @@ bool translate(mlir::func::FuncOp function, runtime::Program &program, int &kern
     donate(program, launchOps, *donatable, report);
   else
     program.donors.assign(program.results.size(), -1);
-  if (!planMemory(program, planReport, error))
+  std::vector<int> into = reuseInPlace(program, launchOps, report);
+  if (!planMemory(program, into, planReport, error))
     return false;
   planReport += donations;
   return true;

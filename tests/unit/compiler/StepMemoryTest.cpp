@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <map>
 #include <string>
@@ -303,6 +304,35 @@ TEST(Rematerialization, ANegativeBudgetIsRefused) {
         << error.message();
   }
   EXPECT_EQ(compiler_config().memory_budget, 0);
+}
+
+} // namespace
+
+namespace {
+
+TEST(InPlace, AKernelWritesOverTheIntermediateItReadsLast) {
+  // Note [In-place kernels]: tanh(a) is written over a, its matmul input,
+  // which dies there; the arena holds one of them, not both, and the
+  // values are the reference executor's.
+  compiler::install();
+  manual_seed(3);
+  Tensor x = randn({64, 128}), w = randn({128, 256}) * 0.1, v = randn({256, 32}) * 0.1;
+  mark_step();
+  auto record = [&] { return matmul(tanh(matmul(x, w)), v); };
+  set_compiler_config({});
+  Tensor out = record();
+  StepMemory planned = plan_step();
+  int64_t intermediate = 64 * 256 * 4;
+  EXPECT_EQ(planned.arena_bytes, runtime::HostAllocator::size_class(intermediate));
+  mark_step();
+  set_compiler_config({.use_reference = true});
+  Tensor expected = record();
+  mark_step();
+  set_compiler_config({});
+  std::vector<float> got = out.to_vector<float>(), want = expected.to_vector<float>();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_NEAR(got[i], want[i], 1e-4 * (1 + std::abs(want[i]))) << "element " << i;
 }
 
 } // namespace
