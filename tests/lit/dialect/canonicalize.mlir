@@ -257,3 +257,34 @@ func.func @reshaped_results_are_views(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, 
   }
   return %r#0, %r#1, %r#2 : tensor<4x8xf32>, tensor<2x2x8xf32>, tensor<32xf32>
 }
+
+// -----
+
+// A fusion that yields a broadcast (a per-channel scale at an activation's
+// size) yields the small value instead; the fusion that reads it broadcasts
+// it while reading. A broadcast of an input is read from that input.
+// CHECK-LABEL: func.func @broadcast_results_move_into_readers
+// CHECK: %[[F:.*]] = sinter.fusion %[[S:.*]] : (tensor<4x1xf32>) -> tensor<4x1xf32> {
+// CHECK: sinter.rsqrt
+// CHECK-NOT: sinter.broadcast_in_dim
+// CHECK: sinter.yield %{{.*}} : tensor<4x1xf32>
+// CHECK: sinter.fusion %[[F]], %[[S]], %{{.*}} : (tensor<4x1xf32>, tensor<4x1xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> {
+// CHECK-NEXT: ^bb0(%[[A:.*]]: tensor<4x1xf32>, %[[B:.*]]: tensor<4x1xf32>, %{{.*}}: tensor<4x8xf32>):
+// CHECK-DAG: sinter.broadcast_in_dim %[[A]], dims = [0, 1] : tensor<4x1xf32> -> tensor<4x8xf32>
+// CHECK-DAG: sinter.broadcast_in_dim %[[B]], dims = [0, 1] : tensor<4x1xf32> -> tensor<4x8xf32>
+func.func @broadcast_results_move_into_readers(%s: tensor<4x1xf32>, %x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %b:2 = sinter.fusion %s : (tensor<4x1xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  ^bb0(%in: tensor<4x1xf32>):
+    %r = sinter.rsqrt %in : tensor<4x1xf32>
+    %wide = sinter.broadcast_in_dim %r, dims = [0, 1] : tensor<4x1xf32> -> tensor<4x8xf32>
+    %plain = sinter.broadcast_in_dim %in, dims = [0, 1] : tensor<4x1xf32> -> tensor<4x8xf32>
+    sinter.yield %wide, %plain : tensor<4x8xf32>, tensor<4x8xf32>
+  }
+  %y = sinter.fusion %b#0, %b#1, %x : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%p: tensor<4x8xf32>, %q: tensor<4x8xf32>, %z: tensor<4x8xf32>):
+    %m = sinter.mul %p, %z : tensor<4x8xf32>
+    %n = sinter.add %m, %q : tensor<4x8xf32>
+    sinter.yield %n : tensor<4x8xf32>
+  }
+  return %y : tensor<4x8xf32>
+}

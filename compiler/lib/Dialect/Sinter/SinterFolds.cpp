@@ -381,8 +381,71 @@ struct ReshapeFusionResultsOutside : OpRewritePattern<FusionOp> {
     return success();
   }
 };
+
+/// Moves a broadcast that a fusion yields into the fusions that read it: the
+/// kernel writes the small value (or nothing, for one of its inputs) and
+/// each reader broadcasts it while reading, as it would any small input. A
+/// batch norm's per-channel scale, broadcast to the activation's size and
+/// kept for the backward pass, then costs a channel's worth of bytes, not
+/// an activation's. Only when every reader is a fusion (a library call
+/// needs the full tensor in memory).
+struct BroadcastFusionResultsIntoReaders : OpRewritePattern<FusionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(FusionOp op, PatternRewriter &rewriter) const override {
+    Block &body = op.getBody().front();
+    auto yield = cast<YieldOp>(body.getTerminator());
+    for (auto [k, value] : llvm::enumerate(yield.getValues())) {
+      auto broadcast = value.getDefiningOp<BroadcastInDimOp>();
+      Value result = op.getResult(k);
+      if (!broadcast || result.use_empty() ||
+          !llvm::all_of(result.getUsers(), [](Operation *user) { return isa<FusionOp>(user); }))
+        continue;
+      Value small = broadcast.getOperand();
+      Value outside;
+      if (auto arg = dyn_cast<BlockArgument>(small); arg && arg.getOwner() == &body) {
+        outside = op.getInputs()[arg.getArgNumber()];
+      } else {
+        // Yield the small value instead: a fusion with that result's type.
+        SmallVector<Type> types(op.getResultTypes());
+        types[k] = small.getType();
+        SmallVector<Value> values(yield.getValues());
+        values[k] = small;
+        auto fusion = rewriter.create<FusionOp>(op.getLoc(), types, op.getInputs());
+        rewriter.inlineRegionBefore(op.getBody(), fusion.getBody(), fusion.getBody().end());
+        rewriter.setInsertionPoint(yield);
+        rewriter.replaceOpWithNewOp<YieldOp>(yield, values);
+        for (unsigned r = 0; r < op.getNumResults(); ++r)
+          if (r != k)
+            rewriter.replaceAllUsesWith(op.getResult(r), fusion.getResult(r));
+        outside = fusion.getResult(k);
+      }
+      // Each reader takes the small value and broadcasts it inside.
+      auto type = cast<RankedTensorType>(result.getType());
+      llvm::ArrayRef<int64_t> dims = broadcast.getDims();
+      for (OpOperand &use : llvm::make_early_inc_range(result.getUses())) {
+        auto reader = cast<FusionOp>(use.getOwner());
+        BlockArgument arg = reader.getBody().front().getArgument(use.getOperandNumber());
+        rewriter.modifyOpInPlace(reader, [&] {
+          use.set(outside);
+          arg.setType(small.getType());
+          OpBuilder::InsertionGuard guard(rewriter);
+          rewriter.setInsertionPointToStart(&reader.getBody().front());
+          auto wide = rewriter.create<BroadcastInDimOp>(broadcast.getLoc(), type, arg,
+                                                        rewriter.getDenseI64ArrayAttr(dims));
+          arg.replaceAllUsesExcept(wide.getResult(), wide);
+        });
+      }
+      if (op->use_empty()) // retyped: the old fusion is read no more
+        rewriter.eraseOp(op);
+      return success();
+    }
+    return failure();
+  }
+};
 } // namespace
 
 void FusionOp::getCanonicalizationPatterns(RewritePatternSet &patterns, MLIRContext *context) {
-  patterns.add<PruneFusionResults, ReshapeFusionResultsOutside>(context);
+  patterns.add<PruneFusionResults, ReshapeFusionResultsOutside, BroadcastFusionResultsIntoReaders>(
+      context);
 }
