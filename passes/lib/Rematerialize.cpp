@@ -34,6 +34,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -50,18 +51,29 @@ using sinter::ir::FusionOp;
 
 namespace {
 
-/// The extra arithmetic of running `op` again: for a fusion, an operation
-/// per element of every elementwise op and reduction in it; for a matmul,
-/// a multiply-add per product term (2 M N K).
-int64_t operationsOf(Operation *op) {
+/// The extra arithmetic of running `op` again for `results`: for a fusion,
+/// an operation per element of every elementwise op and reduction they are
+/// computed from; for a matmul, a multiply-add per product term (2 M N K).
+int64_t operationsOf(Operation *op, llvm::ArrayRef<unsigned> results) {
   if (auto matmul = dyn_cast<sinter::ir::MatmulOp>(op)) {
     auto lhs = cast<ShapedType>(matmul.getLhs().getType());
     int64_t contracted =
         matmul.getTransposeLhs() ? lhs.getShape()[lhs.getRank() - 2] : lhs.getShape().back();
     return 2 * cast<ShapedType>(matmul.getResult().getType()).getNumElements() * contracted;
   }
+  // The ops the wanted results are computed from.
+  Operation *yield = cast<FusionOp>(op).getBody().front().getTerminator();
+  llvm::SmallPtrSet<Operation *, 32> used;
+  llvm::SmallVector<Value> work;
+  for (unsigned r : results)
+    work.push_back(yield->getOperand(r));
+  while (!work.empty())
+    if (Operation *def = work.pop_back_val().getDefiningOp(); def && used.insert(def).second)
+      llvm::append_range(work, def->getOperands());
   int64_t operations = 0;
   for (Operation &inner : cast<FusionOp>(op).getBody().front().without_terminator()) {
+    if (!used.contains(&inner))
+      continue;
     sinter::fusion::Role role = sinter::fusion::roleOf(&inner);
     if (role == sinter::fusion::Role::Elementwise)
       operations += cast<ShapedType>(inner.getResult(0).getType()).getNumElements();
@@ -82,8 +94,42 @@ bool hasReduction(FusionOp fusion) {
 /// A value recomputed before kernel `before`: the kernels to run again
 /// (positions, producers first; the last computes the value), and the
 /// value's result number in that last kernel.
+/// The operands (indices) `op` reads to compute its result `result`: for
+/// a fusion, the inputs that result's computation reaches; else all.
+llvm::SmallVector<unsigned> neededOperands(Operation *op, unsigned result) {
+  llvm::SmallVector<unsigned> needed;
+  auto fusion = dyn_cast<FusionOp>(op);
+  if (!fusion) {
+    for (unsigned i = 0; i < op->getNumOperands(); ++i)
+      needed.push_back(i);
+    return needed;
+  }
+  Block &body = fusion.getBody().front();
+  llvm::SmallVector<Value> work = {body.getTerminator()->getOperand(result)};
+  llvm::DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value value = work.pop_back_val();
+    if (!seen.insert(value).second)
+      continue;
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      needed.push_back(arg.getArgNumber());
+      continue;
+    }
+    for (Value operand : value.getDefiningOp()->getOperands())
+      work.push_back(operand);
+  }
+  llvm::sort(needed);
+  return needed;
+}
+
+/// The kernels recomputed for one value and the results wanted of each.
+struct Chain {
+  llvm::DenseMap<int, llvm::SmallVector<unsigned>> results;
+  llvm::SmallVector<int> order;
+};
+
 struct Trade {
-  llvm::SmallVector<int> chain;
+  Chain chain;
   unsigned result = 0;
   int before = -1;
   int64_t saving = 0;
@@ -146,47 +192,64 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
           continue; // not live at the peak, or read there
         int at = *after;
         // The chain: kernels whose outputs are gone by `at`, recomputed
-        // when they can be (else those outputs are kept longer).
-        llvm::SmallVector<int> chain;
-        std::function<bool(int, int)> need = [&](int kernel, int depth) {
-          if (llvm::is_contained(chain, kernel))
+        // when they can be (else those outputs are kept longer), each for
+        // the results the chain reads, reading only what those need.
+        Chain chain;
+        std::function<bool(int, unsigned, int)> need = [&](int kernel, unsigned result, int depth) {
+          llvm::SmallVector<unsigned> &wanted = chain.results[kernel];
+          if (llvm::is_contained(wanted, result))
             return true;
-          size_t mark = chain.size();
-          for (int operand : data.kernels[kernel].reads) {
+          Chain before = chain;
+          chain.results[kernel].push_back(result);
+          for (unsigned i : neededOperands(flow.kernels[kernel], result)) {
+            int operand = data.kernels[kernel].reads[i];
             if (data.returned[operand] || readers[operand].back() >= at)
               continue; // still there
             // An argument read later than now could no longer be donated
             // to a result (Note [Donation]): never kept longer.
             if (data.argument[operand]) {
-              chain.resize(mark);
+              chain = std::move(before);
               return false;
             }
             int producer = writer[operand];
-            if (producer >= 0 && depth < kMaxChain &&
-                recomputable(flow.kernels[producer], onlyPointwise))
-              need(producer, depth + 1);
+            if (producer < 0 || depth >= kMaxChain ||
+                !recomputable(flow.kernels[producer], onlyPointwise))
+              continue; // kept longer
+            auto &writes = data.kernels[producer].writes;
+            unsigned which = static_cast<unsigned>(llvm::find(writes, operand) - writes.begin());
+            need(producer, which, depth + 1);
           }
-          chain.push_back(kernel);
           return true;
         };
-        if (!need(k, 1))
+        if (!need(k, r, 1))
           continue;
+        chain.order.clear();
+        for (auto &[kernel, wanted] : chain.results)
+          if (!wanted.empty())
+            chain.order.push_back(kernel);
+        llvm::sort(chain.order); // producers first: the program's order
         // The program with the trade made: the chain's clones before `at`,
         // reading each other's copies; `at` and every later reader of the
         // value read its copy.
         sinter::planner::Dataflow traded = data;
         llvm::DenseMap<int, int> copyOf;
         std::vector<int> clones;
-        for (int kernel : chain) {
+        for (int kernel : chain.order) {
           sinter::planner::Dataflow::Kernel clone;
-          for (int operand : data.kernels[kernel].reads)
+          const llvm::SmallVector<unsigned> &wanted = chain.results[kernel];
+          llvm::SmallVector<unsigned> operands;
+          for (unsigned result : wanted)
+            for (unsigned i : neededOperands(flow.kernels[kernel], result))
+              if (!llvm::is_contained(operands, i))
+                operands.push_back(i);
+          for (unsigned i : operands) {
+            int operand = data.kernels[kernel].reads[i];
             clone.reads.push_back(copyOf.count(operand) ? copyOf[operand] : operand);
-          for (int out : data.kernels[kernel].writes) {
+          }
+          for (auto [w, out] : llvm::enumerate(data.kernels[kernel].writes)) {
             int copy = static_cast<int>(traded.bytes.size());
-            // Only the value itself and what the chain reads are written.
-            bool read = out == v || llvm::any_of(chain, [&](int c) {
-                          return llvm::is_contained(data.kernels[c].reads, out);
-                        });
+            // Only the results the chain wants are written.
+            bool read = llvm::is_contained(wanted, static_cast<unsigned>(w));
             traded.bytes.push_back(read ? data.bytes[out] : 0);
             traded.argument.push_back(false);
             traded.returned.push_back(false);
@@ -241,21 +304,23 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
           return;
       }
       Trade trade = bestTrade(flow, /*onlyPointwise=*/!pointwiseDone);
-      if (trade.chain.empty()) {
+      if (trade.chain.order.empty()) {
         if (pointwiseDone)
           return;
         pointwiseDone = true;
         continue;
       }
       Operation *use = flow.kernels[trade.before];
-      Operation *last = flow.kernels[trade.chain.back()];
+      Operation *last = flow.kernels[trade.chain.order.back()];
       OpBuilder builder(use);
       IRMapping copies;
       Operation *clone = nullptr;
+      llvm::SmallVector<Operation *> clones;
       int64_t operations = 0;
-      for (int kernel : trade.chain) {
+      for (int kernel : trade.chain.order) {
         clone = builder.clone(*flow.kernels[kernel], copies);
-        operations += operationsOf(flow.kernels[kernel]);
+        clones.push_back(clone);
+        operations += operationsOf(flow.kernels[kernel], trade.chain.results[kernel]);
       }
       Value original = last->getResult(trade.result);
       Block *block = use->getBlock();
@@ -279,14 +344,20 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
         }
       };
       redirect(original, clone->getResult(trade.result));
+      // The clones compute only what is read of them, from what that needs.
+      RewritePatternSet prune(&getContext());
+      FusionOp::getCanonicalizationPatterns(prune, &getContext());
+      GreedyRewriteConfig config;
+      config.strictMode = GreedyRewriteStrictness::ExistingAndNewOps;
+      (void)applyOpPatternsAndFold(clones, FrozenRewritePatternSet(std::move(prune)), config);
       ++this->count;
       extra += operations;
       if (explain)
         last->emitRemark() << llvm::formatv(
             "result {0} ({1} bytes) recomputed before its use at {2} instead of kept ({3} "
             "kernel(s) run again): {4} fewer bytes at the peak, {5} extra operations",
-            trade.result, sinter::passes::bytesOf(original), use->getLoc(), trade.chain.size(),
-            trade.saving, operations);
+            trade.result, sinter::passes::bytesOf(original), use->getLoc(),
+            trade.chain.order.size(), trade.saving, operations);
     }
   }
 

@@ -12,6 +12,8 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include "llvm/ADT/BitVector.h"
+
 using namespace mlir;
 using namespace sinter::ir;
 
@@ -318,6 +320,42 @@ struct PruneFusionResults : OpRewritePattern<FusionOp> {
   }
 };
 
+/// Drops the inputs a fusion's body no longer reads (after its results were
+/// pruned), so that the kernel neither takes nor keeps them alive, and reads
+/// a value yielded twice from its first result.
+struct PruneFusionInputs : OpRewritePattern<FusionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(FusionOp op, PatternRewriter &rewriter) const override {
+    Block &body = op.getBody().front();
+    auto yield = cast<YieldOp>(body.getTerminator());
+    bool changed = false;
+    for (auto [k, value] : llvm::enumerate(yield.getValues())) {
+      auto first = llvm::find(yield.getValues(), value);
+      unsigned j = static_cast<unsigned>(first - yield.getValues().begin());
+      if (j < k && !op.getResult(k).use_empty()) {
+        rewriter.replaceAllUsesWith(op.getResult(k), op.getResult(j));
+        changed = true;
+      }
+    }
+    llvm::BitVector unused(body.getNumArguments());
+    for (BlockArgument arg : body.getArguments())
+      if (arg.use_empty())
+        unused.set(arg.getArgNumber());
+    if (unused.none())
+      return success(changed);
+    SmallVector<Value> inputs;
+    for (auto [i, input] : llvm::enumerate(op.getInputs()))
+      if (!unused.test(i))
+        inputs.push_back(input);
+    rewriter.modifyOpInPlace(op, [&] {
+      op->setOperands(inputs);
+      body.eraseArguments(unused);
+    });
+    return success();
+  }
+};
+
 /// Moves a reshape that a fusion yields out of it: the kernel writes the
 /// reshape's operand and a reshape outside, which the runtime treats as a
 /// view of the same buffer, gives the consumers their shape. A fusion that
@@ -446,6 +484,6 @@ struct BroadcastFusionResultsIntoReaders : OpRewritePattern<FusionOp> {
 } // namespace
 
 void FusionOp::getCanonicalizationPatterns(RewritePatternSet &patterns, MLIRContext *context) {
-  patterns.add<PruneFusionResults, ReshapeFusionResultsOutside, BroadcastFusionResultsIntoReaders>(
-      context);
+  patterns.add<PruneFusionResults, PruneFusionInputs, ReshapeFusionResultsOutside,
+               BroadcastFusionResultsIntoReaders>(context);
 }
