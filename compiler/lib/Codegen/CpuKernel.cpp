@@ -70,6 +70,16 @@ public:
        << "}\n";
   }
 
+  /// Whether render() would write `fusion` as a row kernel.
+  bool rowKernel(FusionOp fusion) {
+    Block &body = fusion.getBody().front();
+    auto yield = cast<YieldOp>(body.getTerminator());
+    pointwise(body, yield);
+    bool row = rowDomain(body, yield);
+    rowMode = false;
+    return row;
+  }
+
   LogicalResult render(FusionOp fusion, StringRef name) {
     for (Value v : fusion->getOperands())
       if (failed(checkType(fusion, v.getType())))
@@ -797,6 +807,12 @@ std::string cppElementType(Type type) {
   if (element.isInteger(64))
     return "int64_t";
   return "";
+}
+
+bool rendersRowByRow(FusionOp fusion) {
+  llvm::raw_null_ostream nowhere;
+  Renderer renderer(nowhere);
+  return renderer.rowKernel(fusion);
 }
 
 FailureOr<std::string> renderCpuKernels(Operation *root, StringRef prefix, int64_t &count,

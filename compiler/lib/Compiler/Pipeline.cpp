@@ -368,16 +368,18 @@ runtime::Program::Launch::Phase phaseOf(mlir::Operation &op) {
 /// several same-sized parameters share a kernel.)
 
 /// Whether fusion `fusion` may write its result `result` over its operand
-/// `operand`: one loop computes all its results (they have one size), and
-/// the operand reaches that result and every other, only through ops that
-/// keep the index (or reductions, computed before the writes).
+/// `operand`: one loop computes all its results (they have one size), or it
+/// is a row kernel (codegen::rendersRowByRow: a row's reads come before its
+/// writes), and the operand reaches that result and every other, only
+/// through ops that keep the index (or reductions, computed before the
+/// writes).
 bool writableInPlace(ir::FusionOp fusion, unsigned operand, unsigned result) {
   auto yield = mlir::cast<ir::YieldOp>(fusion.getBody().front().getTerminator());
   auto elements = [](mlir::Value v) {
     return mlir::cast<mlir::ShapedType>(v.getType()).getNumElements();
   };
   for (mlir::Value v : yield.getValues())
-    if (elements(v) != elements(yield.getOperand(0)))
+    if (elements(v) != elements(yield.getOperand(0)) && !codegen::rendersRowByRow(fusion))
       return false; // results of several sizes: a loop per result
   llvm::SmallVector<mlir::Value> work = {fusion.getBody().front().getArgument(operand)};
   llvm::DenseSet<mlir::Operation *> seen;

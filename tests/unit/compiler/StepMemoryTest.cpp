@@ -335,4 +335,43 @@ TEST(InPlace, AKernelWritesOverTheIntermediateItReadsLast) {
     ASSERT_NEAR(got[i], want[i], 1e-4 * (1 + std::abs(want[i]))) << "element " << i;
 }
 
+TEST(InPlace, ARowKernelWritesOverTheRowsItHasRead) {
+  // A row kernel reads each row (its reductions) before it writes that row,
+  // and writes its per-row results last: cross-entropy's gradient is written
+  // over the logits it is computed from, though the same kernel also
+  // returns each row's loss (results of two sizes), as in gpt-mini's step.
+  compiler::install();
+  manual_seed(4);
+  Tensor x = randn({64, 128});
+  Tensor y = from_vector<int64_t>(std::vector<int64_t>(64, 7), {64});
+  auto record = [&](Tensor &w) {
+    w = (randn({128, 256}) * 0.1).detach();
+    w.requires_grad_();
+    mark_step();
+    Tensor loss = nn::functional::cross_entropy(matmul(x, w), y);
+    loss.backward();
+    return loss;
+  };
+  set_compiler_config({});
+  manual_seed(5);
+  Tensor w;
+  Tensor loss = record(w);
+  StepMemory planned = plan_step();
+  int64_t logits = 64 * 256 * 4;
+  EXPECT_LT(planned.arena_bytes, 2 * logits) << "the logits and their gradient both kept";
+  EXPECT_GE(planned.arena_bytes, logits);
+  mark_step();
+  set_compiler_config({.use_reference = true});
+  manual_seed(5);
+  Tensor wRef;
+  Tensor lossRef = record(wRef);
+  mark_step();
+  set_compiler_config({});
+  EXPECT_NEAR(loss.item<float>(), lossRef.item<float>(), 1e-5);
+  std::vector<float> g = w.grad().to_vector<float>(), e = wRef.grad().to_vector<float>();
+  ASSERT_EQ(g.size(), e.size());
+  for (size_t i = 0; i < g.size(); ++i)
+    ASSERT_NEAR(g[i], e[i], 1e-5 * (1 + std::abs(e[i]))) << "element " << i;
+}
+
 } // namespace
