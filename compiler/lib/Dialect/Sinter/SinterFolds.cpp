@@ -279,6 +279,20 @@ OpFoldResult ReduceMaxOp::fold(FoldAdaptor) {
 }
 
 namespace {
+/// A fusion over `op`'s inputs yielding `values` (computed in `op`'s body,
+/// which moves into it); the caller replaces `op`'s uses.
+FusionOp withYields(PatternRewriter &rewriter, FusionOp op, ArrayRef<Value> values) {
+  SmallVector<Type> types;
+  for (Value v : values)
+    types.push_back(v.getType());
+  Operation *yield = op.getBody().front().getTerminator();
+  auto fusion = rewriter.create<FusionOp>(op.getLoc(), types, op.getInputs());
+  rewriter.inlineRegionBefore(op.getBody(), fusion.getBody(), fusion.getBody().end());
+  rewriter.setInsertionPoint(yield);
+  rewriter.replaceOpWithNewOp<YieldOp>(yield, values);
+  return fusion;
+}
+
 /// Drops the results of a fusion that nothing reads, and forwards a result
 /// that is one of the fusion's inputs yielded unchanged: a kernel then
 /// writes only what is read.
@@ -295,12 +309,10 @@ struct PruneFusionResults : OpRewritePattern<FusionOp> {
         changed = true;
       }
     SmallVector<Value> kept;
-    SmallVector<Type> types;
     SmallVector<unsigned> keptIndex;
     for (auto [k, result] : llvm::enumerate(op.getResults()))
       if (!result.use_empty()) {
         kept.push_back(yield.getValues()[k]);
-        types.push_back(result.getType());
         keptIndex.push_back(static_cast<unsigned>(k));
       }
     if (kept.size() == op.getNumResults())
@@ -309,10 +321,7 @@ struct PruneFusionResults : OpRewritePattern<FusionOp> {
       rewriter.eraseOp(op);
       return success();
     }
-    auto fused = rewriter.create<FusionOp>(op.getLoc(), types, op.getInputs());
-    rewriter.inlineRegionBefore(op.getBody(), fused.getBody(), fused.getBody().end());
-    rewriter.setInsertionPoint(yield);
-    rewriter.replaceOpWithNewOp<YieldOp>(yield, kept);
+    FusionOp fused = withYields(rewriter, op, kept);
     for (auto [k, index] : llvm::enumerate(keptIndex))
       rewriter.replaceAllUsesWith(op.getResult(index), fused.getResult(k));
     rewriter.eraseOp(op);
@@ -368,7 +377,6 @@ struct ReshapeFusionResultsOutside : OpRewritePattern<FusionOp> {
     Block &body = op.getBody().front();
     auto yield = cast<YieldOp>(body.getTerminator());
     SmallVector<Value> values(yield.getValues());
-    SmallVector<Type> types(op.getResultTypes());
     // Per result: -1 unchanged; otherwise the result (or, for a block
     // argument, the input) whose reshape replaces it.
     SmallVector<std::pair<int, bool>> source(values.size(), {-1, false});
@@ -389,7 +397,6 @@ struct ReshapeFusionResultsOutside : OpRewritePattern<FusionOp> {
         continue;
       }
       values[k] = from; // the kernel writes the operand; the reshape is outside
-      types[k] = from.getType();
       source[k] = {static_cast<int>(k), false};
       retype = true;
     }
@@ -397,10 +404,7 @@ struct ReshapeFusionResultsOutside : OpRewritePattern<FusionOp> {
       return failure();
     FusionOp fusion = op;
     if (retype) {
-      fusion = rewriter.create<FusionOp>(op.getLoc(), types, op.getInputs());
-      rewriter.inlineRegionBefore(op.getBody(), fusion.getBody(), fusion.getBody().end());
-      rewriter.setInsertionPoint(yield);
-      rewriter.replaceOpWithNewOp<YieldOp>(yield, values);
+      fusion = withYields(rewriter, op, values);
     }
     rewriter.setInsertionPointAfter(fusion);
     for (auto [k, from] : llvm::enumerate(source)) {
@@ -445,14 +449,9 @@ struct BroadcastFusionResultsIntoReaders : OpRewritePattern<FusionOp> {
         outside = op.getInputs()[arg.getArgNumber()];
       } else {
         // Yield the small value instead: a fusion with that result's type.
-        SmallVector<Type> types(op.getResultTypes());
-        types[k] = small.getType();
         SmallVector<Value> values(yield.getValues());
         values[k] = small;
-        auto fusion = rewriter.create<FusionOp>(op.getLoc(), types, op.getInputs());
-        rewriter.inlineRegionBefore(op.getBody(), fusion.getBody(), fusion.getBody().end());
-        rewriter.setInsertionPoint(yield);
-        rewriter.replaceOpWithNewOp<YieldOp>(yield, values);
+        FusionOp fusion = withYields(rewriter, op, values);
         for (unsigned r = 0; r < op.getNumResults(); ++r)
           if (r != k)
             rewriter.replaceAllUsesWith(op.getResult(r), fusion.getResult(r));
