@@ -18,13 +18,16 @@
 // a copy or slice of a weight), as torch.compile's min-cut partitioner
 // recomputes pointwise ops by default: fewer bytes, a little more
 // arithmetic. With `budget` (bytes of the arena: what the kernels write
-// that the step does not return) and the peak still over it, any
-// fusion may be (layer norms, softmaxes), until the simulated peak fits or nothing is left to
-// trade, as XLA's rematerialization does under a memory limit. Never recomputed: library calls
-// (matmuls, convolutions), values under `min-bytes` (not worth a launch), and fusions that would
-// read an argument later than the step does (it could no longer be donated, Note [Donation]). Each
-// trade is a remark: the value, the bytes it saves at the peak and the extra arithmetic (an
-// operation per element of each op in the fusion).
+// that the step does not return) and the peak still over it, any fusion
+// may be (layer norms, softmaxes), and the matmuls in a chain that feeds
+// one, until the simulated peak fits or nothing is left to trade, as XLA's
+// rematerialization does under a memory limit. Never recomputed: other
+// library calls (convolutions), values under `min-bytes` (not worth a
+// launch), and anything that would read an argument later than the step
+// does (it could no longer be donated, Note [Donation]). Each trade is a
+// remark: the value, the bytes it saves at the peak and the extra
+// arithmetic (an operation per element of each op it runs again; 2 M N K
+// for a matmul).
 //
 //===----------------------------------------------------------------------===//
 #include "Dataflow.h"
@@ -91,9 +94,6 @@ bool hasReduction(FusionOp fusion) {
   });
 }
 
-/// A value recomputed before kernel `before`: the kernels to run again
-/// (positions, producers first; the last computes the value), and the
-/// value's result number in that last kernel.
 /// The operands (indices) `op` reads to compute its result `result`: for
 /// a fusion, the inputs that result's computation reaches; else all.
 llvm::SmallVector<unsigned> neededOperands(Operation *op, unsigned result) {
@@ -128,6 +128,9 @@ struct Chain {
   llvm::SmallVector<int> order;
 };
 
+/// A value recomputed before kernel `before`: the kernels to run again
+/// (`chain.order`: positions, producers first; the last computes the value)
+/// and the value's result number in that last kernel.
 struct Trade {
   Chain chain;
   unsigned result = 0;
@@ -163,7 +166,7 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
       order[k] = static_cast<int>(k);
     std::vector<int64_t> live = sinter::planner::liveBytes(data, order);
     if (live.empty())
-      return {};
+      return Trade();
     int peak = static_cast<int>(std::max_element(live.begin(), live.end()) - live.begin());
     // Each value's readers (kernel positions, ascending) and writer.
     size_t n = data.bytes.size();

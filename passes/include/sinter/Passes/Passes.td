@@ -55,15 +55,18 @@ def SinterRematerialize : Pass<"sinter-rematerialize", "::mlir::func::FuncOp"> {
   let description = [{
     A fusion result that is live at the function's peak only because a later
     op reads it (a forward value the backward pass reads) is recomputed just
-    before that op: the fusion is cloned there (Note [Rematerialization] in
-    `passes/lib/Rematerialize.cpp`). Each trade is simulated on the whole
-    function and made only if it lowers the bytes live at the peak without
-    raising the peak. Pointwise fusions are always traded so; with `budget`
-    (bytes) and the peak still over it, any fusion (reductions included), until
-    the simulated peak is within the budget or nothing is left to trade.
-    Library calls are never recomputed, nor is a value smaller than
-    `min-bytes`, nor one whose recomputation would read an argument later than
-    the step does (it could no longer be donated). With `explain`, each trade
+    before that op: the fusion is cloned there, with the producers of its
+    inputs that are gone by then, up to 4 deep (Note [Rematerialization] in
+    `passes/lib/Rematerialize.cpp`); each clone computes only what is read of
+    it. Each trade is simulated on the whole function and made only if it
+    lowers the bytes live at the peak without raising the peak. Pointwise
+    fusions are always traded so; with `budget` (bytes of the arena: what is
+    written and not returned) and the peak still over it, any fusion
+    (reductions included) and matmuls in such chains, until the simulated peak
+    is within the budget or nothing is left to trade. Other library calls are
+    never recomputed, nor is a value smaller than `min-bytes`, nor anything
+    whose recomputation would read an argument later than the step does (it
+    could no longer be donated). With `explain`, each trade
     is a remark: the bytes it saves at the peak and its extra operations. The
     function gets `sinter.rematerialized = [count, operations]`.
   }];
