@@ -19,6 +19,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
@@ -271,6 +272,12 @@ struct StepSite {
   uint64_t lastHash = 0;
   std::unordered_set<uint64_t> hashes;
   bool warned = false;
+  /// Per data node of the last compiled graph (topological order), whether
+  /// its memory could be given to a result (Note [Donation]); the graph
+  /// structures and donation masks compiled so far.
+  uint64_t lastDonationStructure = 0;
+  std::vector<bool> lastDonation;
+  std::set<std::pair<uint64_t, std::vector<bool>>> donations;
 };
 
 struct MetricsState {
@@ -319,6 +326,44 @@ uint64_t recordStep(const std::vector<lazy::NodePtr> &outputs, Loc loc) {
     site.lastHash = hash;
   }
   return hash;
+}
+
+/// A compiled step is compiled again when the same graph gives other inputs'
+/// memory to its results (Note [Donation]: a value held outside the step is
+/// never written over). Says which input changed, once per new combination.
+void recordDonation(const std::vector<lazy::NodePtr> &outputs, uint64_t structure,
+                    const std::vector<const lazy::Node *> &donatable, Loc loc) {
+  std::vector<const lazy::Node *> inputs;
+  for (const lazy::Node *node : lazy::topological_order(outputs))
+    if (node->op == lazy::Op::Data)
+      inputs.push_back(node);
+  std::unordered_set<const lazy::Node *> given(donatable.begin(), donatable.end());
+  std::vector<bool> mask;
+  for (const lazy::Node *node : inputs)
+    mask.push_back(given.count(node) > 0);
+  MetricsState &state = metricsState();
+  std::lock_guard<std::mutex> lock(state.mutex);
+  std::string key = cat(loc.file_name(), ":", loc.line());
+  StepSite &site = state.sites[key];
+  bool fresh = site.donations.insert({structure, mask}).second;
+  if (fresh && structure == site.lastDonationStructure && site.lastDonation != mask) {
+    size_t i = 0;
+    while (site.lastDonation[i] == mask[i])
+      ++i;
+    const lazy::Node &input = *inputs[i];
+    std::string reason =
+        cat("mark_step at ", key, ": the same graph, but input ", i, " (", name(input.dtype),
+            sinter::toString(input.shape), ", from ", input.loc.file_name(), ":", input.loc.line(),
+            ") is ",
+            mask[i] ? "no longer held outside the step, so its update may take its memory"
+                    : "now held outside the step (a tensor still refers to it), so its update "
+                      "needs memory of its own");
+    state.metrics.recompile_reasons.push_back(reason);
+    if (debugLevel() >= 1)
+      std::fprintf(stderr, "sinter: new donation of inputs, %s\n", reason.c_str());
+  }
+  site.lastDonationStructure = structure;
+  site.lastDonation = std::move(mask);
 }
 
 } // namespace
@@ -585,8 +630,10 @@ void mark_step(Loc loc) {
     std::string why;
     // Eager steps run op by op and give no memory away: no need to look.
     std::vector<const lazy::Node *> donatable;
-    if (config.enabled)
+    if (config.enabled) {
       donatable = donatableInputs(outputs);
+      recordDonation(outputs, structure, donatable, loc);
+    }
     compiled = runWithCompiler(outputs, structure, config, donatable, values, step, why);
     if (step.out_of_memory) // nothing ran: the tensors are still pending
       throwError("mark_step: " + why, loc);

@@ -215,6 +215,29 @@ TEST(Donation, AValueStillHeldIsNotWrittenOver) {
   EXPECT_EQ(metrics().last_step_memory.measured_peak_bytes, planned.planned_peak_bytes);
 }
 
+TEST(Donation, ARecompileForAHeldInputIsExplained) {
+  // The same graph, compiled again because a value is now held outside the
+  // step: the metrics say why, naming the input, once.
+  SgdStep step;
+  Tensor weight = step.model->parameters().front();
+  Tensor snapshot;
+  size_t before = metrics().recompile_reasons.size();
+  for (int i = 0; i < 4; ++i) {
+    if (i == 2)
+      snapshot = weight.detach();
+    step.record();
+    mark_step();
+  }
+  std::vector<std::string> reasons = metrics().recompile_reasons;
+  ASSERT_EQ(reasons.size(), before + 1);
+  EXPECT_NE(reasons.back().find("StepMemoryTest.cpp"), std::string::npos) << reasons.back();
+  EXPECT_NE(reasons.back().find("the same graph, but input 0 (f32[64, 32], from"),
+            std::string::npos)
+      << reasons.back();
+  EXPECT_NE(reasons.back().find("is now held outside the step"), std::string::npos)
+      << reasons.back();
+}
+
 TEST(Donation, AGraphKeptForAnotherBackwardKeepsItsInputs) {
   // backward(retain_graph) keeps the forward graph, and so the parameters'
   // old values it reads: a second backward after the step must see them,
