@@ -116,9 +116,10 @@ void peakCategories(runtime::Program &program, const std::vector<bool> &counted,
   for (size_t b = 0; b < n; ++b) {
     int64_t size = program.buffers[b].bytes;
     auto written = static_cast<Phase>(program.buffers[b].phase);
-    if (isArgument[b]) {
+    if (isArgument[b]) { // held in the allocator's size class, as persistent_bytes counts
       bool updated = latestReader[b] == static_cast<int>(Phase::Update);
-      bytes[!updated ? Batch : forwardReads[b] ? Parameters : OptimizerState] += size;
+      bytes[!updated ? Batch : forwardReads[b] ? Parameters : OptimizerState] +=
+          runtime::HostAllocator::size_class(size);
     } else if (!counted[b]) {
       continue;
     } else if (workspace[b]) {

@@ -63,14 +63,15 @@ TEST(StepMemory, PlannedBeforeRunningEqualsMeasuredForEveryZooModel) {
       // activations kept for the backward pass; from the second step on,
       // AdamW's moments are inputs only its update reads.
       std::map<std::string, int64_t> category;
-      int64_t stepBytes = 0;
+      int64_t stepBytes = 0, inputBytes = 0;
       for (const StepMemory::Category &c : planned.peak_by_category) {
         category[c.name] = c.bytes;
         bool input = c.name == "parameters" || c.name == "optimizer state" ||
                      c.name == "the batch and other inputs";
-        stepBytes += input ? 0 : c.bytes;
+        (input ? inputBytes : stepBytes) += c.bytes;
       }
       EXPECT_EQ(stepBytes, byLine);
+      EXPECT_EQ(inputBytes, planned.persistent_bytes);
       EXPECT_GT(category["parameters"], 0);
       EXPECT_GT(category["gradients"], 0);
       EXPECT_GT(category["activations kept for the backward pass"], 0);
