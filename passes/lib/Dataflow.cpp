@@ -24,8 +24,8 @@ FunctionFlow dataflowOf(mlir::func::FuncOp function) {
   for (mlir::BlockArgument arg : function.getArguments())
     add(arg, /*argument=*/true);
   for (mlir::Operation &op : function.getBody().front()) {
-    if (auto view = mlir::dyn_cast<ir::ReshapeOp>(op)) {
-      result.valueOf[view.getResult()] = result.valueOf.lookup(view.getOperand());
+    if (isView(&op)) {
+      result.valueOf[op.getResult(0)] = result.valueOf.lookup(op.getOperand(0));
       continue;
     }
     if (mlir::isa<mlir::func::ReturnOp>(op)) {

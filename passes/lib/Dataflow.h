@@ -3,9 +3,9 @@
 // The scheduling and rematerialization passes see a function's top-level ops
 // as the memory planner does (Note [Scheduling for memory] in
 // sinter/Passes/MemoryPlanner.h): kernels (fusions and library calls) over
-// values. A top-level reshape is a view (the runtime gives it its operand's
-// buffer), so it is the same value as its operand; constants are values no
-// kernel writes.
+// values. A top-level reshape or slice is a view (the runtime gives it its
+// operand's buffer, a slice at an offset), so it is the same value as its
+// operand; constants are values no kernel writes.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SINTER_PASSES_LIB_DATAFLOW_H
@@ -30,8 +30,12 @@ struct FunctionFlow {
 
 /// Whether a top-level op is a kernel (not a constant, a view or the return).
 inline bool isKernel(mlir::Operation *op) {
-  return !mlir::isa<ir::ConstantOp, ir::ReshapeOp, mlir::func::ReturnOp>(op);
+  return !mlir::isa<ir::ConstantOp, ir::ReshapeOp, ir::SliceOp, mlir::func::ReturnOp>(op);
 }
+
+/// Whether a top-level op is a view of its operand's buffer (a reshape, or
+/// a contiguous slice at an offset).
+inline bool isView(mlir::Operation *op) { return mlir::isa<ir::ReshapeOp, ir::SliceOp>(op); }
 
 /// The function's kernels in their current order. Results nothing reads
 /// cost nothing (canonicalization drops them).

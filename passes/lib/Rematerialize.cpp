@@ -334,10 +334,11 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
           Operation *user = operand.getOwner();
           if (user->getBlock() != block)
             continue;
-          if (auto view = dyn_cast<sinter::ir::ReshapeOp>(user)) {
+          if (sinter::passes::isView(user)) {
             OpBuilder before(use);
-            auto late = before.create<sinter::ir::ReshapeOp>(view.getLoc(), view.getType(), to);
-            redirect(view.getResult(), late.getResult());
+            Operation *late = before.clone(*user);
+            late->setOperand(0, to);
+            redirect(user->getResult(0), late->getResult(0));
             if (late->use_empty())
               late->erase();
             continue;

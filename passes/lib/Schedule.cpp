@@ -38,19 +38,17 @@ struct Schedule : sinter::impl::SinterScheduleBase<Schedule> {
       return;
     Block &body = function.getBody().front();
     Operation *ret = body.getTerminator();
-    SmallVector<Operation *> constants, views;
+    SmallVector<Operation *> constants;
     for (Operation &op : body)
       if (isa<sinter::ir::ConstantOp>(op))
         constants.push_back(&op);
-      else if (isa<sinter::ir::ReshapeOp>(op))
-        views.push_back(&op);
     for (Operation *op : constants)
       op->moveBefore(ret);
     llvm::SmallPtrSet<Operation *, 16> placed;
     // A view goes after what it views, once that is placed.
     std::function<void(Value)> placeViewsOf = [&](Value value) {
       for (Operation *user : value.getUsers())
-        if (isa<sinter::ir::ReshapeOp>(user) && user->getParentOp() == function.getOperation() &&
+        if (sinter::passes::isView(user) && user->getParentOp() == function.getOperation() &&
             placed.insert(user).second) {
           user->moveBefore(ret);
           placeViewsOf(user->getResult(0));

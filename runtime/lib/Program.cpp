@@ -235,8 +235,9 @@ Status CpuExecutable::run(const std::vector<const void *> &arguments,
     fillUpTo(l);
     in.clear();
     out.clear();
-    for (int b : launch.inputs)
-      in.push_back(at[b]);
+    for (size_t j = 0; j < launch.inputs.size(); ++j)
+      in.push_back(at[launch.inputs[j]] +
+                   (launch.inputOffsets.empty() ? 0 : launch.inputOffsets[j]));
     for (int b : launch.outputs)
       out.push_back(at[b]);
     if (!profiling) {

@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
@@ -118,8 +119,9 @@ void peakCategories(runtime::Program &program, const std::vector<bool> &counted,
     auto written = static_cast<Phase>(program.buffers[b].phase);
     if (isArgument[b]) { // held in the allocator's size class, as persistent_bytes counts
       bool updated = latestReader[b] == static_cast<int>(Phase::Update);
-      bytes[!updated ? Batch : forwardReads[b] ? Parameters : OptimizerState] +=
-          runtime::HostAllocator::size_class(size);
+      bytes[!updated          ? Batch
+            : forwardReads[b] ? Parameters
+                              : OptimizerState] += runtime::HostAllocator::size_class(size);
     } else if (!counted[b]) {
       continue;
     } else if (workspace[b]) {
@@ -368,6 +370,11 @@ runtime::Program::Launch::Phase phaseOf(mlir::Operation &op) {
 /// be read too late, hence "reaches the result": the AdamW updates of
 /// several same-sized parameters share a kernel.)
 
+/// The byte offset a launch reads its input `j` at (a slice view).
+int64_t offsetOf(const runtime::Program::Launch &launch, size_t j) {
+  return launch.inputOffsets.empty() ? 0 : launch.inputOffsets[j];
+}
+
 /// Whether fusion `fusion` may write its result `result` over its operand
 /// `operand`: one loop computes all its results (they have one size), or it
 /// is a row kernel (codegen::rendersRowByRow: a row's reads come before its
@@ -448,7 +455,8 @@ std::vector<int> reuseInPlace(const runtime::Program &program,
         bool safe = true;
         for (size_t j = 0; j < launch.inputs.size() && safe; ++j)
           if (launch.inputs[j] == in)
-            safe = writableInPlace(fusion, static_cast<unsigned>(j), static_cast<unsigned>(r));
+            safe = offsetOf(launch, j) == 0 &&
+                   writableInPlace(fusion, static_cast<unsigned>(j), static_cast<unsigned>(r));
         if (!safe)
           continue;
         into[out] = in;
@@ -502,7 +510,8 @@ void donate(runtime::Program &program, const std::vector<mlir::Operation *> &ops
                                              outputs.begin());
         for (size_t k = 0; k < inputs.size() && safe; ++k)
           if (inputs[k] == input)
-            safe = fusion && writableInPlace(fusion, static_cast<unsigned>(k), own);
+            safe = fusion && offsetOf(program.launches[w], k) == 0 &&
+                   writableInPlace(fusion, static_cast<unsigned>(k), own);
       }
       if (safe)
         chosen = static_cast<int>(a);
@@ -525,6 +534,7 @@ bool translate(mlir::func::FuncOp function, runtime::Program &program, int &kern
                const std::vector<std::vector<int64_t>> &scratch, const std::vector<bool> *donatable,
                std::string &planReport, std::string &error) {
   llvm::DenseMap<mlir::Value, int> buffers;
+  llvm::DenseMap<mlir::Value, int64_t> offsets; // of views at an offset, in bytes
   auto bufferOf = [&](mlir::Value value) {
     auto [it, inserted] = buffers.try_emplace(value, static_cast<int>(program.buffers.size()));
     if (inserted) {
@@ -562,6 +572,20 @@ bool translate(mlir::func::FuncOp function, runtime::Program &program, int &kern
       // A view: the same bytes in another shape (row-major either way).
       int base = bufferOf(reshape.getOperand());
       buffers[reshape.getResult()] = base;
+      offsets[reshape.getResult()] = offsets.lookup(reshape.getOperand());
+      continue;
+    }
+    if (auto slice = mlir::dyn_cast<ir::SliceOp>(op)) {
+      // A view at an offset: a contiguous slice (SliceFusionResultsOutside).
+      int64_t first = ir::contiguousOffset(slice);
+      if (first < 0) {
+        error = "a slice outside a fusion must select contiguous elements";
+        return false;
+      }
+      int base = bufferOf(slice.getOperand());
+      buffers[slice.getResult()] = base;
+      offsets[slice.getResult()] =
+          offsets.lookup(slice.getOperand()) + first * elementBytes(slice.getOperand().getType());
       continue;
     }
     if (mlir::isa<mlir::func::ReturnOp>(op)) {
@@ -578,8 +602,12 @@ bool translate(mlir::func::FuncOp function, runtime::Program &program, int &kern
     launch.label = launchLabel(op);
     launch.phase = phaseOf(op);
     launchOps.push_back(&op);
-    for (mlir::Value v : op.getOperands())
+    for (mlir::Value v : op.getOperands()) {
       launch.inputs.push_back(bufferOf(v));
+      launch.inputOffsets.push_back(offsets.lookup(v));
+    }
+    if (llvm::all_of(launch.inputOffsets, [](int64_t o) { return o == 0; }))
+      launch.inputOffsets.clear();
     auto fusion = mlir::dyn_cast<ir::FusionOp>(op);
     for (mlir::Value v : op.getResults()) {
       int b = bufferOf(v);
@@ -620,6 +648,41 @@ bool translate(mlir::func::FuncOp function, runtime::Program &program, int &kern
     return false;
   planReport += donations;
   return true;
+}
+
+/// A value the function returns gets a buffer of its own size: a returned
+/// view that involves a slice (a view at an offset in a larger buffer) is
+/// computed by a fusion that copies it instead.
+void materializeReturnedSlices(mlir::ModuleOp module) {
+  for (mlir::func::FuncOp function : module.getOps<mlir::func::FuncOp>()) {
+    mlir::Operation *ret = function.getBody().front().getTerminator();
+    for (mlir::OpOperand &operand : ret->getOpOperands()) {
+      // The chain of views from the returned value down to a computed one.
+      llvm::SmallVector<mlir::Operation *> chain;
+      mlir::Value base = operand.get();
+      bool sliced = false;
+      while (mlir::Operation *def = base.getDefiningOp()) {
+        if (!mlir::isa<ir::ReshapeOp, ir::SliceOp>(def))
+          break;
+        sliced = sliced || mlir::isa<ir::SliceOp>(def);
+        chain.push_back(def);
+        base = def->getOperand(0);
+      }
+      if (!sliced)
+        continue;
+      mlir::OpBuilder builder(ret);
+      auto fusion = builder.create<ir::FusionOp>(ret->getLoc(), operand.get().getType(),
+                                                 mlir::ValueRange{base});
+      mlir::Block *body =
+          builder.createBlock(&fusion.getBody(), {}, {base.getType()}, {base.getLoc()});
+      mlir::IRMapping map;
+      map.map(base, body->getArgument(0));
+      for (mlir::Operation *view : llvm::reverse(chain))
+        builder.clone(*view, map);
+      builder.create<ir::YieldOp>(ret->getLoc(), map.lookup(operand.get()));
+      operand.set(fusion.getResult(0));
+    }
+  }
 }
 
 /// What a step's results will allocate (each in the allocator's size
@@ -746,6 +809,7 @@ bool lowerAndPlan(const std::vector<std::vector<lazy::NodePtr>> &graphs,
     buildPipeline(pm, {.explain = debug.level >= 2,
                        .memoryBudget = budgeted ? std::max<int64_t>(1, arenaBudget) : 0});
     bool passed = mlir::succeeded(pm.run(*module));
+    materializeReturnedSlices(*module);
     step.times.passes += secondsSince(start);
     if (debug.level >= 4)
       dump(debug, ".passes.mlir", passLog);

@@ -424,6 +424,67 @@ struct ReshapeFusionResultsOutside : OpRewritePattern<FusionOp> {
   }
 };
 
+} // namespace
+
+int64_t sinter::ir::contiguousOffset(SliceOp slice) {
+  ArrayRef<int64_t> shape = cast<ShapedType>(slice.getOperand().getType()).getShape();
+  ArrayRef<int64_t> start = slice.getStart(), limit = slice.getLimit(), step = slice.getStep();
+  int64_t rank = static_cast<int64_t>(shape.size()), partial = rank;
+  for (int64_t d = rank - 1; d >= 0; --d)
+    if (step[d] != 1)
+      return -1;
+  for (int64_t d = 0; d < rank; ++d)
+    if (limit[d] - start[d] != shape[d]) {
+      partial = d;
+      break;
+    }
+  for (int64_t d = partial + 1; d < rank; ++d)
+    if (start[d] != 0 || limit[d] != shape[d])
+      return -1;
+  for (int64_t d = 0; d < partial; ++d)
+    if (limit[d] - start[d] != 1 && shape[d] != 1)
+      return -1; // whole leading dims before a partial one: not contiguous
+  int64_t offset = 0, stride = 1;
+  for (int64_t d = rank - 1; d >= 0; --d) {
+    offset += start[d] * stride;
+    stride *= shape[d];
+  }
+  return offset;
+}
+
+namespace {
+
+/// Moves a contiguous slice of an input that a fusion yields out of it (a
+/// weight split into its query, key and value parts): a slice outside any
+/// fusion is a view at an offset in its operand's buffer, no copy. Only when
+/// every reader is a kernel (a returned value needs its own buffer).
+struct SliceFusionResultsOutside : OpRewritePattern<FusionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(FusionOp op, PatternRewriter &rewriter) const override {
+    Block &body = op.getBody().front();
+    auto yield = cast<YieldOp>(body.getTerminator());
+    bool changed = false;
+    for (auto [k, value] : llvm::enumerate(yield.getValues())) {
+      auto slice = value.getDefiningOp<SliceOp>();
+      Value result = op.getResult(k);
+      auto arg = slice ? dyn_cast<BlockArgument>(slice.getOperand()) : BlockArgument();
+      if (!arg || arg.getOwner() != &body || result.use_empty() || contiguousOffset(slice) < 0 ||
+          llvm::any_of(result.getUsers(), [](Operation *user) {
+            return user->hasTrait<OpTrait::IsTerminator>() || isa<ReshapeOp, SliceOp>(user);
+          }))
+        continue;
+      rewriter.setInsertionPointAfter(op);
+      auto view = rewriter.create<SliceOp>(slice.getLoc(), result.getType(),
+                                           op.getInputs()[arg.getArgNumber()], slice.getStartAttr(),
+                                           slice.getLimitAttr(), slice.getStepAttr());
+      rewriter.replaceAllUsesWith(result, view.getResult());
+      changed = true;
+    }
+    return success(changed);
+  }
+};
+
 /// Moves a broadcast that a fusion yields into the fusions that read it: the
 /// kernel writes the small value (or nothing, for one of its inputs) and
 /// each reader broadcasts it while reading, as it would any small input. A
@@ -484,5 +545,5 @@ struct BroadcastFusionResultsIntoReaders : OpRewritePattern<FusionOp> {
 
 void FusionOp::getCanonicalizationPatterns(RewritePatternSet &patterns, MLIRContext *context) {
   patterns.add<PruneFusionResults, PruneFusionInputs, ReshapeFusionResultsOutside,
-               BroadcastFusionResultsIntoReaders>(context);
+               SliceFusionResultsOutside, BroadcastFusionResultsIntoReaders>(context);
 }

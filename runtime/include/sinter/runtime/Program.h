@@ -45,6 +45,9 @@ struct Program {
     int kernel = 0;
     std::vector<int> inputs;
     std::vector<int> outputs;
+    /// Per input, the byte offset the kernel reads it at (a contiguous slice
+    /// of the buffer: a view, no copy); empty when all are 0.
+    std::vector<int64_t> inputOffsets = {};
     /// What the kernel computes and for which user line, for profiles:
     /// "matmul 1024x256 <- model.cpp:40".
     std::string label = {};

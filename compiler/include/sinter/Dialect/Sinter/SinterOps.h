@@ -29,4 +29,12 @@ mlir::LogicalResult verifyElementwiseOp(mlir::Operation *op);
 #define GET_OP_CLASSES
 #include "sinter/Dialect/Sinter/SinterOps.h.inc"
 
+namespace sinter::ir {
+/// The element offset of `slice` in its operand when the elements it
+/// selects are contiguous in row-major order (unit steps; every dim after
+/// the first partial one taken whole, every dim before it of extent one):
+/// such a slice outside a fusion is a view at that offset. Else -1.
+int64_t contiguousOffset(SliceOp slice);
+} // namespace sinter::ir
+
 #endif // SINTER_DIALECT_SINTER_SINTEROPS_H
