@@ -184,6 +184,15 @@ StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::load(Program program) {
   return executable;
 }
 
+Allocation allocationOf(const Program &program) {
+  Allocation allocation;
+  allocation.arena = HostAllocator::size_class(program.arenaBytes);
+  for (size_t r = 0; r < program.results.size(); ++r)
+    if (program.donors[r] < 0) // a donated result takes its argument's memory
+      allocation.results += HostAllocator::size_class(program.buffers[program.results[r]].bytes);
+  return allocation;
+}
+
 CpuExecutable::~CpuExecutable() {
   if (handle_ != nullptr)
     dlclose(handle_);

@@ -60,6 +60,15 @@ std::vector<int> firstWriters(const runtime::Program &program) {
   return writer;
 }
 
+/// Per buffer, the last launch that reads it, or -1.
+std::vector<int> lastReaders(const runtime::Program &program) {
+  std::vector<int> reader(program.buffers.size(), -1);
+  for (size_t k = 0; k < program.launches.size(); ++k)
+    for (int b : program.launches[k].inputs)
+      reader[b] = static_cast<int>(k);
+  return reader;
+}
+
 /// Note [Memory by category]
 /// What holds memory at a step's peak, by what it is in training, from the
 /// phase of the kernels that write and read each buffer (the frontend marks
@@ -386,9 +395,11 @@ bool writableInPlace(ir::FusionOp fusion, unsigned operand, unsigned result) {
   auto elements = [](mlir::Value v) {
     return mlir::cast<mlir::ShapedType>(v.getType()).getNumElements();
   };
-  for (mlir::Value v : yield.getValues())
-    if (elements(v) != elements(yield.getOperand(0)) && !codegen::rendersRowByRow(fusion))
-      return false; // results of several sizes: a loop per result
+  bool oneSize = llvm::all_of(yield.getValues(), [&](mlir::Value v) {
+    return elements(v) == elements(yield.getOperand(0));
+  });
+  if (!oneSize && !codegen::rendersRowByRow(fusion))
+    return false; // results of several sizes, and not a row kernel: a loop per result
   llvm::SmallVector<mlir::Value> work = {fusion.getBody().front().getArgument(operand)};
   llvm::DenseSet<mlir::Operation *> seen;
   bool reachesResult = false;
@@ -426,10 +437,7 @@ std::vector<int> reuseInPlace(const runtime::Program &program,
                               const std::vector<mlir::Operation *> &ops,
                               llvm::raw_ostream &report) {
   size_t n = program.buffers.size();
-  std::vector<int> into(n, -1), lastReader(n, -1);
-  for (size_t k = 0; k < program.launches.size(); ++k)
-    for (int b : program.launches[k].inputs)
-      lastReader[b] = static_cast<int>(k);
+  std::vector<int> into(n, -1), lastReader = lastReaders(program);
   std::vector<bool> callers(n, false), taken(n, false);
   for (int b : program.arguments)
     callers[b] = true;
@@ -474,10 +482,7 @@ std::vector<int> reuseInPlace(const runtime::Program &program,
 void donate(runtime::Program &program, const std::vector<mlir::Operation *> &ops,
             const std::vector<bool> &donatable, llvm::raw_ostream &report) {
   size_t n = program.buffers.size();
-  std::vector<int> writer = firstWriters(program), lastReader(n, -1);
-  for (size_t k = 0; k < program.launches.size(); ++k)
-    for (int b : program.launches[k].inputs)
-      lastReader[b] = static_cast<int>(k);
+  std::vector<int> writer = firstWriters(program), lastReader = lastReaders(program);
   std::vector<bool> isArgument(n, false), taken(program.arguments.size(), false);
   for (int b : program.arguments)
     isArgument[b] = true;
@@ -704,17 +709,6 @@ int64_t resultBytesAfterDonation(mlir::func::FuncOp function, const std::vector<
   return bytes;
 }
 
-/// A program's memory as the step will allocate it (Note [Step memory]):
-/// its arena and its results not donated, each in the allocator's size
-/// class.
-int64_t plannedBytes(const runtime::Program &program) {
-  int64_t bytes = runtime::HostAllocator::size_class(program.arenaBytes);
-  for (size_t r = 0; r < program.results.size(); ++r)
-    if (program.donors[r] < 0)
-      bytes += runtime::HostAllocator::size_class(program.buffers[program.results[r]].bytes);
-  return bytes;
-}
-
 using Clock = std::chrono::steady_clock;
 
 double secondsSince(Clock::time_point start) {
@@ -845,8 +839,11 @@ bool lowerAndPlan(const std::vector<std::vector<lazy::NodePtr>> &graphs,
         return false;
       }
     }
-    int64_t planned = budgeted ? plannedBytes(programs.front()) : 0;
-    if (!budgeted || planned <= memoryBudget || attempt + 1 == kBudgetAttempts)
+    if (!budgeted || attempt + 1 == kBudgetAttempts)
+      break;
+    runtime::Allocation allocation = runtime::allocationOf(programs.front());
+    int64_t planned = allocation.arena + allocation.results;
+    if (planned <= memoryBudget)
       break;
     // The allocator's size classes step by an eighth of a power of two, so
     // a small excess may need a larger cut: at least a sixteenth.

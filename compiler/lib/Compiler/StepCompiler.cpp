@@ -62,10 +62,9 @@ StepMemory plannedMemory(const runtime::Program &program,
                          const std::vector<const lazy::Value *> &arguments) {
   using runtime::HostAllocator;
   StepMemory memory;
-  memory.arena_bytes = HostAllocator::size_class(program.arenaBytes);
-  for (size_t r = 0; r < program.results.size(); ++r)
-    if (program.donors[r] < 0) // a donated result takes its argument's memory
-      memory.result_bytes += HostAllocator::size_class(program.buffers[program.results[r]].bytes);
+  runtime::Allocation allocation = runtime::allocationOf(program);
+  memory.arena_bytes = allocation.arena;
+  memory.result_bytes = allocation.results;
   memory.planned_peak_bytes = memory.arena_bytes + memory.result_bytes;
   memory.peak_workspace_bytes = program.peakWorkspaceBytes;
   memory.peak_tensor_bytes = program.peakTensorBytes;

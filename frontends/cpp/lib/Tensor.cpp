@@ -331,16 +331,10 @@ uint64_t recordStep(const std::vector<lazy::NodePtr> &outputs, Loc loc) {
 /// A compiled step is compiled again when the same graph gives other inputs'
 /// memory to its results (Note [Donation]: a value held outside the step is
 /// never written over). Says which input changed, once per new combination.
-void recordDonation(const std::vector<lazy::NodePtr> &outputs, uint64_t structure,
-                    const std::vector<const lazy::Node *> &donatable, Loc loc) {
-  std::vector<const lazy::Node *> inputs;
-  for (const lazy::Node *node : lazy::topological_order(outputs))
-    if (node->op == lazy::Op::Data)
-      inputs.push_back(node);
-  std::unordered_set<const lazy::Node *> given(donatable.begin(), donatable.end());
-  std::vector<bool> mask;
-  for (const lazy::Node *node : inputs)
-    mask.push_back(given.count(node) > 0);
+/// `inputs`: the step's data nodes (topological order); `mask`: per input,
+/// whether its memory may be given to a result.
+void recordDonation(uint64_t structure, const std::vector<const lazy::Node *> &inputs,
+                    std::vector<bool> mask, Loc loc) {
   MetricsState &state = metricsState();
   std::lock_guard<std::mutex> lock(state.mutex);
   std::string key = cat(loc.file_name(), ":", loc.line());
@@ -511,7 +505,11 @@ void noteFallback(const std::string &why, Loc loc) {
 /// or holds a node that reaches it. Counting each node's references from
 /// inside the graph and from mark_step itself finds those holders; a value
 /// whose memory another value shares is never given away either.
-std::vector<const lazy::Node *> donatableInputs(const std::vector<lazy::NodePtr> &outputs) {
+/// With `inputs` and `given`, also every data node (topological order) and
+/// whether it is donatable.
+std::vector<const lazy::Node *> donatableInputs(const std::vector<lazy::NodePtr> &outputs,
+                                                std::vector<const lazy::Node *> *inputs = nullptr,
+                                                std::vector<bool> *given = nullptr) {
   std::vector<const lazy::Node *> order = lazy::topological_order(outputs);
   std::unordered_map<const lazy::Node *, long> inside, held;
   for (const lazy::Node *node : order)
@@ -533,10 +531,18 @@ std::vector<const lazy::Node *> donatableInputs(const std::vector<lazy::NodePtr>
         survives.insert(operand.get());
   }
   std::vector<const lazy::Node *> donatable;
-  for (const lazy::Node *node : order)
-    if (node->op == lazy::Op::Data && !survives.count(node) && node->value &&
-        node->value.use_count() == 1 && node->value->sharedBytes().use_count() == 1)
+  for (const lazy::Node *node : order) {
+    if (node->op != lazy::Op::Data)
+      continue;
+    bool dies = !survives.count(node) && node->value && node->value.use_count() == 1 &&
+                node->value->sharedBytes().use_count() == 1;
+    if (dies)
       donatable.push_back(node);
+    if (inputs != nullptr)
+      inputs->push_back(node);
+    if (given != nullptr)
+      given->push_back(dies);
+  }
   return donatable;
 }
 
@@ -631,8 +637,10 @@ void mark_step(Loc loc) {
     // Eager steps run op by op and give no memory away: no need to look.
     std::vector<const lazy::Node *> donatable;
     if (config.enabled) {
-      donatable = donatableInputs(outputs);
-      recordDonation(outputs, structure, donatable, loc);
+      std::vector<const lazy::Node *> inputs;
+      std::vector<bool> given;
+      donatable = donatableInputs(outputs, &inputs, &given);
+      recordDonation(structure, inputs, std::move(given), loc);
     }
     compiled = runWithCompiler(outputs, structure, config, donatable, values, step, why);
     if (step.out_of_memory) // nothing ran: the tensors are still pending

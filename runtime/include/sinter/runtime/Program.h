@@ -102,6 +102,16 @@ struct Program {
   std::string kernelPrefix;
 };
 
+/// What running `program` allocates, each block in the HostAllocator's size
+/// class: its arena, and its results that are not written into a donated
+/// argument's memory (the caller allocates those). Their sum is the step's
+/// memory (Note [Step memory] in sinter/Metrics.h).
+struct Allocation {
+  int64_t arena = 0;
+  int64_t results = 0;
+};
+Allocation allocationOf(const Program &program);
+
 /// Note [Kernel profile]
 /// With SINTER_PROFILE=1 in the environment, every CpuExecutable times each
 /// launch, and at exit the process prints the kernels that took the most time,
