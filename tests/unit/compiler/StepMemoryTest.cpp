@@ -334,6 +334,14 @@ TEST(Rematerialization, ANegativeBudgetIsRefused) {
 
 namespace {
 
+/// Every element of `got` within `tolerance * (1 + |want|)` of `want`'s.
+void expectElementsNear(const Tensor &got, const Tensor &want, double tolerance) {
+  std::vector<float> g = got.to_vector<float>(), w = want.to_vector<float>();
+  ASSERT_EQ(g.size(), w.size());
+  for (size_t i = 0; i < g.size(); ++i)
+    ASSERT_NEAR(g[i], w[i], tolerance * (1 + std::abs(w[i]))) << "element " << i;
+}
+
 TEST(InPlace, AKernelWritesOverTheIntermediateItReadsLast) {
   // Note [In-place kernels]: tanh(a) is written over a, its matmul input,
   // which dies there; the arena holds one of them, not both, and the
@@ -353,10 +361,7 @@ TEST(InPlace, AKernelWritesOverTheIntermediateItReadsLast) {
   Tensor expected = record();
   mark_step();
   set_compiler_config({});
-  std::vector<float> got = out.to_vector<float>(), want = expected.to_vector<float>();
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i)
-    ASSERT_NEAR(got[i], want[i], 1e-4 * (1 + std::abs(want[i]))) << "element " << i;
+  expectElementsNear(out, expected, 1e-4);
 }
 
 TEST(InPlace, ARowKernelWritesOverTheRowsItHasRead) {
@@ -392,10 +397,7 @@ TEST(InPlace, ARowKernelWritesOverTheRowsItHasRead) {
   mark_step();
   set_compiler_config({});
   EXPECT_NEAR(loss.item<float>(), lossRef.item<float>(), 1e-5);
-  std::vector<float> g = w.grad().to_vector<float>(), e = wRef.grad().to_vector<float>();
-  ASSERT_EQ(g.size(), e.size());
-  for (size_t i = 0; i < g.size(); ++i)
-    ASSERT_NEAR(g[i], e[i], 1e-5 * (1 + std::abs(e[i]))) << "element " << i;
+  expectElementsNear(w.grad(), wRef.grad(), 1e-5);
 }
 
 } // namespace
