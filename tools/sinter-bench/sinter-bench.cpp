@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Flags.h"
+#include "LargestBatch.h"
 #include "TensorDump.h"
 #include "ZooTask.h"
 
@@ -236,52 +237,6 @@ StepMemory planFirstStep(const std::string &model, int64_t batch, int64_t length
   return plan_step(options);
 }
 
-/// Note [The largest batch that fits]
-/// --batch-size auto plans the first step at growing batch sizes (doubling,
-/// then bisecting) and keeps the largest whose planned memory fits: with
-/// --memory-budget, the bytes the step allocates beyond its inputs (its
-/// arena and results); without, the step and its inputs within the memory
-/// the system has available. Only plans are made (no kernel is built, no
-/// step runs, nothing is allocated for activations), so it takes seconds.
-int64_t largestBatch(const std::string &model, int64_t length, int64_t memoryBudget) {
-  bool hasBudget = memoryBudget > 0;
-  int64_t budget = hasBudget ? memoryBudget : runtime::HostAllocator::system_available();
-  auto need = [&](const StepMemory &m) {
-    return hasBudget ? m.planned_peak_bytes : m.planned_peak_bytes + m.persistent_bytes;
-  };
-  constexpr int64_t kMaxBatch = 1 << 16;
-  int64_t fits = 0, fails = 0;
-  StepMemory atFit, atFail;
-  for (int64_t b = 1; b <= kMaxBatch; b *= 2) {
-    StepMemory m = planFirstStep(model, b, length, 1e-3, {.build_kernels = false});
-    if (need(m) > budget) {
-      fails = b, atFail = m;
-      break;
-    }
-    fits = b, atFit = m;
-  }
-  SINTER_CHECK(fits > 0, Loc::current(),
-               "--batch-size auto: even a batch of 1 needs " + std::to_string(need(atFail)) +
-                   " bytes, more than the " + (hasBudget ? "budget of " : "available ") +
-                   std::to_string(budget) + " bytes");
-  while (fails != 0 && fails - fits > 1) {
-    int64_t mid = fits + (fails - fits) / 2;
-    StepMemory m = planFirstStep(model, mid, length, 1e-3, {.build_kernels = false});
-    if (need(m) > budget)
-      fails = mid, atFail = m;
-    else
-      fits = mid, atFit = m;
-  }
-  std::printf("batch size auto: %lld (needs %.1f MiB of the %s %.1f MiB",
-              static_cast<long long>(fits), need(atFit) / 1048576.0,
-              hasBudget ? "budget of" : "available", budget / 1048576.0);
-  if (fails != 0)
-    std::printf("; %lld would need %.1f MiB", static_cast<long long>(fails),
-                need(atFail) / 1048576.0);
-  std::printf(")\n");
-  return fits;
-}
-
 /// AdamW's learning rate: 1e-3, or scaled linearly from --scale-lr-from.
 double learningRate(const std::string &flag, int64_t batch) {
   if (flag.empty())
@@ -324,7 +279,9 @@ int run() {
   }
   int64_t batch = 0;
   if (batchFlag == "auto") {
-    batch = largestBatch(model, length, budget);
+    batch = tools::largestBatch(
+        [&](int64_t b) { return planFirstStep(model, b, length, 1e-3, {.build_kernels = false}); },
+        budget, "batch size auto");
   } else {
     char *end = nullptr;
     long long value = std::strtoll(batchFlag.c_str(), &end, 10);

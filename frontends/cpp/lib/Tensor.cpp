@@ -203,6 +203,13 @@ void manual_seed(uint64_t seed) {
   nextStream.store(0);
 }
 
+RngState get_rng_state() { return {globalSeed.load(), nextStream.load()}; }
+
+void set_rng_state(const RngState &state) {
+  globalSeed.store(state.seed);
+  nextStream.store(state.stream);
+}
+
 static Tensor random(const char *op, const Shape &shape, DType dtype, uint8_t kind, Loc loc) {
   checkShape(op, shape, loc);
   SINTER_CHECK(isFloatingPoint(dtype), loc,

@@ -204,6 +204,16 @@ Tensor from_vector(const std::vector<T> &values, const Shape &shape,
 /// Seeds the global random generator (Philox, counter-based).
 void manual_seed(uint64_t seed);
 
+/// The global generator's whole state: its seed and how many random tensors
+/// it has drawn since (each draw is its own Philox stream). Restoring it, as
+/// torch.set_rng_state, makes the next draws repeat: checkpoints keep it.
+struct RngState {
+  uint64_t seed = 0;
+  uint64_t stream = 0;
+};
+RngState get_rng_state();
+void set_rng_state(const RngState &state);
+
 // Free-function forms of the ops.
 Tensor matmul(const Tensor &a, const Tensor &b, Loc loc = Loc::current());
 Tensor exp(const Tensor &x, Loc loc = Loc::current());

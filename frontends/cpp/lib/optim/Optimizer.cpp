@@ -11,6 +11,7 @@
 #include "sinter/Error.h"
 #include "sinter/lazy/Node.h"
 
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <numbers>
@@ -45,6 +46,48 @@ Optimizer::Optimizer(std::vector<Tensor> params, double lr, Loc loc)
   for (size_t i = 0; i < params_.size(); ++i)
     SINTER_CHECK(params_[i].defined() && params_[i].requires_grad(), loc,
                  cat("optimizer: parameter #", i, " does not require grad"));
+}
+
+namespace {
+
+/// The parameter index and the state's name in "<index>.<name>".
+std::pair<size_t, std::string> stateKey(const std::string &key, size_t parameters, Loc loc) {
+  size_t dot = key.find('.');
+  size_t index = 0;
+  bool digits = dot != std::string::npos && dot > 0;
+  for (size_t k = 0; digits && k < dot; ++k)
+    digits = std::isdigit(static_cast<unsigned char>(key[k])) != 0;
+  if (digits)
+    index = std::stoul(key.substr(0, dot));
+  SINTER_CHECK(digits && index < parameters, loc,
+               cat("load_state_dict: '", key,
+                   "' is not \"<parameter index>.<name>\" with an index below ", parameters));
+  return {index, key.substr(dot + 1)};
+}
+
+/// `value` as the state of parameter `p`: same shape and dtype.
+Tensor stateLike(const Tensor &value, const Tensor &p, const std::string &key, Loc loc) {
+  SINTER_CHECK(value.defined() && value.shape() == p.shape() && value.dtype() == p.dtype(), loc,
+               cat("load_state_dict: '", key, "' has shape ",
+                   value.defined() ? toString(value.shape()) : std::string("(undefined)"), " ",
+                   value.defined() ? name(value.dtype()) : "", ", the parameter is ",
+                   toString(p.shape()), " ", name(p.dtype())));
+  return value.detach();
+}
+
+[[noreturn]] void unknownState(const std::string &key, const char *optimizer, const char *names,
+                               Loc loc) {
+  throwError(
+      cat("load_state_dict: unknown entry '", key, "' for ", optimizer, " (expected ", names, ")"),
+      loc);
+}
+
+} // namespace
+
+void Optimizer::load_state_dict(const State &state, Loc loc) {
+  SINTER_CHECK(
+      state.empty(), loc,
+      cat("load_state_dict: this optimizer keeps no state, got '", state.front().first, "'"));
 }
 
 void Optimizer::zero_grad() {
@@ -162,11 +205,78 @@ Tensor clip_grad_norm_(const std::vector<Tensor> &params, double max_norm, Loc l
   return norm;
 }
 
+Optimizer::State SGD::state_dict() const {
+  State state;
+  for (size_t i = 0; i < params_.size(); ++i)
+    if (momentum_[i].defined())
+      state.emplace_back(cat(i, ".momentum_buffer"), momentum_[i]);
+  return state;
+}
+
+void SGD::load_state_dict(const State &state, Loc loc) {
+  std::vector<Tensor> momentum(params_.size());
+  for (const auto &[key, value] : state) {
+    auto [i, entry] = stateKey(key, params_.size(), loc);
+    if (entry != "momentum_buffer")
+      unknownState(key, "SGD", "momentum_buffer", loc);
+    momentum[i] = stateLike(value, params_[i], key, loc);
+  }
+  momentum_ = std::move(momentum);
+}
+
+Optimizer::State Adam::state_dict() const {
+  State state;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    if (steps_[i] == 0)
+      continue;
+    state.emplace_back(cat(i, ".step"), from_vector<int64_t>({steps_[i]}, {}));
+    state.emplace_back(cat(i, ".exp_avg"), exp_avg_[i]);
+    state.emplace_back(cat(i, ".exp_avg_sq"), exp_avg_sq_[i]);
+  }
+  return state;
+}
+
+void Adam::load_state_dict(const State &state, Loc loc) {
+  std::vector<int64_t> steps(params_.size(), 0);
+  std::vector<Tensor> exp_avg(params_.size()), exp_avg_sq(params_.size());
+  for (const auto &[key, value] : state) {
+    auto [i, entry] = stateKey(key, params_.size(), loc);
+    if (entry == "step") {
+      SINTER_CHECK(value.defined() && value.numel() == 1 && !isFloatingPoint(value.dtype()), loc,
+                   cat("load_state_dict: '", key, "' must be one integer"));
+      steps[i] = value.item<int64_t>();
+      SINTER_CHECK(steps[i] > 0, loc,
+                   cat("load_state_dict: '", key, "' must be positive, got ", steps[i]));
+    } else if (entry == "exp_avg") {
+      exp_avg[i] = stateLike(value, params_[i], key, loc);
+    } else if (entry == "exp_avg_sq") {
+      exp_avg_sq[i] = stateLike(value, params_[i], key, loc);
+    } else {
+      unknownState(key, "Adam", "step, exp_avg, exp_avg_sq", loc);
+    }
+  }
+  for (size_t i = 0; i < params_.size(); ++i)
+    SINTER_CHECK((steps[i] > 0) == exp_avg[i].defined() &&
+                     exp_avg[i].defined() == exp_avg_sq[i].defined(),
+                 loc,
+                 cat("load_state_dict: parameter ", i,
+                     " needs all of step, exp_avg and exp_avg_sq or none"));
+  steps_ = std::move(steps);
+  exp_avg_ = std::move(exp_avg);
+  exp_avg_sq_ = std::move(exp_avg_sq);
+}
+
 LRScheduler::LRScheduler(Optimizer &optimizer) : optimizer_(optimizer), base_lr_(optimizer.lr()) {}
 
 void LRScheduler::step() {
   ++step_;
   optimizer_.set_lr(lr_at(step_));
+}
+
+void LRScheduler::set_last_step(int64_t step) {
+  SINTER_CHECK(step >= 0, Loc::current(), cat("set_last_step: step must be >= 0, got ", step));
+  step_ = step;
+  optimizer_.set_lr(step == 0 ? base_lr_ : lr_at(step));
 }
 
 LinearWarmup::LinearWarmup(Optimizer &optimizer, int64_t warmup_steps)

@@ -12,6 +12,8 @@
 #include "sinter/Tensor.h"
 
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace sinter::optim {
@@ -27,6 +29,16 @@ public:
   double lr() const { return lr_; }
   void set_lr(double lr) { lr_ = lr; }
   const std::vector<Tensor> &params() const { return params_; }
+
+  using State = std::vector<std::pair<std::string, Tensor>>;
+  /// The per-parameter state, named as in torch.optim's state_dict():
+  /// "<parameter index>.<name>" (SGD: momentum_buffer; Adam(W): step (an i64
+  /// scalar), exp_avg, exp_avg_sq). Parameters not stepped yet have none.
+  virtual State state_dict() const { return {}; }
+  /// Restores what state_dict() returned (from the same parameter list):
+  /// an unknown name, a parameter index out of range or a shape that is not
+  /// the parameter's is an error naming the entry.
+  virtual void load_state_dict(const State &state, Loc loc = Loc::current());
 
 protected:
   std::vector<Tensor> params_;
@@ -47,6 +59,8 @@ class SGD : public Optimizer {
 public:
   SGD(std::vector<Tensor> params, SGDOptions options = {}, Loc loc = Loc::current());
   void step(Loc loc = Loc::current()) override;
+  State state_dict() const override;
+  void load_state_dict(const State &state, Loc loc = Loc::current()) override;
 
 private:
   SGDOptions options_;
@@ -66,6 +80,8 @@ class Adam : public Optimizer {
 public:
   Adam(std::vector<Tensor> params, AdamOptions options = {}, Loc loc = Loc::current());
   void step(Loc loc = Loc::current()) override;
+  State state_dict() const override;
+  void load_state_dict(const State &state, Loc loc = Loc::current()) override;
 
 protected:
   /// decoupled: AdamW's weight decay (p -= lr * wd * p) instead of Adam's.
@@ -111,6 +127,8 @@ public:
   /// The learning rate after `step` calls of step().
   virtual double lr_at(int64_t step) const = 0;
   int64_t last_step() const { return step_; }
+  /// Puts the schedule where `step` calls of step() leave it (resuming).
+  void set_last_step(int64_t step);
 
 protected:
   Optimizer &optimizer_;

@@ -1,0 +1,322 @@
+//===- Job.cpp - a training job, as a job file describes it ---------------===//
+#include "Job.h"
+
+#include "sinter/runtime/ByteCount.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+namespace sinter::tools {
+namespace {
+
+using json = nlohmann::json;
+
+/// Edit distance, for "did you mean" hints.
+size_t distance(const std::string &a, const std::string &b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j)
+    row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string typeName(const json &value) {
+  if (value.is_number_integer())
+    return "an integer";
+  if (value.is_number())
+    return "a number";
+  if (value.is_boolean())
+    return "a boolean";
+  if (value.is_string())
+    return "a string";
+  if (value.is_array())
+    return "an array";
+  if (value.is_object())
+    return "an object";
+  return "null";
+}
+
+/// One JSON object of the job: typed reads by key, and a check that no key
+/// was left unread (a misspelt key must not be silently ignored).
+class Section {
+public:
+  Section(const json &object, std::string path) : object_(object), path_(std::move(path)) {
+    if (!object_.is_object())
+      throw JobError(path_.empty() ? "job" : path_,
+                     "must be a JSON object, got " + typeName(object_));
+  }
+  std::string pathOf(const std::string &key) const {
+    return path_.empty() ? key : path_ + "." + key;
+  }
+  /// The value of `key` (declaring it known), or null when absent.
+  const json *find(const std::string &key) {
+    known_.insert(key);
+    auto it = object_.find(key);
+    return it == object_.end() ? nullptr : &*it;
+  }
+  bool has(const std::string &key) const { return object_.contains(key); }
+  std::optional<bool> boolean(const std::string &key) {
+    const json *value = find(key);
+    if (!value)
+      return std::nullopt;
+    if (!value->is_boolean())
+      throw JobError(pathOf(key),
+                     "must be true or false, got " + typeName(*value) + " " + value->dump());
+    return value->get<bool>();
+  }
+  std::optional<int64_t> integer(const std::string &key, int64_t minimum) {
+    const json *value = find(key);
+    if (!value)
+      return std::nullopt;
+    if (!value->is_number_integer())
+      throw JobError(pathOf(key),
+                     "must be an integer, got " + typeName(*value) + " " + value->dump());
+    int64_t number = value->get<int64_t>();
+    if (number < minimum)
+      throw JobError(pathOf(key), "must be at least " + std::to_string(minimum) + ", got " +
+                                      std::to_string(number));
+    return number;
+  }
+  std::optional<double> number(const std::string &key, double minimum, bool strictly) {
+    const json *value = find(key);
+    if (!value)
+      return std::nullopt;
+    if (!value->is_number())
+      throw JobError(pathOf(key),
+                     "must be a number, got " + typeName(*value) + " " + value->dump());
+    double number = value->get<double>();
+    if (strictly ? number <= minimum : number < minimum)
+      throw JobError(pathOf(key), std::string("must be ") + (strictly ? "above " : "at least ") +
+                                      json(minimum).dump() + ", got " + value->dump());
+    return number;
+  }
+  std::optional<std::string> string(const std::string &key) {
+    const json *value = find(key);
+    if (!value)
+      return std::nullopt;
+    if (!value->is_string() || value->get<std::string>().empty())
+      throw JobError(pathOf(key),
+                     "must be a non-empty string, got " + typeName(*value) + " " + value->dump());
+    return value->get<std::string>();
+  }
+  /// Throws for the first key nothing read.
+  void rejectUnknown() const {
+    for (const auto &[key, value] : object_.items()) {
+      if (known_.count(key))
+        continue;
+      std::string hint;
+      size_t best = 3;
+      for (const std::string &candidate : known_)
+        if (size_t d = distance(key, candidate); d < best)
+          best = d, hint = candidate;
+      std::string expected;
+      for (const std::string &candidate : known_)
+        expected += (expected.empty() ? "" : ", ") + candidate;
+      throw JobError(pathOf(key), "unknown key" +
+                                      (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)") +
+                                      "; expected one of: " + expected);
+    }
+  }
+
+private:
+  const json &object_;
+  std::string path_;
+  std::set<std::string> known_;
+};
+
+bool isZooModel(const std::string &name) {
+  for (const char *model : {"mlp", "lenet", "resnet18", "gpt-mini", "gpt-small"})
+    if (name == model)
+      return true;
+  return false;
+}
+
+/// A boolean that a config field and hyperparameter aliases may each give;
+/// they must agree.
+std::optional<bool> agreeing(Section &section, const std::string &key, std::optional<bool> previous,
+                             const std::string &previousPath) {
+  for (const std::string &spelling : {key, "sagemaker_" + key}) {
+    std::optional<bool> value = section.boolean(spelling);
+    if (!value)
+      continue;
+    if (previous && *previous != *value)
+      throw JobError(section.pathOf(spelling), "is " + json(*value).dump() + " but " +
+                                                   previousPath + " is " + json(*previous).dump());
+    previous = value;
+  }
+  return previous;
+}
+
+} // namespace
+
+json readJobFile(const std::string &path) {
+  std::ifstream in(path);
+  if (!in.good())
+    throw JobError(path, "cannot open the job file");
+  try {
+    return json::parse(in);
+  } catch (const json::parse_error &error) {
+    throw JobError(path, std::string("not valid JSON: ") + error.what());
+  }
+}
+
+Job parseJob(const json &document) {
+  Section top(document, "");
+  Job job;
+  std::optional<std::string> entry = top.string("entry_point");
+  if (!entry)
+    throw JobError("entry_point", std::string("is required: a model (") + kJobModels +
+                                      ") or the path of a training program");
+  job.entry_point = *entry;
+  if (!isZooModel(job.entry_point)) {
+    if (!std::filesystem::is_regular_file(job.entry_point) ||
+        ::access(job.entry_point.c_str(), X_OK) != 0)
+      throw JobError("entry_point", "\"" + job.entry_point + "\" is neither a model (" +
+                                        kJobModels + ") nor an executable file");
+    job.entry_is_program = true;
+  }
+  job.language_model = job.entry_point.rfind("gpt-", 0) == 0;
+  job.instance_count = top.integer("instance_count", 1).value_or(1);
+  job.n_gpus = top.integer("n_gpus", 0).value_or(0);
+
+  std::optional<bool> enabled, debug, distributed;
+  if (const json *config = top.find("compiler_config")) {
+    Section section(*config, "compiler_config");
+    enabled = section.boolean("enabled");
+    debug = section.boolean("debug");
+    section.rejectUnknown();
+  }
+  if (const json *distribution = top.find("distribution")) {
+    Section section(*distribution, "distribution");
+    distributed = section.boolean("enabled");
+    section.rejectUnknown();
+  }
+
+  const json empty = json::object();
+  const json *given = top.find("hyperparameters");
+  Section hp(given ? *given : empty, "hyperparameters");
+  if (given)
+    job.hyperparameters = *given;
+  enabled = agreeing(hp, "training_compiler_enabled", enabled, "compiler_config.enabled");
+  debug = agreeing(hp, "training_compiler_debug_mode", debug, "compiler_config.debug");
+  distributed = agreeing(hp, "multi_worker_enabled", distributed, "distribution.enabled");
+  job.compiler_enabled = enabled.value_or(true);
+  job.compiler_debug = debug.value_or(false);
+  job.distribution_enabled = distributed.value_or(false);
+
+  if (const json *batch = hp.find("batch_size")) {
+    if (batch->is_string() && batch->get<std::string>() == "auto")
+      job.batch_size = std::nullopt;
+    else
+      job.batch_size = hp.integer("batch_size", 1);
+  } else {
+    job.batch_size = job.language_model ? 8 : 64;
+  }
+  job.learning_rate =
+      hp.number("learning_rate", 0, true).value_or(job.language_model ? 1e-3 : 2e-3);
+  std::optional<int64_t> epochs = hp.integer("epochs", 1), steps = hp.integer("steps", 1);
+  job.epochs = epochs.value_or(steps ? 0 : 1);
+  job.steps = steps.value_or(0);
+  job.warmup_steps = hp.integer("warmup_steps", 0).value_or(-1);
+  job.weight_decay = hp.number("weight_decay", 0, false).value_or(job.weight_decay);
+  job.grad_clip = hp.number("grad_clip", 0, false).value_or(0);
+  job.seed = static_cast<uint64_t>(hp.integer("seed", 0).value_or(0));
+  job.scale_learning_rate = hp.boolean("scale_learning_rate").value_or(false);
+  job.native_batch_size = hp.integer("native_batch_size", 1).value_or(0);
+  job.native_learning_rate = hp.number("native_learning_rate", 0, true).value_or(0);
+  if (job.scale_learning_rate && (job.native_batch_size == 0 || job.native_learning_rate == 0))
+    throw JobError("hyperparameters.scale_learning_rate",
+                   "needs hyperparameters.native_batch_size and native_learning_rate (the batch "
+                   "and learning rate the model was tuned at)");
+  if (const json *budget = hp.find("memory_budget")) {
+    if (budget->is_number_integer() && budget->get<int64_t>() > 0)
+      job.memory_budget = budget->get<int64_t>();
+    else if (budget->is_string())
+      job.memory_budget = runtime::parseByteCount(budget->get<std::string>());
+    if (job.memory_budget <= 0)
+      throw JobError("hyperparameters.memory_budget",
+                     "must be a positive byte count such as 268435456 or \"256MiB\", got " +
+                         budget->dump());
+  }
+  job.eval_every = hp.integer("eval_every", 0).value_or(0);
+  job.checkpoint_every = hp.integer("checkpoint_every", 0).value_or(0);
+  job.log_every = hp.integer("log_every", 1).value_or(100);
+  job.eval_batches = hp.integer("eval_batches", 0).value_or(0);
+  job.compare_eager_steps = hp.integer("compare_eager_steps", 0).value_or(0);
+  for (const char *key : {"context", "tokenizer", "vocab_size"})
+    if (hp.has(key) && !job.language_model && !job.entry_is_program)
+      throw JobError(std::string("hyperparameters.") + key,
+                     "is for language models (gpt-*), not " + job.entry_point);
+  job.context = hp.integer("context", 1).value_or(0);
+  job.tokenizer = hp.string("tokenizer").value_or("byte");
+  job.vocab_size = hp.integer("vocab_size", 256).value_or(512);
+  if (!job.entry_is_program)
+    hp.rejectUnknown(); // a user program may take keys of its own
+
+  job.output_dir = top.string("output_dir").value_or("runs/" + job.entry_point);
+  std::optional<std::string> dataset = top.string("dataset");
+  if (job.entry_is_program) {
+    job.dataset = dataset.value_or("");
+  } else if (job.language_model) {
+    if (!dataset)
+      throw JobError("dataset", "is required for " + job.entry_point +
+                                    ": a text file or folder, or a uint16 token file (.bin)");
+    job.dataset = *dataset;
+  } else {
+    job.dataset = dataset.value_or("fashion-mnist");
+  }
+  if (!job.dataset.empty()) {
+    std::string folder =
+        job.dataset == "fashion-mnist" ? "/usr/share/datasets/fashion-mnist" : job.dataset;
+    if (!std::filesystem::exists(folder))
+      throw JobError("dataset", "\"" + job.dataset + "\": " + folder + " does not exist" +
+                                    (job.dataset == "fashion-mnist"
+                                         ? " (install Debian's dataset-fashion-mnist package)"
+                                         : ""));
+    if (!job.language_model && !job.entry_is_program &&
+        !std::filesystem::exists(folder + "/train-images-idx3-ubyte.gz"))
+      throw JobError("dataset", "\"" + job.dataset +
+                                    "\" holds no train-images-idx3-ubyte.gz "
+                                    "(an image classifier reads Fashion-MNIST's "
+                                    "IDX files)");
+  }
+  top.rejectUnknown();
+
+  // Multi-process data parallelism is not there yet: say so instead of
+  // training on one process while the job asked for more.
+  if (job.distribution_enabled)
+    throw JobError("distribution.enabled",
+                   "multi-process data parallelism is not available yet; run without it");
+  if (job.instance_count > 1)
+    throw JobError("instance_count", "is " + std::to_string(job.instance_count) +
+                                         "; multi-node training is not available yet (use 1)");
+  if (job.n_gpus > 0)
+    throw JobError("n_gpus", "is " + std::to_string(job.n_gpus) +
+                                 "; training steps compile for the CPU only so far (use 0)");
+
+  job.resolved = {
+      {"entry_point", job.entry_point},
+      {"instance_count", job.instance_count},
+      {"n_gpus", job.n_gpus},
+      {"compiler_config", {{"enabled", job.compiler_enabled}, {"debug", job.compiler_debug}}},
+      {"distribution", {{"enabled", job.distribution_enabled}}},
+      {"dataset", job.dataset},
+      {"output_dir", job.output_dir},
+      {"hyperparameters", job.hyperparameters},
+  };
+  return job;
+}
+
+} // namespace sinter::tools

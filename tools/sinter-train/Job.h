@@ -1,0 +1,79 @@
+//===- Job.h - a training job, as a job file describes it ------*- C++ -*-===//
+//
+// The job model of managed training compilers, run locally: an entry point
+// (a model of the zoo, or the user's own program), node and device counts,
+// hyperparameters, a compiler config, a distribution switch, a dataset and
+// an output folder. parseJob checks everything before anything starts:
+// unknown keys, wrong types and impossible values are errors naming the
+// key's path (`hyperparameters.batch_size`).
+//
+//===----------------------------------------------------------------------===//
+#ifndef SINTER_TOOLS_JOB_H
+#define SINTER_TOOLS_JOB_H
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace sinter::tools {
+
+/// A job file or flag that cannot be run; what() is "<path>: <problem>".
+class JobError : public std::runtime_error {
+public:
+  JobError(const std::string &path, const std::string &problem)
+      : std::runtime_error(path + ": " + problem) {}
+};
+
+/// The zoo models a job trains by name.
+inline constexpr const char *kJobModels = "mlp, lenet, resnet18, gpt-mini, gpt-small";
+
+struct Job {
+  std::string entry_point;
+  bool entry_is_program = false; ///< a path to run instead of a zoo model
+  bool language_model = false;   ///< gpt-*: text data, next-token loss
+  int64_t instance_count = 1, n_gpus = 0;
+  bool compiler_enabled = true, compiler_debug = false, distribution_enabled = false;
+  std::string dataset; ///< "fashion-mnist", or a path
+  std::string output_dir;
+
+  // Hyperparameters.
+  std::optional<int64_t> batch_size; ///< none: "auto"
+  double learning_rate = 0;
+  int64_t epochs = 0, steps = 0; ///< one of them given; steps caps epochs
+  int64_t warmup_steps = -1;     ///< -1: a tenth of the steps, at most 50
+  double weight_decay = 0.01, grad_clip = 0;
+  uint64_t seed = 0;
+  bool scale_learning_rate = false;
+  int64_t native_batch_size = 0;
+  double native_learning_rate = 0;
+  int64_t memory_budget = 0;    ///< bytes; 0: none
+  int64_t eval_every = 0;       ///< steps; 0: at the end of each epoch
+  int64_t checkpoint_every = 0; ///< steps; 0: at the end of each epoch
+  int64_t log_every = 100;
+  int64_t eval_batches = 0; ///< 0: the whole held-out split
+  int64_t compare_eager_steps = 0;
+  // Language models.
+  int64_t context = 0;            ///< 0: the model's
+  std::string tokenizer = "byte"; ///< byte, bpe, or a folder with encoder.json + vocab.bpe
+  int64_t vocab_size = 512;       ///< of a BPE vocabulary trained on the corpus
+
+  /// The hyperparameters as given (a user program gets them back).
+  nlohmann::json hyperparameters = nlohmann::json::object();
+  /// The whole job after defaults and flags, as a job file would say it.
+  nlohmann::json resolved;
+};
+
+/// Checks and reads a job description. Throws JobError.
+Job parseJob(const nlohmann::json &document);
+
+/// Reads a job file (JSON). Throws JobError (path "<file>") when it is
+/// missing or not JSON, with the line and column of a syntax error.
+nlohmann::json readJobFile(const std::string &path);
+
+} // namespace sinter::tools
+
+#endif // SINTER_TOOLS_JOB_H

@@ -1,0 +1,737 @@
+//===- Train.cpp - running a training job ---------------------------------===//
+//
+// A job's life: configure the compiler, read the data, build the model (or
+// launch the user's program), pick the batch size and learning rate, train
+// with a progress line, evaluate on the held-out split, write metrics,
+// checkpoints and a loss curve into output_dir, and summarise.
+//
+//===----------------------------------------------------------------------===//
+#include "Train.h"
+
+#include "LargestBatch.h"
+
+#include "sinter/Compiler/StepCompiler.h"
+#include "sinter/runtime/Allocator.h"
+#include "sinter/sinter.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+namespace sinter::tools {
+namespace {
+
+namespace F = nn::functional;
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+double mib(int64_t bytes) { return static_cast<double>(bytes) / 1048576.0; }
+
+std::string clockTime(double seconds) {
+  auto s = static_cast<int64_t>(std::lround(seconds));
+  char text[32];
+  std::snprintf(text, sizeof text, "%lld:%02lld", static_cast<long long>(s / 60),
+                static_cast<long long>(s % 60));
+  return text;
+}
+
+//===----------------------------------------------------------------------===//
+// What the job trains
+//===----------------------------------------------------------------------===//
+
+/// The model, its data and its loss.
+struct Task {
+  std::string name;
+  bool languageModel = false;
+  std::shared_ptr<const data::Dataset> train, heldOut;
+  std::string heldOutSplit; ///< "test" or "val"
+  int64_t vocab = 0, context = 0;
+  double unigramLoss = 0; ///< language models: the held-out loss of token frequencies alone
+  std::string dataNote;
+
+  std::shared_ptr<nn::Module> makeModel() const {
+    if (name == "mlp")
+      return models::mlp({.in_features = 784, .hidden = {256}, .num_classes = 10});
+    if (name == "lenet")
+      return models::lenet(1, 10);
+    if (name == "resnet18")
+      return models::resnet18(10, 1);
+    models::GPTConfig config = models::GPTConfig::named(name);
+    config.vocab_size = vocab;
+    config.context = context;
+    return std::make_shared<models::GPT>(config);
+  }
+  Tensor logits(nn::Module &model, const Tensor &inputs) const {
+    Tensor x = name == "mlp" ? inputs.reshape({inputs.shape()[0], 784}) : inputs;
+    Tensor out = model(x);
+    return languageModel ? out.reshape({-1, vocab}) : out;
+  }
+  Tensor loss(nn::Module &model, const data::Batch &batch) const {
+    return F::cross_entropy(logits(model, batch.inputs), batch.targets.reshape({-1}));
+  }
+};
+
+/// The held-out loss of a model that predicts every token by its frequency
+/// in the training tokens (add-one smoothed): what a language model must beat.
+double unigramLoss(const std::vector<int32_t> &train, const std::vector<int32_t> &heldOut,
+                   int64_t vocab) {
+  std::vector<double> counts(static_cast<size_t>(vocab), 1.0);
+  for (int32_t id : train)
+    counts[static_cast<size_t>(id)] += 1;
+  double total = static_cast<double>(train.size() + static_cast<size_t>(vocab)), loss = 0;
+  for (int32_t id : heldOut)
+    loss -= std::log(counts[static_cast<size_t>(id)] / total);
+  return loss / static_cast<double>(heldOut.size());
+}
+
+Task makeTask(const Job &job) {
+  Task task;
+  task.name = job.entry_point;
+  task.languageModel = job.language_model;
+  if (!job.language_model) {
+    std::string dir = job.dataset == "fashion-mnist" ? data::kFashionMnistDir : job.dataset;
+    task.train = data::fashion_mnist("train", dir);
+    task.heldOut = data::fashion_mnist("test", dir);
+    task.heldOutSplit = "test";
+    task.dataNote = "Fashion-MNIST (" + dir + ")";
+    return task;
+  }
+  models::GPTConfig config = models::GPTConfig::named(job.entry_point);
+  task.context = job.context > 0 ? job.context : config.context;
+  std::vector<int32_t> train, heldOut;
+  auto split = [&](std::vector<int32_t> tokens) {
+    // The last tenth is held out (at least one window and its next token).
+    auto held = std::max<int64_t>(static_cast<int64_t>(tokens.size()) / 10, task.context + 1);
+    if (static_cast<int64_t>(tokens.size()) < held + task.context + 1)
+      throw JobError("dataset", "\"" + job.dataset + "\" has " + std::to_string(tokens.size()) +
+                                    " tokens; a context of " + std::to_string(task.context) +
+                                    " needs at least " + std::to_string(held + task.context + 1));
+    heldOut.assign(tokens.end() - held, tokens.end());
+    tokens.resize(tokens.size() - static_cast<size_t>(held));
+    train = std::move(tokens);
+  };
+  if (fs::path(job.dataset).extension() == ".bin") {
+    split(data::read_token_file(job.dataset));
+    task.vocab = 1 + std::max(*std::max_element(train.begin(), train.end()),
+                              *std::max_element(heldOut.begin(), heldOut.end()));
+    task.dataNote = "tokens of " + job.dataset;
+  } else {
+    std::string text = data::read_text(job.dataset);
+    size_t cut = text.size() - std::max<size_t>(text.size() / 10, 1);
+    std::unique_ptr<data::Tokenizer> tokenizer;
+    if (job.tokenizer == "byte") {
+      tokenizer = data::byte_tokenizer();
+    } else if (job.tokenizer == "bpe") {
+      Clock::time_point start = Clock::now();
+      auto bpe = data::BpeTokenizer::train(std::string_view(text).substr(0, cut), job.vocab_size);
+      bpe.save(job.output_dir + "/tokenizer");
+      std::printf("trained a BPE vocabulary of %lld tokens in %.1f s (saved in %s/tokenizer)\n",
+                  static_cast<long long>(bpe.vocab_size()), secondsSince(start),
+                  job.output_dir.c_str());
+      tokenizer = std::make_unique<data::BpeTokenizer>(std::move(bpe));
+    } else {
+      if (!fs::exists(job.tokenizer + "/encoder.json") || !fs::exists(job.tokenizer + "/vocab.bpe"))
+        throw JobError("hyperparameters.tokenizer",
+                       "\"" + job.tokenizer +
+                           "\" is not byte, bpe, or a folder with encoder.json and vocab.bpe");
+      tokenizer = std::make_unique<data::BpeTokenizer>(
+          data::BpeTokenizer::load(job.tokenizer + "/encoder.json", job.tokenizer + "/vocab.bpe"));
+    }
+    train = tokenizer->encode(std::string_view(text).substr(0, cut));
+    heldOut = tokenizer->encode(std::string_view(text).substr(cut));
+    std::vector<int32_t> all = train;
+    all.insert(all.end(), heldOut.begin(), heldOut.end());
+    split(std::move(all)); // at least a window held out, whatever the text's length
+    task.vocab = tokenizer->vocab_size();
+    task.dataNote = std::to_string(text.size()) + " bytes of text from " + job.dataset + ", " +
+                    job.tokenizer + " tokenizer";
+  }
+  task.unigramLoss = unigramLoss(train, heldOut, task.vocab);
+  task.dataNote += ": " + std::to_string(train.size()) + " training and " +
+                   std::to_string(heldOut.size()) + " held-out tokens, vocabulary " +
+                   std::to_string(task.vocab);
+  task.train = data::token_windows(std::move(train), task.context);
+  task.heldOut = data::token_windows(std::move(heldOut), task.context);
+  task.heldOutSplit = "val";
+  return task;
+}
+
+//===----------------------------------------------------------------------===//
+// Output files
+//===----------------------------------------------------------------------===//
+
+/// metrics.jsonl: one JSON object per line, flushed as written.
+class MetricsLog {
+public:
+  MetricsLog(const std::string &path, int64_t keepUpTo) : path_(path) {
+    // A resumed job keeps the rows up to its checkpoint's step.
+    std::vector<std::string> kept;
+    if (keepUpTo > 0) {
+      std::ifstream in(path);
+      for (std::string line; std::getline(in, line);) {
+        json row = json::parse(line, nullptr, false);
+        if (row.is_object() && row.value("step", int64_t(0)) <= keepUpTo)
+          kept.push_back(line);
+      }
+    }
+    out_.open(path, std::ios::trunc);
+    if (!out_)
+      throw JobError("output_dir", "cannot write " + path);
+    for (const std::string &line : kept)
+      out_ << line << "\n";
+    out_.flush();
+  }
+  void write(const json &row) {
+    out_ << row.dump() << "\n";
+    out_.flush();
+  }
+  const std::string &path() const { return path_; }
+
+private:
+  std::string path_;
+  std::ofstream out_;
+};
+
+/// Draws the loss curve with gnuplot (Debian's gnuplot-nox); returns the
+/// PNG's path, or an empty string (with the reason printed) without it.
+std::string plotLoss(const std::string &dir, const std::string &metrics, const std::string &split) {
+  std::ifstream in(metrics);
+  std::ofstream train(dir + "/loss_train.tsv"), held(dir + "/loss_" + split + ".tsv");
+  for (std::string line; std::getline(in, line);) {
+    json row = json::parse(line, nullptr, false);
+    if (!row.is_object() || !row.contains("loss"))
+      continue;
+    (row["split"] == "train" ? train : held)
+        << row["step"].get<int64_t>() << "\t" << row["loss"].get<double>() << "\n";
+  }
+  train.close();
+  held.close();
+  std::string script = dir + "/loss.gnuplot", png = dir + "/loss.png";
+  std::ofstream(script) << "set terminal pngcairo size 900,500\n"
+                           "set output '"
+                        << png
+                        << "'\n"
+                           "set xlabel 'step'\nset ylabel 'loss'\nset grid\nset key top right\n"
+                           "plot '"
+                        << dir
+                        << "/loss_train.tsv' using 1:2 with lines lw 1 "
+                           "title 'train', '"
+                        << dir << "/loss_" << split
+                        << ".tsv' using 1:2 "
+                           "with linespoints lw 2 pt 7 title '"
+                        << split << "'\n";
+  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
+    std::printf("loss curve: gnuplot is not installed (apt-get install gnuplot-nox); the data is "
+                "in %s/loss_*.tsv\n",
+                dir.c_str());
+    return "";
+  }
+  std::string command = "gnuplot '" + script + "' 2>&1";
+  if (std::system(command.c_str()) != 0 || !fs::exists(png)) {
+    std::printf("loss curve: gnuplot failed on %s\n", script.c_str());
+    return "";
+  }
+  return png;
+}
+
+//===----------------------------------------------------------------------===//
+// Checkpoints
+//===----------------------------------------------------------------------===//
+
+constexpr const char *kCheckpointFormat = "sinter-train-checkpoint/1";
+
+struct Position {
+  int64_t step = 0, epoch = 0, batch = 0;
+};
+
+void saveCheckpoint(const std::string &path, const Job &job, int64_t batchSize, int64_t total,
+                    nn::Module &model, const optim::Optimizer &optimizer,
+                    const optim::LRScheduler &schedule, const Position &at) {
+  io::NamedTensors tensors;
+  for (const auto &[name, p] : model.named_parameters())
+    tensors.emplace_back("model." + name, p);
+  for (const auto &[name, b] : model.named_buffers())
+    tensors.emplace_back("model." + name, b);
+  for (const auto &[name, s] : optimizer.state_dict())
+    tensors.emplace_back("optimizer." + name, s);
+  RngState rng = get_rng_state();
+  std::map<std::string, std::string> metadata = {
+      {"format", kCheckpointFormat},
+      {"entry_point", job.entry_point},
+      {"batch_size", std::to_string(batchSize)},
+      {"total_steps", std::to_string(total)},
+      {"step", std::to_string(at.step)},
+      {"epoch", std::to_string(at.epoch)},
+      {"batch_in_epoch", std::to_string(at.batch)},
+      {"rng_seed", std::to_string(rng.seed)},
+      {"rng_stream", std::to_string(rng.stream)},
+      {"schedule_step", std::to_string(schedule.last_step())},
+      {"job", job.resolved.dump()},
+  };
+  io::save_safetensors(path, tensors, metadata);
+}
+
+/// Restores a checkpoint into the model, optimizer and schedule; returns
+/// where the run continues. Throws JobError for one of another job.
+Position loadCheckpoint(const std::string &path, const Job &job, int64_t batchSize, int64_t total,
+                        nn::Module &model, optim::Optimizer &optimizer,
+                        optim::LRScheduler &schedule) {
+  if (!fs::exists(path))
+    throw JobError("--resume", "no checkpoint at " + path);
+  io::SafetensorsFile file = io::load_safetensors(path);
+  auto meta = [&](const std::string &key) -> const std::string & {
+    auto it = file.metadata.find(key);
+    if (it == file.metadata.end())
+      throw JobError(path, "not a sinter-train checkpoint (no \"" + key + "\" in its metadata)");
+    return it->second;
+  };
+  if (meta("format") != kCheckpointFormat)
+    throw JobError(path,
+                   "checkpoint format \"" + meta("format") + "\", expected " + kCheckpointFormat);
+  auto mustMatch = [&](const std::string &key, const std::string &ours) {
+    if (meta(key) != ours)
+      throw JobError("--resume", "the checkpoint " + path + " has " + key + " " + meta(key) +
+                                     ", this job " + ours);
+  };
+  mustMatch("entry_point", job.entry_point);
+  mustMatch("batch_size", std::to_string(batchSize));
+  mustMatch("total_steps", std::to_string(total));
+  {
+    NoGradGuard noGrad;
+    auto restore = [&](const std::string &name, Tensor &into) {
+      const Tensor &saved = file.at("model." + name);
+      if (saved.shape() != into.shape() || saved.dtype() != into.dtype())
+        throw JobError(path, "model." + name + " is " + toString(saved.shape()) + " " +
+                                 std::string(sinter::name(saved.dtype())) + ", the model's " +
+                                 toString(into.shape()) + " " +
+                                 std::string(sinter::name(into.dtype())));
+      into.copy_(saved);
+    };
+    for (auto [name, p] : model.named_parameters())
+      restore(name, p);
+    for (auto [name, b] : model.named_buffers())
+      restore(name, b);
+  }
+  optim::Optimizer::State state;
+  for (const auto &[name, tensor] : file.tensors)
+    if (name.rfind("optimizer.", 0) == 0)
+      state.emplace_back(name.substr(10), tensor);
+  optimizer.load_state_dict(state);
+  mark_step(); // the restored values, computed once
+  schedule.set_last_step(std::stoll(meta("schedule_step")));
+  set_rng_state({std::stoull(meta("rng_seed")), std::stoull(meta("rng_stream"))});
+  return {std::stoll(meta("step")), std::stoll(meta("epoch")), std::stoll(meta("batch_in_epoch"))};
+}
+
+//===----------------------------------------------------------------------===//
+// Evaluation and the progress line
+//===----------------------------------------------------------------------===//
+
+struct Evaluation {
+  double loss = 0, accuracy = 0;
+  int64_t examples = 0;
+};
+
+Evaluation evaluate(const Task &task, nn::Module &model, int64_t batchSize, int64_t limit) {
+  NoGradGuard noGrad;
+  model.eval();
+  data::DataLoader loader(
+      task.heldOut, {.batch_size = batchSize, .shuffle = false, .drop_last = false, .prefetch = 2});
+  int64_t batches = loader.batches_per_epoch();
+  if (limit > 0)
+    batches = std::min(batches, limit);
+  double lossSum = 0, correct = 0, counted = 0;
+  for (int64_t b = 0; b < batches; ++b) {
+    data::Batch batch = loader.next();
+    Tensor logits = task.logits(model, batch.inputs);
+    Tensor targets = batch.targets.reshape({-1});
+    // Padding rows (mask 0) count for nothing.
+    Tensor weights = task.languageModel
+                         ? (batch.mask.unsqueeze(1) * ones({1, task.context})).reshape({-1})
+                         : batch.mask;
+    Tensor losses = F::cross_entropy(logits, targets, -100, F::Reduction::none) * weights;
+    Tensor hits = (logits.argmax(1) == targets).to(DType::f32) * weights;
+    Tensor sums = stack({losses.sum(), hits.sum(), weights.sum()});
+    mark_step();
+    std::vector<double> values = sums.to_vector<double>();
+    lossSum += values[0];
+    correct += values[1];
+    counted += values[2];
+  }
+  model.train();
+  return {lossSum / counted, correct / counted, static_cast<int64_t>(counted)};
+}
+
+/// One line that redraws itself on a terminal; plain lines in a log.
+class Progress {
+public:
+  Progress(int64_t total, int64_t every) : total_(total), every_(every), tty_(isatty(1) != 0) {}
+  void update(int64_t step, int64_t epoch, double loss, double lr, double samplesPerSecond,
+              double eta) {
+    bool due = step % every_ == 0 || step == total_;
+    double now = secondsSince(start_);
+    if (!(due || (tty_ && now - drawn_ > 0.1)))
+      return;
+    drawn_ = now;
+    char line[200];
+    std::snprintf(
+        line, sizeof line, "step %lld/%lld  epoch %lld  loss %.4f  lr %.2e  %.0f samples/s  ETA %s",
+        static_cast<long long>(step), static_cast<long long>(total_),
+        static_cast<long long>(epoch + 1), loss, lr, samplesPerSecond, clockTime(eta).c_str());
+    if (tty_)
+      std::printf("\r\033[K%s%s", line, due ? "\n" : "");
+    else
+      std::printf("%s\n", line);
+    std::fflush(stdout);
+  }
+
+private:
+  int64_t total_, every_;
+  bool tty_;
+  Clock::time_point start_ = Clock::now();
+  double drawn_ = -1;
+};
+
+//===----------------------------------------------------------------------===//
+// A user's program
+//===----------------------------------------------------------------------===//
+
+/// Runs the user's training program with the job in its environment
+/// (SINTER_JOB: the resolved job as JSON; SINTER_HYPERPARAMETERS;
+/// SINTER_OUTPUT_DIR; SINTER_DATASET; and the compiler's SINTER_COMPILER,
+/// SINTER_DEBUG, SINTER_DUMP_DIR, SINTER_MEMORY_BUDGET) and each
+/// hyperparameter as `--key value` arguments, as managed jobs pass them.
+int launchProgram(const Job &job) {
+  std::vector<std::string> args = {job.entry_point};
+  for (const auto &[key, value] : job.hyperparameters.items()) {
+    args.push_back("--" + key);
+    args.push_back(value.is_string() ? value.get<std::string>() : value.dump());
+  }
+  std::map<std::string, std::string> env = {
+      {"SINTER_JOB", job.resolved.dump()},
+      {"SINTER_HYPERPARAMETERS", job.hyperparameters.dump()},
+      {"SINTER_OUTPUT_DIR", job.output_dir},
+      {"SINTER_DATASET", job.dataset},
+      {"SINTER_COMPILER", job.compiler_enabled ? "1" : "0"},
+      {"SINTER_DEBUG", job.compiler_debug ? "4" : "0"},
+  };
+  if (job.compiler_debug)
+    env["SINTER_DUMP_DIR"] = job.output_dir + "/debug";
+  if (job.memory_budget > 0)
+    env["SINTER_MEMORY_BUDGET"] = std::to_string(job.memory_budget);
+  std::printf("launching %s", job.entry_point.c_str());
+  for (size_t i = 1; i < args.size(); ++i)
+    std::printf(" %s", args[i].c_str());
+  std::printf("\n");
+  std::fflush(stdout);
+  pid_t child = fork();
+  if (child < 0)
+    throw JobError("entry_point", std::string("cannot start a process: ") + std::strerror(errno));
+  if (child == 0) {
+    for (const auto &[key, value] : env)
+      setenv(key.c_str(), value.c_str(), 1);
+    std::vector<char *> argv;
+    for (std::string &arg : args)
+      argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    execv(job.entry_point.c_str(), argv.data());
+    std::fprintf(stderr, "sinter-train: cannot run %s: %s\n", job.entry_point.c_str(),
+                 std::strerror(errno));
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  if (WIFEXITED(status)) {
+    std::printf("%s exited with status %d\n", job.entry_point.c_str(), WEXITSTATUS(status));
+    return WEXITSTATUS(status);
+  }
+  std::printf("%s was killed by signal %d\n", job.entry_point.c_str(), WTERMSIG(status));
+  return 128 + WTERMSIG(status);
+}
+
+//===----------------------------------------------------------------------===//
+// The training loop
+//===----------------------------------------------------------------------===//
+
+/// Median of the step times of `steps` steps of a fresh model in the
+/// current compiler mode, after one warm-up step (its compilation).
+double medianStepSeconds(const Task &task, int64_t batchSize, int64_t steps, uint64_t seed) {
+  manual_seed(seed);
+  std::shared_ptr<nn::Module> model = task.makeModel();
+  optim::AdamW optimizer(model->parameters(), {.lr = 1e-3});
+  data::DataLoader loader(task.train, {.batch_size = batchSize, .seed = seed});
+  std::vector<double> times;
+  for (int64_t i = 0; i <= steps; ++i) {
+    data::Batch batch = loader.next();
+    Clock::time_point start = Clock::now();
+    optimizer.zero_grad();
+    Tensor loss = task.loss(*model, batch);
+    loss.backward();
+    optimizer.step();
+    mark_step();
+    loss.item<double>();
+    if (i > 0)
+      times.push_back(secondsSince(start));
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+int trainZooModel(const Job &job, const RunOptions &options) {
+  Clock::time_point jobStart = Clock::now();
+  fs::create_directories(job.output_dir);
+  Task task = makeTask(job);
+  std::printf("data: %s\n", task.dataNote.c_str());
+  int64_t trainExamples = task.train->size();
+
+  // Batch size: given, or the largest whose planned step fits.
+  int64_t batchSize = 0;
+  if (job.batch_size) {
+    batchSize = *job.batch_size;
+  } else {
+    data::DataLoader probe(task.train, {.batch_size = 1, .prefetch = 0});
+    data::Batch one = probe.next();
+    batchSize = largestBatch(
+        [&](int64_t b) {
+          std::shared_ptr<nn::Module> model = task.makeModel();
+          optim::AdamW optimizer(model->parameters(), {.lr = 1e-3});
+          Shape in = one.inputs.shape(), out = one.targets.shape();
+          in[0] = out[0] = b;
+          data::Batch batch{
+              zeros(in, one.inputs.dtype()), zeros(out, one.targets.dtype()), ones({b}), b, 0, 0};
+          optimizer.zero_grad();
+          task.loss(*model, batch).backward();
+          optimizer.step();
+          return plan_step({.build_kernels = false});
+        },
+        job.memory_budget, "batch size auto");
+    batchSize = std::min(batchSize, trainExamples);
+  }
+  if (batchSize > trainExamples)
+    throw JobError("hyperparameters.batch_size", std::to_string(batchSize) + " is more than the " +
+                                                     std::to_string(trainExamples) +
+                                                     " training examples");
+  double lr = job.learning_rate;
+  if (job.scale_learning_rate) {
+    int64_t world = std::max<int64_t>(job.n_gpus, 1) * job.instance_count;
+    lr = job.native_learning_rate / static_cast<double>(job.native_batch_size) *
+         static_cast<double>(batchSize) * static_cast<double>(world);
+    std::printf("learning rate scaled: %g / %lld * %lld * %lld = %g (native batch %lld, lr %g)\n",
+                job.native_learning_rate, static_cast<long long>(job.native_batch_size),
+                static_cast<long long>(batchSize), static_cast<long long>(world), lr,
+                static_cast<long long>(job.native_batch_size), job.native_learning_rate);
+  }
+
+  data::DataLoader loader(task.train, {.batch_size = batchSize, .seed = job.seed});
+  int64_t perEpoch = loader.batches_per_epoch();
+  int64_t total = job.epochs > 0 ? perEpoch * job.epochs : job.steps;
+  if (job.epochs > 0 && job.steps > 0)
+    total = std::min(total, job.steps);
+  int64_t warmup = job.warmup_steps >= 0 ? job.warmup_steps : std::min<int64_t>(50, total / 10 + 1);
+
+  manual_seed(job.seed);
+  std::shared_ptr<nn::Module> model = task.makeModel();
+  int64_t parameters = 0;
+  for (const Tensor &p : model->parameters())
+    parameters += p.numel();
+  optim::AdamW optimizer(model->parameters(), {.lr = lr, .weight_decay = job.weight_decay});
+  optim::WarmupCosine schedule(optimizer, warmup, total + 1, lr * 0.05);
+
+  std::string checkpoint =
+      options.checkpoint.empty() ? job.output_dir + "/checkpoint.safetensors" : options.checkpoint;
+  Position at;
+  if (options.resume) {
+    at = loadCheckpoint(checkpoint, job, batchSize, total, *model, optimizer, schedule);
+    loader.seek(at.epoch, at.batch);
+    std::printf("resumed from %s at step %lld\n", checkpoint.c_str(),
+                static_cast<long long>(at.step));
+  }
+  std::printf("model %s: %lld parameters; %lld steps of batch %lld (%lld a epoch), AdamW lr %g, "
+              "%s\n",
+              job.entry_point.c_str(), static_cast<long long>(parameters),
+              static_cast<long long>(total), static_cast<long long>(batchSize),
+              static_cast<long long>(perEpoch), lr, job.compiler_enabled ? "compiled" : "eager");
+  std::fflush(stdout);
+
+  MetricsLog log(job.output_dir + "/metrics.jsonl", options.resume ? at.step : 0);
+  auto evaluateAndLog = [&](int64_t step) {
+    Evaluation e = evaluate(task, *model, task.languageModel ? batchSize : 500, job.eval_batches);
+    json row = {{"step", step}, {"split", task.heldOutSplit}, {"loss", e.loss}};
+    if (task.languageModel) {
+      row["perplexity"] = std::exp(e.loss);
+      std::printf("%s at step %lld: loss %.4f, perplexity %.2f (unigram baseline %.4f)\n",
+                  task.heldOutSplit.c_str(), static_cast<long long>(step), e.loss, std::exp(e.loss),
+                  task.unigramLoss);
+    } else {
+      row["accuracy"] = e.accuracy;
+      std::printf("%s at step %lld: loss %.4f, accuracy %.2f%% (%lld images)\n",
+                  task.heldOutSplit.c_str(), static_cast<long long>(step), e.loss, 100 * e.accuracy,
+                  static_cast<long long>(e.examples));
+    }
+    log.write(row);
+    return e;
+  };
+
+  Progress progress(total, job.log_every);
+  std::vector<double> stepSeconds;
+  Clock::time_point trainStart = Clock::now();
+  int64_t firstStep = at.step;
+  Evaluation last;
+  bool evaluated = false;
+  for (int64_t step = at.step; step < total; ++step) {
+    Clock::time_point stepStart = Clock::now();
+    data::Batch batch = loader.next();
+    optimizer.zero_grad();
+    Tensor loss = task.loss(*model, batch);
+    loss.backward();
+    if (job.grad_clip > 0)
+      optim::clip_grad_norm_(optimizer.params(), job.grad_clip);
+    double stepLr = optimizer.lr();
+    optimizer.step();
+    schedule.step();
+    mark_step();
+    double value = loss.item<double>();
+    stepSeconds.push_back(secondsSince(stepStart));
+    if (!std::isfinite(value)) {
+      std::fprintf(stderr,
+                   "sinter-train: the loss is %g at step %lld (learning rate %g too "
+                   "high?); stopping\n",
+                   value, static_cast<long long>(step + 1), stepLr);
+      return 1;
+    }
+    int64_t done = step + 1;
+    log.write({{"step", done}, {"split", "train"}, {"loss", value}, {"lr", stepLr}});
+    double elapsed = secondsSince(trainStart);
+    double rate = static_cast<double>((done - firstStep) * batchSize) / elapsed;
+    progress.update(done, batch.epoch, value, stepLr, rate,
+                    elapsed / static_cast<double>(done - firstStep) *
+                        static_cast<double>(total - done));
+    bool epochEnd = loader.index() == 0;
+    if (job.eval_every > 0 ? done % job.eval_every == 0 : epochEnd) {
+      last = evaluateAndLog(done);
+      evaluated = done == total;
+    }
+    bool stopping = options.stop_at > 0 && done == options.stop_at;
+    if (stopping || done == total ||
+        (job.checkpoint_every > 0 ? done % job.checkpoint_every == 0 : epochEnd)) {
+      saveCheckpoint(checkpoint, job, batchSize, total, *model, optimizer, schedule,
+                     {done, loader.epoch(), loader.index()});
+    }
+    if (stopping) {
+      std::printf("stopped after step %lld (--stop-at); continue with --resume\n",
+                  static_cast<long long>(done));
+      return 0;
+    }
+  }
+  double trainSeconds = secondsSince(trainStart);
+  if (!evaluated)
+    last = evaluateAndLog(total);
+
+  // The summary.
+  std::vector<double> sorted = stepSeconds;
+  std::sort(sorted.begin(), sorted.end());
+  double median = sorted.empty() ? 0 : sorted[sorted.size() / 2];
+  int64_t ran = total - firstStep;
+  Metrics m = metrics();
+  json summary = {{"steps", total},
+                  {"batch_size", batchSize},
+                  {"learning_rate", lr},
+                  {"train_seconds", trainSeconds},
+                  {"step_ms_median", 1000 * median},
+                  {"samples_per_s", median > 0 ? batchSize / median : 0},
+                  {"compile_s", m.compile.total()},
+                  {"compilations", m.compilations},
+                  {"peak_bytes", runtime::HostAllocator::get().stats().peak_in_use},
+                  {task.heldOutSplit + "_loss", last.loss}};
+  std::printf("\ntrained %lld steps in %.1f s: %.2f ms a step (median), %.0f samples/s; "
+              "%lld compilations (%.1f s)\n",
+              static_cast<long long>(ran), trainSeconds, 1000 * median,
+              median > 0 ? batchSize / median : 0, static_cast<long long>(m.compilations),
+              m.compile.total());
+  if (job.compiler_enabled) {
+    const StepMemory &memory = m.last_step_memory;
+    std::printf("memory: %.1f MiB a step (planned %.1f MiB, measured %.1f MiB) + %.1f MiB of "
+                "parameters and optimizer state; process peak %.1f MiB\n",
+                mib(memory.planned_peak_bytes), mib(memory.planned_peak_bytes),
+                mib(memory.measured_peak_bytes), mib(memory.persistent_bytes),
+                mib(runtime::HostAllocator::get().stats().peak_in_use));
+    summary["planned_step_bytes"] = memory.planned_peak_bytes;
+    summary["persistent_bytes"] = memory.persistent_bytes;
+  } else {
+    std::printf("memory: process peak %.1f MiB\n",
+                mib(runtime::HostAllocator::get().stats().peak_in_use));
+  }
+  if (task.languageModel) {
+    std::printf("%s loss %.4f (perplexity %.2f); unigram baseline %.4f\n",
+                task.heldOutSplit.c_str(), last.loss, std::exp(last.loss), task.unigramLoss);
+    summary["unigram_loss"] = task.unigramLoss;
+  } else {
+    std::printf("%s accuracy %.2f%%\n", task.heldOutSplit.c_str(), 100 * last.accuracy);
+    summary[task.heldOutSplit + "_accuracy"] = last.accuracy;
+  }
+  if (job.compare_eager_steps > 0 && job.compiler_enabled) {
+    CompilerConfig config = compiler_config();
+    double compiled = medianStepSeconds(task, batchSize, job.compare_eager_steps, job.seed + 1);
+    config.enabled = false;
+    set_compiler_config(config);
+    double eager = medianStepSeconds(task, batchSize, job.compare_eager_steps, job.seed + 1);
+    config.enabled = true;
+    set_compiler_config(config);
+    std::printf("throughput, %lld steps each: compiled %.0f samples/s, eager %.0f samples/s "
+                "(%.2fx)\n",
+                static_cast<long long>(job.compare_eager_steps), batchSize / compiled,
+                batchSize / eager, eager / compiled);
+    summary["compiled_samples_per_s"] = batchSize / compiled;
+    summary["eager_samples_per_s"] = batchSize / eager;
+  }
+  std::string png = plotLoss(job.output_dir, log.path(), task.heldOutSplit);
+  std::ofstream(job.output_dir + "/summary.json") << summary.dump(2) << "\n";
+  std::printf("wrote %s, %s/summary.json, %s%s (job took %.1f s)\n", log.path().c_str(),
+              job.output_dir.c_str(), checkpoint.c_str(), png.empty() ? "" : (", " + png).c_str(),
+              secondsSince(jobStart));
+  return 0;
+}
+
+} // namespace
+
+int runJob(const Job &job, const RunOptions &options) {
+  std::printf("Found configuration for Training Compiler\n");
+  if (job.compiler_enabled)
+    std::printf("Configuring Sinter Training Compiler...\n");
+  else
+    std::printf("Training Compiler disabled: steps run eagerly (one kernel per op)\n");
+  if (job.compiler_debug)
+    std::printf("Training Compiler set to debug mode (dumps in %s/debug, metrics at exit)\n",
+                job.output_dir.c_str());
+  std::fflush(stdout);
+  if (job.entry_is_program)
+    return launchProgram(job);
+
+  compiler::install();
+  CompilerConfig config = compiler_config();
+  config.enabled = job.compiler_enabled;
+  config.use_reference = false;
+  config.memory_budget = job.memory_budget;
+  if (job.compiler_debug) {
+    config.debug = 4;
+    config.dump_dir = job.output_dir + "/debug";
+    fs::create_directories(config.dump_dir);
+  }
+  set_compiler_config(config);
+  return trainZooModel(job, options);
+}
+
+} // namespace sinter::tools

@@ -1,0 +1,27 @@
+//===- Train.h - running a training job ------------------------*- C++ -*-===//
+#ifndef SINTER_TOOLS_TRAIN_H
+#define SINTER_TOOLS_TRAIN_H
+
+#include "Job.h"
+
+#include <string>
+
+namespace sinter::tools {
+
+struct RunOptions {
+  /// Continue from `checkpoint` (default: the job's output_dir/checkpoint.safetensors).
+  bool resume = false;
+  std::string checkpoint;
+  /// Stop after this step with a checkpoint, as an interrupted run would
+  /// (0: run to the end).
+  int64_t stop_at = 0;
+};
+
+/// Runs `job`: a zoo model's training loop, or the user's program. Returns
+/// the exit status; throws JobError or sinter::Error for what prevents the
+/// job from starting (bad data, a checkpoint of another job).
+int runJob(const Job &job, const RunOptions &options);
+
+} // namespace sinter::tools
+
+#endif // SINTER_TOOLS_TRAIN_H
