@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -97,9 +98,12 @@ public:
       throw JobError(pathOf(key),
                      "must be a number, got " + typeName(*value) + " " + value->dump());
     double number = value->get<double>();
-    if (strictly ? number <= minimum : number < minimum)
+    if (strictly ? number <= minimum : number < minimum) {
+      char bound[32];
+      std::snprintf(bound, sizeof bound, "%g", minimum);
       throw JobError(pathOf(key), std::string("must be ") + (strictly ? "above " : "at least ") +
-                                      json(minimum).dump() + ", got " + value->dump());
+                                      bound + ", got " + value->dump());
+    }
     return number;
   }
   std::optional<std::string> string(const std::string &key) {
@@ -262,6 +266,12 @@ Job parseJob(const json &document) {
   job.context = hp.integer("context", 1).value_or(0);
   job.tokenizer = hp.string("tokenizer").value_or("byte");
   job.vocab_size = hp.integer("vocab_size", 256).value_or(512);
+  if (job.tokenizer != "byte" && job.tokenizer != "bpe" &&
+      (!std::filesystem::exists(job.tokenizer + "/encoder.json") ||
+       !std::filesystem::exists(job.tokenizer + "/vocab.bpe")))
+    throw JobError("hyperparameters.tokenizer",
+                   "\"" + job.tokenizer +
+                       "\" is not byte, bpe, or a folder with encoder.json and vocab.bpe");
   if (!job.entry_is_program)
     hp.rejectUnknown(); // a user program may take keys of its own
 

@@ -142,11 +142,7 @@ Task makeTask(const Job &job) {
                   static_cast<long long>(bpe.vocab_size()), secondsSince(start),
                   job.output_dir.c_str());
       tokenizer = std::make_unique<data::BpeTokenizer>(std::move(bpe));
-    } else {
-      if (!fs::exists(job.tokenizer + "/encoder.json") || !fs::exists(job.tokenizer + "/vocab.bpe"))
-        throw JobError("hyperparameters.tokenizer",
-                       "\"" + job.tokenizer +
-                           "\" is not byte, bpe, or a folder with encoder.json and vocab.bpe");
+    } else { // a folder with GPT-2's files (checked by parseJob)
       tokenizer = std::make_unique<data::BpeTokenizer>(
           data::BpeTokenizer::load(job.tokenizer + "/encoder.json", job.tokenizer + "/vocab.bpe"));
     }
@@ -591,6 +587,7 @@ int trainZooModel(const Job &job, const RunOptions &options) {
   int64_t firstStep = at.step;
   Evaluation last;
   bool evaluated = false;
+  StepMemory trainMemory;
   for (int64_t step = at.step; step < total; ++step) {
     Clock::time_point stepStart = Clock::now();
     data::Batch batch = loader.next();
@@ -614,11 +611,15 @@ int trainZooModel(const Job &job, const RunOptions &options) {
     }
     int64_t done = step + 1;
     log.write({{"step", done}, {"split", "train"}, {"loss", value}, {"lr", stepLr}});
-    double elapsed = secondsSince(trainStart);
-    double rate = static_cast<double>((done - firstStep) * batchSize) / elapsed;
-    progress.update(done, batch.epoch, value, stepLr, rate,
-                    elapsed / static_cast<double>(done - firstStep) *
-                        static_cast<double>(total - done));
+    if (done - firstStep <= 2) // the steady step (the first creates AdamW's state)
+      trainMemory = metrics().last_step_memory;
+    // Speed over the last steps (the first ones compile).
+    size_t recent = std::min<size_t>(stepSeconds.size(), 20);
+    double perStep = 0;
+    for (size_t k = stepSeconds.size() - recent; k < stepSeconds.size(); ++k)
+      perStep += stepSeconds[k] / static_cast<double>(recent);
+    progress.update(done, batch.epoch, value, stepLr, static_cast<double>(batchSize) / perStep,
+                    perStep * static_cast<double>(total - done));
     bool epochEnd = loader.index() == 0;
     if (job.eval_every > 0 ? done % job.eval_every == 0 : epochEnd) {
       last = evaluateAndLog(done);
@@ -662,7 +663,7 @@ int trainZooModel(const Job &job, const RunOptions &options) {
               median > 0 ? batchSize / median : 0, static_cast<long long>(m.compilations),
               m.compile.total());
   if (job.compiler_enabled) {
-    const StepMemory &memory = m.last_step_memory;
+    const StepMemory &memory = trainMemory;
     std::printf("memory: %.1f MiB a step (planned %.1f MiB, measured %.1f MiB) + %.1f MiB of "
                 "parameters and optimizer state; process peak %.1f MiB\n",
                 mib(memory.planned_peak_bytes), mib(memory.planned_peak_bytes),

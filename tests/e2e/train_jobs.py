@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+"""sinter-train end to end: bad jobs refused, start lines, aliases, resuming,
+a user's program, the largest batch, and a language model beating the
+unigram baseline.
+
+    train_jobs.py CASE SINTER_TRAIN SCRATCH_DIR
+
+Each case exits 0 when everything it checks holds, and prints what did not.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+CASE, TRAIN, SCRATCH = sys.argv[1], sys.argv[2], sys.argv[3]
+failures = []
+
+
+def check(condition, what):
+    if not condition:
+        failures.append(what)
+
+
+def run(args, job=None, name="job"):
+    """Runs sinter-train with `args` (and `job` written as --config)."""
+    os.makedirs(SCRATCH, exist_ok=True)
+    if job is not None:
+        path = os.path.join(SCRATCH, name + ".json")
+        with open(path, "w") as f:
+            f.write(job if isinstance(job, str) else json.dumps(job))
+        args = ["--config", path] + args
+    result = subprocess.run([TRAIN] + args, capture_output=True, text=True, timeout=900)
+    return result.returncode, result.stdout + result.stderr
+
+
+def rows(output_dir, split):
+    with open(os.path.join(output_dir, "metrics.jsonl")) as f:
+        return [r for r in map(json.loads, f) if r["split"] == split]
+
+
+def out(name):
+    path = os.path.join(SCRATCH, name)
+    shutil.rmtree(path, ignore_errors=True)
+    return path
+
+
+def case_errors():
+    mlp = {"entry_point": "mlp"}
+    bad = [
+        ({"entry_point": "mlp", "ouput_dir": "x"},
+         'ouput_dir: unknown key (did you mean "output_dir"?); expected one of: compiler_config'),
+        ({**mlp, "hyperparameters": {"batchsize": 8}},
+         'hyperparameters.batchsize: unknown key (did you mean "batch_size"?)'),
+        ({**mlp, "hyperparameters": {"batch_size": "64"}},
+         'hyperparameters.batch_size: must be an integer, got a string "64"'),
+        ({**mlp, "hyperparameters": {"batch_size": -8}},
+         "hyperparameters.batch_size: must be at least 1, got -8"),
+        ({**mlp, "hyperparameters": {"learning_rate": 0}},
+         "hyperparameters.learning_rate: must be above 0, got 0"),
+        ({**mlp, "hyperparameters": {"epochs": 1.5}},
+         "hyperparameters.epochs: must be an integer, got a number 1.5"),
+        ({**mlp, "compiler_config": {"enabled": "yes"}},
+         'compiler_config.enabled: must be true or false, got a string "yes"'),
+        ({**mlp, "compiler_config": {"enable": True}},
+         'compiler_config.enable: unknown key (did you mean "enabled"?)'),
+        ({**mlp, "dataset": "/nonexistent/images"},
+         'dataset: "/nonexistent/images": /nonexistent/images does not exist'),
+        ({**mlp, "dataset": "/usr/share/common-licenses"},
+         'dataset: "/usr/share/common-licenses" holds no train-images-idx3-ubyte.gz'),
+        ({"entry_point": "gpt-mini"}, "dataset: is required for gpt-mini"),
+        ({"entry_point": "vgg"}, 'entry_point: "vgg" is neither a model'),
+        ({"hyperparameters": {}}, "entry_point: is required"),
+        ({**mlp, "n_gpus": 2}, "n_gpus: is 2; training steps compile for the CPU only"),
+        ({**mlp, "instance_count": 2}, "instance_count: is 2; multi-node training is not available"),
+        ({**mlp, "instance_count": 0}, "instance_count: must be at least 1, got 0"),
+        ({**mlp, "distribution": {"enabled": True}},
+         "distribution.enabled: multi-process data parallelism is not available yet"),
+        ({**mlp, "hyperparameters": {"sagemaker_multi_worker_enabled": True}},
+         "distribution.enabled: multi-process data parallelism is not available yet"),
+        ({**mlp, "compiler_config": {"enabled": False},
+          "hyperparameters": {"training_compiler_enabled": True}},
+         "hyperparameters.training_compiler_enabled: is true but compiler_config.enabled is false"),
+        ({**mlp, "hyperparameters": {"scale_learning_rate": True}},
+         "hyperparameters.scale_learning_rate: needs hyperparameters.native_batch_size"),
+        ({**mlp, "hyperparameters": {"memory_budget": "lots"}},
+         'hyperparameters.memory_budget: must be a positive byte count such as 268435456 or '
+         '"256MiB", got "lots"'),
+        ({**mlp, "hyperparameters": {"context": 64}},
+         "hyperparameters.context: is for language models (gpt-*), not mlp"),
+        ({**mlp, "hyperparameters": {"batch_size": 100000}},
+         "hyperparameters.batch_size: 100000 is more than the 60000 training examples"),
+        ({"entry_point": "gpt-mini", "dataset": "/usr/share/common-licenses/GPL-3",
+          "hyperparameters": {"tokenizer": "/nonexistent"}},
+         'hyperparameters.tokenizer: "/nonexistent" is not byte, bpe, or a folder'),
+        ("[1, 2]", "bad24.json: must hold a JSON object"),
+        ('{"entry_point": "mlp",', "not valid JSON: [json.exception.parse_error.101]"),
+    ]
+    for i, (job, message) in enumerate(bad):
+        code, text = run(["--output-dir", out("errors")], job, f"bad{i}")
+        check(code == 2, f"job {job}: exit status {code}, expected 2; output:\n{text}")
+        check(message in text, f"job {job}: expected {message!r} in:\n{text}")
+        if "training examples" not in message:  # known once the data is read
+            check("Found configuration" not in text, f"job {job}: started before refusing:\n{text}")
+    flags = [
+        (["--model", "mlp", "--batch-size"], "--batch-size: 1 required"),
+        (["--model", "mlp", "--bogus"], "The following argument was not expected: --bogus"),
+        (["--model", "mlp", "--compiler", "maybe"], "--compiler: maybe not in {on,off}"),
+        (["--model", "mlp", "--epochs", "two"], "Could not convert: --epochs = two"),
+        (["--model", "mlp", "--batch-size", "-4"],
+         "hyperparameters.batch_size: must be at least 1, got -4"),
+        (["--model", "mlp", "--set", "warmup"], '--set: "warmup" is not KEY=VALUE'),
+        (["--model", "mlp", "--resume", "/nonexistent.safetensors"],
+         "--resume: no checkpoint at /nonexistent.safetensors"),
+        (["--config", "/nonexistent.json"], "--config: File does not exist: /nonexistent.json"),
+    ]
+    for args, message in flags:
+        code, text = run(["--output-dir", out("errors")] + args)
+        check(code == 2, f"flags {args}: exit status {code}, expected 2; output:\n{text}")
+        check(message in text, f"flags {args}: expected {message!r} in:\n{text}")
+
+
+def case_start_lines():
+    # Compiler on (default), with debug through the migrated alias.
+    d = out("debug")
+    code, text = run(["--steps", "3", "--set", "eval_batches=1", "--output-dir", d],
+                     {"entry_point": "mlp",
+                      "hyperparameters": {"sagemaker_training_compiler_debug_mode": True}})
+    check(code == 0, f"debug job failed ({code}):\n{text}")
+    lines = text.splitlines()
+    check(lines[:3] == ["Found configuration for Training Compiler",
+                        "Configuring Sinter Training Compiler...",
+                        f"Training Compiler set to debug mode (dumps in {d}/debug, metrics at exit)"],
+          f"start lines:\n{text}")
+    dumps = os.listdir(os.path.join(d, "debug")) if os.path.isdir(os.path.join(d, "debug")) else []
+    check(any(f.endswith(".fusion.txt") for f in dumps), f"no fusion dump in {d}/debug: {dumps}")
+    check("compilations" in text, f"no metrics report at exit:\n{text}")
+    # Compiler off, by the alias.
+    code, text = run(["--steps", "3", "--set", "eval_batches=1", "--output-dir", out("eager")],
+                     {"entry_point": "mlp",
+                      "hyperparameters": {"training_compiler_enabled": False}})
+    check(code == 0, f"eager job failed ({code}):\n{text}")
+    check(text.splitlines()[:2] == ["Found configuration for Training Compiler",
+                                     "Training Compiler disabled: steps run eagerly (one kernel per op)"],
+          f"eager start lines:\n{text}")
+    check(", eager\n" in text, f"the job does not say it runs eager:\n{text}")
+
+
+def case_resume():
+    args = ["--model", "mlp", "--steps", "40", "--batch-size", "32", "--set", "eval_every=10",
+            "--set", "eval_batches=2", "--set", "checkpoint_every=15"]
+    a, b = out("through"), out("resumed")
+    code, text = run(args + ["--output-dir", a])
+    check(code == 0, f"uninterrupted run failed:\n{text}")
+    code, text = run(args + ["--output-dir", b, "--stop-at", "23"])
+    check(code == 0 and "stopped after step 23 (--stop-at); continue with --resume" in text,
+          f"interrupted run:\n{text}")
+    check(len(rows(b, "train")) == 23, "the interrupted run logged other than 23 steps")
+    code, text = run(args + ["--output-dir", b, "--resume"])
+    check(code == 0 and "at step 23" in text, f"resumed run:\n{text}")
+    through, resumed = rows(a, "train"), rows(b, "train")
+    check(len(through) == 40 and len(resumed) == 40,
+          f"{len(through)} and {len(resumed)} training rows, expected 40")
+    for x, y in zip(through, resumed):
+        check(x == y, f"step {x['step']}: uninterrupted {x}, resumed {y}")
+    check(rows(a, "test") == rows(b, "test"), "evaluations differ after resuming")
+    # A checkpoint of another job is refused, naming the difference.
+    code, text = run(["--model", "mlp", "--steps", "40", "--batch-size", "16", "--output-dir", b,
+                      "--resume"])
+    check(code == 2 and "has batch_size 32, this job 16" in text,
+          f"another job's checkpoint:\n{text}")
+    # The checkpoint is a safetensors file with the step in its metadata.
+    with open(os.path.join(b, "checkpoint.safetensors"), "rb") as f:
+        length = int.from_bytes(f.read(8), "little")
+        header = json.loads(f.read(length))
+    check(header["__metadata__"]["step"] == "40", f"checkpoint metadata {header['__metadata__']}")
+    check("model.0.weight" in header and "optimizer.0.exp_avg" in header,
+          f"checkpoint tensors {sorted(header)[:6]}")
+
+
+def case_program():
+    d = out("program")
+    os.makedirs(d, exist_ok=True)
+    script = os.path.join(d, "train.sh")
+    with open(script, "w") as f:
+        f.write('#!/bin/sh\necho "args: $*"\necho "compiler=$SINTER_COMPILER '
+                'out=$SINTER_OUTPUT_DIR"\necho "hps=$SINTER_HYPERPARAMETERS"\nexit 3\n')
+    os.chmod(script, 0o755)
+    code, text = run([], {"entry_point": script, "output_dir": d,
+                          "compiler_config": {"enabled": False},
+                          "hyperparameters": {"batch_size": 32, "my_key": "x"}})
+    check(code == 3, f"the program's exit status is not passed on ({code}):\n{text}")
+    check("args: --batch_size 32 --my_key x" in text, f"arguments:\n{text}")
+    check(f"compiler=0 out={d}" in text, f"environment:\n{text}")
+    check('hps={"batch_size":32,"my_key":"x"}' in text, f"hyperparameters:\n{text}")
+
+
+def case_auto_batch():
+    code, text = run(["--model", "mlp", "--batch-size", "auto", "--steps", "2",
+                      "--set", "memory_budget=16MiB", "--set", "scale_learning_rate=true",
+                      "--set", "native_batch_size=32", "--set", "native_learning_rate=0.001",
+                      "--set", "eval_batches=1", "--output-dir", out("auto")])
+    check(code == 0, f"auto batch job failed:\n{text}")
+    found = [l for l in text.splitlines() if l.startswith("batch size auto: ")]
+    check(len(found) == 1 and "of the budget of 16.0 MiB" in found[0], f"no choice printed:\n{text}")
+    if found:
+        batch = int(found[0].split()[3])
+        lr = 0.001 / 32 * batch
+        check(f"learning rate scaled: 0.001 / 32 * {batch} * 1 = {lr:g}" in text,
+              f"learning rate for batch {batch}:\n{text}")
+        check(f"steps of batch {batch} " in text, f"the job did not use batch {batch}:\n{text}")
+
+
+def case_language_model():
+    d = out("gpt")
+    code, text = run(["--output-dir", d],
+                     {"entry_point": "gpt-mini", "dataset": "/usr/share/common-licenses/GPL-3",
+                      "hyperparameters": {"steps": 150, "batch_size": 8, "context": 64,
+                                          "learning_rate": 0.002, "eval_every": 75,
+                                          "eval_batches": 8, "log_every": 25}})
+    check(code == 0, f"gpt-mini job failed:\n{text}")
+    with open(os.path.join(d, "summary.json")) as f:
+        summary = json.load(f)
+    val, unigram = summary["val_loss"], summary["unigram_loss"]
+    print(f"val loss {val:.4f}, unigram baseline {unigram:.4f}")
+    check(val < unigram - 0.3, f"validation loss {val} is not clearly below the unigram {unigram}")
+    evals = rows(d, "val")
+    check([r["step"] for r in evals] == [75, 150], f"evaluation rows {evals}")
+    check(all("perplexity" in r for r in evals), f"evaluation rows {evals}")
+    check(os.path.getsize(os.path.join(d, "loss.png")) > 1000, "no loss curve")
+
+
+CASES = {name[5:]: f for name, f in globals().items() if name.startswith("case_")}
+if CASE not in CASES:
+    sys.exit(f"unknown case {CASE}; one of {sorted(CASES)}")
+CASES[CASE]()
+for failure in failures:
+    print("FAILED:", failure)
+sys.exit(1 if failures else 0)
