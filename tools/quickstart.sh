@@ -2,12 +2,12 @@
 #===- tools/quickstart.sh - install, build, and run the main job ---------===#
 # The README's first command. On a fresh Debian 12 machine: installs the
 # dependencies (Debian packages), builds Sinter, says which devices it sees,
-# and trains an MLP on Fashion-MNIST for one epoch with Sinter's C++ API,
-# each step compiled into fused C++ kernels on the CPU, reporting the test
-# accuracy (about 85.5%, in under a minute on 2 cores) and the compiler's
-# metrics. Extra arguments go to sinter-train-example (see its --help), e.g.
-# --mode eager (one kernel per op), --mode reference (the reference executor),
-# or --model lenet --steps 200.
+# and runs the job examples/jobs/mlp-fashion-mnist.json with sinter-train:
+# an MLP trained on Fashion-MNIST for one epoch, each step compiled into fused
+# C++ kernels on the CPU, reporting the test accuracy (about 85%), compiled
+# and eager throughput, and writing metrics, a checkpoint and a loss curve to
+# runs/mlp-fashion-mnist. Extra arguments go to sinter-train (see its
+# --help), e.g. --compiler off, --model lenet, --steps 200, --resume.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./tools/install_deps.sh
@@ -16,4 +16,4 @@ cd "$(dirname "$0")/.."
 echo
 ./build/tools/sinter-info/sinter-info
 echo
-./build/tools/sinter-train-example/sinter-train-example --model mlp --epochs 1 --mode compiled "$@"
+./build/tools/sinter-train/sinter-train --config examples/jobs/mlp-fashion-mnist.json "$@"

@@ -88,19 +88,21 @@ def case_errors():
          '"256MiB", got "lots"'),
         ({**mlp, "hyperparameters": {"context": 64}},
          "hyperparameters.context: is for language models (gpt-*), not mlp"),
+        ({**mlp, "hyperparameters": {"warmup_steps": 50, "steps": 20}},
+         "hyperparameters.warmup_steps: is 50, more than the job's 20 steps"),
         ({**mlp, "hyperparameters": {"batch_size": 100000}},
          "hyperparameters.batch_size: 100000 is more than the 60000 training examples"),
         ({"entry_point": "gpt-mini", "dataset": "/usr/share/common-licenses/GPL-3",
           "hyperparameters": {"tokenizer": "/nonexistent"}},
          'hyperparameters.tokenizer: "/nonexistent" is not byte, bpe, or a folder'),
-        ("[1, 2]", "bad24.json: must hold a JSON object"),
+        ("[1, 2]", ".json: must hold a JSON object"),
         ('{"entry_point": "mlp",', "not valid JSON: [json.exception.parse_error.101]"),
     ]
     for i, (job, message) in enumerate(bad):
         code, text = run(["--output-dir", out("errors")], job, f"bad{i}")
         check(code == 2, f"job {job}: exit status {code}, expected 2; output:\n{text}")
         check(message in text, f"job {job}: expected {message!r} in:\n{text}")
-        if "training examples" not in message:  # known once the data is read
+        if "training examples" not in message and "warmup" not in message:  # known once the data is read
             check("Found configuration" not in text, f"job {job}: started before refusing:\n{text}")
     flags = [
         (["--model", "mlp", "--batch-size"], "--batch-size: 1 required"),
@@ -118,6 +120,26 @@ def case_errors():
         code, text = run(["--output-dir", out("errors")] + args)
         check(code == 2, f"flags {args}: exit status {code}, expected 2; output:\n{text}")
         check(message in text, f"flags {args}: expected {message!r} in:\n{text}")
+
+
+def case_main_job():
+    """The README's main command's job file: at least 85% test accuracy."""
+    d = out("main")
+    code, text = run(["--output-dir", d], open(os.path.join(
+        os.path.dirname(__file__), "..", "..", "examples", "jobs", "mlp-fashion-mnist.json")).read())
+    check(code == 0, f"main job failed:\n{text}")
+    with open(os.path.join(d, "summary.json")) as f:
+        summary = json.load(f)
+    print(f"test accuracy {summary['test_accuracy']:.4f}, compiled "
+          f"{summary['compiled_samples_per_s']:.0f} samples/s, eager "
+          f"{summary['eager_samples_per_s']:.0f}")
+    check(summary["test_accuracy"] >= 0.85, f"test accuracy {summary['test_accuracy']} < 0.85")
+    check(summary["steps"] == 937, f"{summary['steps']} steps, expected one epoch of 937")
+    check("compiled is " in text, f"no compiled-vs-eager line:\n{text}")
+    evals = rows(d, "test")
+    check(len(evals) == 1 and evals[0]["step"] == 937 and "accuracy" in evals[0],
+          f"evaluation rows {evals}")
+    check(os.path.getsize(os.path.join(d, "loss.png")) > 1000, "no loss curve")
 
 
 def case_start_lines():

@@ -537,6 +537,10 @@ int trainZooModel(const Job &job, const RunOptions &options) {
   if (job.epochs > 0 && job.steps > 0)
     total = std::min(total, job.steps);
   int64_t warmup = job.warmup_steps >= 0 ? job.warmup_steps : std::min<int64_t>(50, total / 10 + 1);
+  if (warmup > total)
+    throw JobError("hyperparameters.warmup_steps", "is " + std::to_string(warmup) +
+                                                       ", more than the job's " +
+                                                       std::to_string(total) + " steps");
 
   manual_seed(job.seed);
   std::shared_ptr<nn::Module> model = task.makeModel();
@@ -691,8 +695,8 @@ int trainZooModel(const Job &job, const RunOptions &options) {
     double eager = medianStepSeconds(task, batchSize, job.compare_eager_steps, job.seed + 1);
     config.enabled = true;
     set_compiler_config(config);
-    std::printf("throughput, %lld steps each: compiled %.0f samples/s, eager %.0f samples/s "
-                "(%.2fx)\n",
+    std::printf("throughput (median of %lld steps each): compiled %.0f samples/s, eager %.0f "
+                "samples/s: compiled is %.2fx eager\n",
                 static_cast<long long>(job.compare_eager_steps), batchSize / compiled,
                 batchSize / eager, eager / compiled);
     summary["compiled_samples_per_s"] = batchSize / compiled;
