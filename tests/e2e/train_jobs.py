@@ -252,6 +252,64 @@ def case_language_model():
     check(os.path.getsize(os.path.join(d, "loss.png")) > 1000, "no loss curve")
 
 
+def case_language_model_resume():
+    """uint16 token files, and resuming a job with dropout: the random
+    generator's state is in the checkpoint."""
+    d = out("tokens")
+    os.makedirs(d, exist_ok=True)
+    with open("/usr/share/common-licenses/GPL-3", "rb") as f:
+        tokens = list(f.read()) + [255]  # byte values as token ids: vocabulary 256
+    path = os.path.join(d, "gpl3.bin")
+    with open(path, "wb") as f:
+        f.write(b"".join(t.to_bytes(2, "little") for t in tokens))
+    args = ["--model", "gpt-mini", "--dataset", path, "--steps", "12", "--batch-size", "8",
+            "--set", "context=64", "--set", "dropout=0.1", "--set", "eval_every=4",
+            "--set", "eval_batches=2", "--set", "log_every=4"]
+    a, b = out("tokens-through"), out("tokens-resumed")
+    code, text = run(args + ["--output-dir", a])
+    check(code == 0 and f"tokens of {path}" in text and "vocabulary 256" in text,
+          f"token file job:\n{text}")
+    code, text = run(args + ["--output-dir", b, "--stop-at", "6"])
+    check(code == 0, f"interrupted token file job:\n{text}")
+    code, text = run(args + ["--output-dir", b, "--resume"])
+    check(code == 0, f"resumed token file job:\n{text}")
+    check(rows(a, "train") == rows(b, "train") and len(rows(a, "train")) == 12,
+          f"training rows differ after resuming:\n{rows(a, 'train')}\n{rows(b, 'train')}")
+    check(rows(a, "val") == rows(b, "val"), "evaluations differ after resuming")
+    # Without the generator's state the dropout masks differ: the rows above
+    # would not match (a run with another seed gives other losses).
+    code, text = run(args + ["--output-dir", out("tokens-seed"), "--seed", "1"])
+    check(rows(out_keep("tokens-seed"), "train")[0]["loss"] != rows(a, "train")[0]["loss"],
+          "another seed gave the same first loss: dropout or the seed is not used")
+
+
+def case_bpe_tokenizer():
+    d = out("bpe")
+    code, text = run(["--model", "gpt-mini", "--dataset", "/usr/share/common-licenses/GPL-3",
+                      "--steps", "3", "--batch-size", "4", "--set", "context=32",
+                      "--set", "tokenizer=bpe", "--set", "vocab_size=320",
+                      "--set", "eval_batches=1", "--output-dir", d])
+    check(code == 0, f"bpe job failed:\n{text}")
+    check("trained a BPE vocabulary of 320 tokens" in text and "vocabulary 320" in text,
+          f"bpe job output:\n{text}")
+    with open(os.path.join(d, "tokenizer", "encoder.json")) as f:
+        check(len(json.load(f)) == 320, "encoder.json does not hold 320 tokens")
+    with open(os.path.join(d, "tokenizer", "vocab.bpe")) as f:
+        merges = f.read().splitlines()
+    check(merges[0] == "#version: 0.2" and len(merges) == 1 + 320 - 256,
+          f"vocab.bpe has {len(merges)} lines")
+    # The saved vocabulary is a tokenizer folder another job can use.
+    code, text = run(["--model", "gpt-mini", "--dataset", "/usr/share/common-licenses/GPL-3",
+                      "--steps", "3", "--batch-size", "4", "--set", "context=32",
+                      "--set", f"tokenizer={d}/tokenizer", "--set", "eval_batches=1",
+                      "--output-dir", out("bpe-reused")])
+    check(code == 0 and "vocabulary 320" in text, f"reusing the vocabulary:\n{text}")
+
+
+def out_keep(name):
+    return os.path.join(SCRATCH, name)
+
+
 CASES = {name[5:]: f for name, f in globals().items() if name.startswith("case_")}
 if CASE not in CASES:
     sys.exit(f"unknown case {CASE}; one of {sorted(CASES)}")

@@ -259,13 +259,16 @@ Job parseJob(const json &document) {
   job.log_every = hp.integer("log_every", 1).value_or(100);
   job.eval_batches = hp.integer("eval_batches", 0).value_or(0);
   job.compare_eager_steps = hp.integer("compare_eager_steps", 0).value_or(0);
-  for (const char *key : {"context", "tokenizer", "vocab_size"})
+  for (const char *key : {"context", "tokenizer", "vocab_size", "dropout"})
     if (hp.has(key) && !job.language_model && !job.entry_is_program)
       throw JobError(std::string("hyperparameters.") + key,
                      "is for language models (gpt-*), not " + job.entry_point);
   job.context = hp.integer("context", 1).value_or(0);
   job.tokenizer = hp.string("tokenizer").value_or("byte");
   job.vocab_size = hp.integer("vocab_size", 256).value_or(512);
+  job.dropout = hp.number("dropout", 0, false).value_or(0);
+  if (job.dropout >= 1)
+    throw JobError("hyperparameters.dropout", "must be below 1, got " + hp.find("dropout")->dump());
   if (job.tokenizer != "byte" && job.tokenizer != "bpe" &&
       (!std::filesystem::exists(job.tokenizer + "/encoder.json") ||
        !std::filesystem::exists(job.tokenizer + "/vocab.bpe")))

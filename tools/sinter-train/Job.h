@@ -60,6 +60,7 @@ struct Job {
   int64_t context = 0;            ///< 0: the model's
   std::string tokenizer = "byte"; ///< byte, bpe, or a folder with encoder.json + vocab.bpe
   int64_t vocab_size = 512;       ///< of a BPE vocabulary trained on the corpus
+  double dropout = 0;             ///< of the model's dropout layers (language models)
 
   /// The hyperparameters as given (a user program gets them back).
   nlohmann::json hyperparameters = nlohmann::json::object();

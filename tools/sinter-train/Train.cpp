@@ -59,6 +59,7 @@ struct Task {
   std::shared_ptr<const data::Dataset> train, heldOut;
   std::string heldOutSplit; ///< "test" or "val"
   int64_t vocab = 0, context = 0;
+  double dropout = 0;
   double unigramLoss = 0; ///< language models: the held-out loss of token frequencies alone
   std::string dataNote;
 
@@ -72,6 +73,7 @@ struct Task {
     models::GPTConfig config = models::GPTConfig::named(name);
     config.vocab_size = vocab;
     config.context = context;
+    config.dropout = dropout;
     return std::make_shared<models::GPT>(config);
   }
   Tensor logits(nn::Module &model, const Tensor &inputs) const {
@@ -111,6 +113,7 @@ Task makeTask(const Job &job) {
   }
   models::GPTConfig config = models::GPTConfig::named(job.entry_point);
   task.context = job.context > 0 ? job.context : config.context;
+  task.dropout = job.dropout;
   std::vector<int32_t> train, heldOut;
   auto split = [&](std::vector<int32_t> tokens) {
     // The last tenth is held out (at least one window and its next token).
@@ -555,6 +558,11 @@ int trainZooModel(const Job &job, const RunOptions &options) {
   Position at;
   if (options.resume) {
     at = loadCheckpoint(checkpoint, job, batchSize, total, *model, optimizer, schedule);
+    if (at.step >= total) {
+      std::printf("the checkpoint %s is at the job's last step (%lld): nothing to resume\n",
+                  checkpoint.c_str(), static_cast<long long>(total));
+      return 0;
+    }
     loader.seek(at.epoch, at.batch);
     std::printf("resumed from %s at step %lld\n", checkpoint.c_str(),
                 static_cast<long long>(at.step));
