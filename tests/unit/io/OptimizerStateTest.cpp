@@ -63,6 +63,7 @@ TEST(OptimizerState, ResumingFromTheStateDictEqualsNotStopping) {
   };
   std::vector<float> through = train(adamw);
   EXPECT_EQ(train(adamw, 3), through); // to the bit
+  EXPECT_EQ(train(adamw, 0), through); // before any step: the schedule's first rate
   std::vector<float> sgdThrough = train(sgd);
   EXPECT_EQ(train(sgd, 2), sgdThrough);
   // A restart that loses the state (moments, step counts, schedule) lands

@@ -179,9 +179,13 @@ TEST(Safetensors, ACrashMidWriteLeavesThePreviousFileIntact) {
   io::SafetensorsFile file = io::load_safetensors(path);
   EXPECT_EQ(file.metadata.at("step"), "1");
   EXPECT_THAT(file.at("w").to_vector<double>(), ElementsAre(1, 1, 1, 1));
-  // The next save replaces it (and the dead writer's partial file is not it).
+  // The dead writer's partial file is beside it, and the next save replaces
+  // the checkpoint and removes that file.
+  std::string partial = path + ".tmp." + std::to_string(child);
+  EXPECT_TRUE(std::filesystem::exists(partial));
   io::save_safetensors(path, {{"w", full({2}, 3.0)}}, {{"step", "3"}});
   EXPECT_EQ(io::load_safetensors(path).metadata.at("step"), "3");
+  EXPECT_FALSE(std::filesystem::exists(partial));
 }
 
 } // namespace

@@ -13,10 +13,13 @@
 #include <nlohmann/json.hpp>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <bit>
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -158,6 +161,17 @@ void save_safetensors(const std::string &path, const NamedTensors &tensors,
   SINTER_CHECK(
       !error, loc,
       cat("save_safetensors: cannot rename ", temporary, " to ", path, ": ", error.message()));
+  // What writers that died mid-write left behind (their process is gone).
+  std::string stale = target.filename().string() + ".tmp.";
+  for (const auto &entry : std::filesystem::directory_iterator(folder, error)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind(stale, 0) != 0)
+      continue;
+    char *end = nullptr;
+    long pid = std::strtol(name.c_str() + stale.size(), &end, 10);
+    if (*end == '\0' && pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
+      std::filesystem::remove(entry.path(), error);
+  }
   // The rename itself reaches the disk with the folder's entry.
   int dir = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir >= 0) {

@@ -276,7 +276,7 @@ void LRScheduler::step() {
 void LRScheduler::set_last_step(int64_t step) {
   SINTER_CHECK(step >= 0, Loc::current(), cat("set_last_step: step must be >= 0, got ", step));
   step_ = step;
-  optimizer_.set_lr(step == 0 ? base_lr_ : lr_at(step));
+  optimizer_.set_lr(lr_at(step));
 }
 
 LinearWarmup::LinearWarmup(Optimizer &optimizer, int64_t warmup_steps)
