@@ -68,22 +68,25 @@ public:
     return it == object_.end() ? nullptr : &*it;
   }
   bool has(const std::string &key) const { return object_.contains(key); }
-  std::optional<bool> boolean(const std::string &key) {
+  /// The value of `key` when present, checked by `is` (what a value of the
+  /// kind `expected` passes).
+  const json *typed(const std::string &key, bool (*is)(const json &), const char *expected) {
     const json *value = find(key);
-    if (!value)
-      return std::nullopt;
-    if (!value->is_boolean())
-      throw JobError(pathOf(key),
-                     "must be true or false, got " + typeName(*value) + " " + value->dump());
-    return value->get<bool>();
+    if (value && !is(*value))
+      throw JobError(pathOf(key), std::string("must be ") + expected + ", got " + typeName(*value) +
+                                      " " + value->dump());
+    return value;
+  }
+  std::optional<bool> boolean(const std::string &key) {
+    const json *value = typed(
+        key, [](const json &v) { return v.is_boolean(); }, "true or false");
+    return value ? std::optional(value->get<bool>()) : std::nullopt;
   }
   std::optional<int64_t> integer(const std::string &key, int64_t minimum) {
-    const json *value = find(key);
+    const json *value = typed(
+        key, [](const json &v) { return v.is_number_integer(); }, "an integer");
     if (!value)
       return std::nullopt;
-    if (!value->is_number_integer())
-      throw JobError(pathOf(key),
-                     "must be an integer, got " + typeName(*value) + " " + value->dump());
     int64_t number = value->get<int64_t>();
     if (number < minimum)
       throw JobError(pathOf(key), "must be at least " + std::to_string(minimum) + ", got " +
@@ -91,12 +94,10 @@ public:
     return number;
   }
   std::optional<double> number(const std::string &key, double minimum, bool strictly) {
-    const json *value = find(key);
+    const json *value = typed(
+        key, [](const json &v) { return v.is_number(); }, "a number");
     if (!value)
       return std::nullopt;
-    if (!value->is_number())
-      throw JobError(pathOf(key),
-                     "must be a number, got " + typeName(*value) + " " + value->dump());
     double number = value->get<double>();
     if (strictly ? number <= minimum : number < minimum) {
       char bound[32];
@@ -107,13 +108,10 @@ public:
     return number;
   }
   std::optional<std::string> string(const std::string &key) {
-    const json *value = find(key);
-    if (!value)
-      return std::nullopt;
-    if (!value->is_string() || value->get<std::string>().empty())
-      throw JobError(pathOf(key),
-                     "must be a non-empty string, got " + typeName(*value) + " " + value->dump());
-    return value->get<std::string>();
+    const json *value = typed(
+        key, [](const json &v) { return v.is_string() && !v.get<std::string>().empty(); },
+        "a non-empty string");
+    return value ? std::optional(value->get<std::string>()) : std::nullopt;
   }
   /// Throws for the first key nothing read.
   void rejectUnknown() const {

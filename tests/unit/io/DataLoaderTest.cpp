@@ -1,4 +1,6 @@
 //===- DataLoaderTest.cpp - batches, shuffling, padding, resuming ---------===//
+#include "Helpers.h"
+
 #include "sinter/sinter.h"
 
 #include <gmock/gmock.h>
@@ -10,6 +12,7 @@ namespace sinter {
 namespace {
 
 using ::testing::ElementsAre;
+using testing::errorOf;
 using ::testing::HasSubstr;
 
 /// Example i: input [2] = {i, -i} (f32), target i (i64); get() of
@@ -116,14 +119,6 @@ TEST(DataLoader, SeekingEqualsContinuingWithAndWithoutPrefetch) {
 
 TEST(DataLoader, BadInputIsANamedError) {
   auto dataset = std::make_shared<Counting>(5);
-  auto errorOf = [](const std::function<void()> &body) -> std::string {
-    try {
-      body();
-    } catch (const Error &error) {
-      return error.what();
-    }
-    return "(no error)";
-  };
   EXPECT_THAT(errorOf([&] { data::DataLoader(dataset, {.batch_size = 0}); }),
               HasSubstr("batch_size must be positive, got 0"));
   EXPECT_THAT(errorOf([&] { data::DataLoader(dataset, {.batch_size = 6}); }),

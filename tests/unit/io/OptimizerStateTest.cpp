@@ -1,4 +1,6 @@
 //===- OptimizerStateTest.cpp - saving and restoring training state -------===//
+#include "Helpers.h"
+
 #include "sinter/sinter.h"
 
 #include <gmock/gmock.h>
@@ -7,16 +9,8 @@
 namespace sinter {
 namespace {
 
+using testing::errorOf;
 using ::testing::HasSubstr;
-
-std::string errorOf(const std::function<void()> &body) {
-  try {
-    body();
-  } catch (const Error &error) {
-    return error.what();
-  }
-  return "(no error)";
-}
 
 /// Three steps of `make`'s optimizer on a small regression; returns the
 /// parameter's values after them. With `restartAfter`, a second optimizer

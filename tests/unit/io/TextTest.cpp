@@ -1,4 +1,6 @@
 //===- TextTest.cpp - corpora, token files and tokenizers -----------------===//
+#include "Helpers.h"
+
 #include "sinter/sinter.h"
 
 #include <gmock/gmock.h>
@@ -11,22 +13,10 @@ namespace sinter {
 namespace {
 
 using ::testing::ElementsAre;
+using testing::errorOf;
 using ::testing::HasSubstr;
 
-std::string scratch(const std::string &name) {
-  std::string dir = ::testing::TempDir() + "/text_test";
-  std::filesystem::create_directories(dir);
-  return dir + "/" + name;
-}
-
-std::string errorOf(const std::function<void()> &body) {
-  try {
-    body();
-  } catch (const Error &error) {
-    return error.what();
-  }
-  return "(no error)";
-}
+std::string scratch(const std::string &name) { return testing::scratch("text_test", name); }
 
 void write(const std::string &path, const std::string &bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
