@@ -13,6 +13,7 @@
 #define SINTER_DATA_DATALOADER_H
 
 #include "sinter/Tensor.h"
+#include "sinter/data/Datasets.h"
 
 #include <cstdint>
 #include <memory>
@@ -43,7 +44,7 @@ std::shared_ptr<Dataset> image_classification(const std::string &images_idx,
 
 /// Fashion-MNIST's "train" or "test" split as a Dataset (see load_fashion_mnist).
 std::shared_ptr<Dataset> fashion_mnist(const std::string &split,
-                                       const std::string &dir = "/usr/share/datasets/fashion-mnist",
+                                       const std::string &dir = kFashionMnistDir,
                                        Loc loc = Loc::current());
 
 /// A token stream cut into windows of `context` tokens: example i's input is
