@@ -19,8 +19,10 @@
 // recomputes pointwise ops by default: fewer bytes, a little more
 // arithmetic. With `budget` (bytes of the arena: what the kernels write
 // that the step does not return) and the peak still over it, any fusion
-// may be (layer norms, softmaxes), and the matmuls in a chain that feeds
-// one, until the simulated peak fits or nothing is left to trade, as XLA's
+// may be (layer norms, softmaxes), and so may a matmul's result (an MLP's
+// first projection, kept for its activation's gradient, recomputed from the
+// layer-norm output the weight gradient keeps anyway) and the matmuls in a
+// chain that feeds one, until the simulated peak fits or nothing is left to trade, as XLA's
 // rematerialization does under a memory limit. Never recomputed: other
 // library calls (convolutions), values under `min-bytes` (not worth a
 // launch), and anything that would read an argument later than the step
@@ -153,7 +155,7 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
   }
 
   /// The best trade at the current peak, or none: of the fusion results
-  /// live at the peak for a later use, the one whose recomputation before
+  /// (and, over a budget, matmul results) live at the peak for a later use, the one whose recomputation before
   /// that use lowers the bytes live at the peak the most without raising the
   /// peak anywhere else (each trade simulated on the whole order). An
   /// operand that is gone by then is recomputed too when its producer may
@@ -182,10 +184,10 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
     Trade best;
     int64_t bestPeak = live[peak], bestAtPeak = live[peak];
     for (int k = 0; k < peak; ++k) {
-      auto fusion = dyn_cast<FusionOp>(flow.kernels[k]);
-      if (!fusion || !recomputable(fusion, onlyPointwise))
+      Operation *kernel = flow.kernels[k];
+      if (!isa<FusionOp, sinter::ir::MatmulOp>(kernel) || !recomputable(kernel, onlyPointwise))
         continue;
-      for (unsigned r = 0; r < fusion.getNumResults(); ++r) {
+      for (unsigned r = 0; r < kernel->getNumResults(); ++r) {
         int v = data.kernels[k].writes[r];
         if (data.returned[v] || data.bytes[v] < minBytes)
           continue;

@@ -8,8 +8,23 @@
 
 namespace sinter::tools {
 
+void enterSteadyState(optim::Adam &optimizer) {
+  optim::Optimizer::State state;
+  for (size_t i = 0; i < optimizer.params().size(); ++i) {
+    const Tensor &p = optimizer.params()[i];
+    std::string index = std::to_string(i);
+    state.emplace_back(index + ".step", from_vector<int64_t>({1}, {}));
+    state.emplace_back(index + ".exp_avg", zeros(p.shape(), p.dtype()));
+    state.emplace_back(index + ".exp_avg_sq", zeros(p.shape(), p.dtype()));
+  }
+  optimizer.load_state_dict(state);
+  mark_step();
+}
+
 /// Note [The largest batch that fits]
-/// A batch size of auto plans the first step at growing batch sizes (doubling,
+/// A batch size of auto plans the steady step (the second and every later
+/// step: parameters and optimizer state are inputs, updated in place; see
+/// enterSteadyState) at growing batch sizes (doubling,
 /// then bisecting) and keeps the largest whose planned memory fits: with
 /// a memory budget, the bytes the step allocates beyond its inputs (its
 /// arena and results); without, the step and its inputs within the memory

@@ -280,7 +280,15 @@ int run() {
   int64_t batch = 0;
   if (batchFlag == "auto") {
     batch = tools::largestBatch(
-        [&](int64_t b) { return planFirstStep(model, b, length, 1e-3, {.build_kernels = false}); },
+        [&](int64_t b) {
+          tools::ZooTask task = tools::makeZooTask(model, b, length);
+          optim::AdamW optimizer(task.model->parameters(), {.lr = 1e-3});
+          tools::enterSteadyState(optimizer);
+          optimizer.zero_grad();
+          task.loss().backward();
+          optimizer.step();
+          return plan_step({.build_kernels = false});
+        },
         budget, "batch size auto");
   } else {
     char *end = nullptr;

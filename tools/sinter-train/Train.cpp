@@ -507,6 +507,7 @@ int trainZooModel(const Job &job, const RunOptions &options) {
         [&](int64_t b) {
           std::shared_ptr<nn::Module> model = task.makeModel();
           optim::AdamW optimizer(model->parameters(), {.lr = 1e-3});
+          enterSteadyState(optimizer);
           Shape in = one.inputs.shape(), out = one.targets.shape();
           in[0] = out[0] = b;
           data::Batch batch{

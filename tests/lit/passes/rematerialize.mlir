@@ -116,3 +116,53 @@ func.func @through_a_view(%x: tensor<32x64xf32>, %w: tensor<64x64xf32>, %p: tens
   }
   return %y, %dw, %dh : tensor<32x64xf32>, tensor<32x32xf32>, tensor<32x64xf32>
 }
+
+// -----
+
+// A matmul's result %h (an MLP's first projection) is read at once (its
+// activation) and again after the peak (the activation's gradient), as
+// the projection's input %n is (by the weight gradient). Without a budget
+// library calls are kept; under one, the matmul runs again before the late
+// use, from %n (kept anyway) and the weight %arg1 (read later by its
+// update, so its life does not grow): the arena's peak at %big loses %h's
+// 64 KiB.
+// CHECK-LABEL: func.func @matmul_kept
+// CHECK-COUNT-1: sinter.matmul %{{.*}}, %arg1 :
+// CHECK-NOT: sinter.matmul %{{.*}}, %arg1 :
+// BUDGET-LABEL: func.func @matmul_kept
+// BUDGET: %[[N:.*]] = sinter.fusion %arg0
+// BUDGET: sinter.matmul %[[N]], %arg1 :
+// BUDGET: sinter.matmul %arg2, %arg3
+// BUDGET: %[[H2:.*]] = sinter.matmul %[[N]], %arg1 :
+// BUDGET-NEXT: sinter.fusion %[[H2]]
+func.func @matmul_kept(%x: tensor<64x16xf32>, %w: tensor<16x256xf32>, %p: tensor<128x128xf32>, %q: tensor<128x128xf32>) -> (tensor<64x256xf32>, tensor<128x128xf32>, tensor<64x256xf32>, tensor<16x256xf32>) {
+  %n = sinter.fusion %x : (tensor<64x16xf32>) -> tensor<64x16xf32> {
+  ^bb0(%in: tensor<64x16xf32>):
+    %t = sinter.neg %in : tensor<64x16xf32>
+    sinter.yield %t : tensor<64x16xf32>
+  }
+  %h = sinter.matmul %n, %w : tensor<64x16xf32>, tensor<16x256xf32>
+  %a = sinter.fusion %h : (tensor<64x256xf32>) -> tensor<64x256xf32> {
+  ^bb0(%in: tensor<64x256xf32>):
+    %t = sinter.tanh %in : tensor<64x256xf32>
+    sinter.yield %t : tensor<64x256xf32>
+  }
+  %big = sinter.matmul %p, %q : tensor<128x128xf32>, tensor<128x128xf32>
+  %s = sinter.fusion %big : (tensor<128x128xf32>) -> tensor<128x128xf32> {
+  ^bb0(%in: tensor<128x128xf32>):
+    %e = sinter.exp %in : tensor<128x128xf32>
+    sinter.yield %e : tensor<128x128xf32>
+  }
+  %dh = sinter.fusion %h : (tensor<64x256xf32>) -> tensor<64x256xf32> {
+  ^bb0(%in: tensor<64x256xf32>):
+    %e = sinter.exp %in : tensor<64x256xf32>
+    sinter.yield %e : tensor<64x256xf32>
+  }
+  %dw = sinter.matmul %n, %dh transpose_lhs : tensor<64x16xf32>, tensor<64x256xf32>
+  %w2 = sinter.fusion %w, %dw : (tensor<16x256xf32>, tensor<16x256xf32>) -> tensor<16x256xf32> {
+  ^bb0(%a0: tensor<16x256xf32>, %b0: tensor<16x256xf32>):
+    %d = sinter.sub %a0, %b0 : tensor<16x256xf32>
+    sinter.yield %d : tensor<16x256xf32>
+  }
+  return %a, %s, %dh, %w2 : tensor<64x256xf32>, tensor<128x128xf32>, tensor<64x256xf32>, tensor<16x256xf32>
+}
