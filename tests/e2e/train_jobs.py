@@ -169,9 +169,14 @@ def case_start_lines():
 
 
 def case_resume():
+    for compiler in ["on", "off"]:
+        resume_with(compiler)
+
+
+def resume_with(compiler):
     args = ["--model", "mlp", "--steps", "40", "--batch-size", "32", "--set", "eval_every=10",
-            "--set", "eval_batches=2", "--set", "checkpoint_every=15"]
-    a, b = out("through"), out("resumed")
+            "--set", "eval_batches=2", "--set", "checkpoint_every=15", "--compiler", compiler]
+    a, b = out("through-" + compiler), out("resumed-" + compiler)
     code, text = run(args + ["--output-dir", a])
     check(code == 0, f"uninterrupted run failed:\n{text}")
     code, text = run(args + ["--output-dir", b, "--stop-at", "23"])
@@ -188,7 +193,7 @@ def case_resume():
     check(rows(a, "test") == rows(b, "test"), "evaluations differ after resuming")
     # A checkpoint of another job is refused, naming the difference.
     code, text = run(["--model", "mlp", "--steps", "40", "--batch-size", "16", "--output-dir", b,
-                      "--resume"])
+                      "--resume", "--compiler", compiler])
     check(code == 2 and "has batch_size 32, this job 16" in text,
           f"another job's checkpoint:\n{text}")
     # The checkpoint is a safetensors file with the step in its metadata.
