@@ -25,6 +25,10 @@ TEST(Functional, Gradients) {
   gradcheck("gelu erf", [](const V &x) { return F::gelu(x[0]); }, {sample({2, 3})});
   gradcheck("gelu tanh", [](const V &x) { return F::gelu(x[0], "tanh"); }, {sample({2, 3})});
   gradcheck("softmax", [](const V &x) { return F::softmax(x[0], 1); }, {sample({2, 4})});
+  gradcheck("softmax over a leading dim", [](const V &x) { return F::softmax(x[0], 0); },
+            {sample({3, 2, 4})});
+  gradcheck("softmax over dim -2", [](const V &x) { return F::softmax(x[0], -2); },
+            {sample({2, 3, 4})});
   gradcheck("log_softmax", [](const V &x) { return F::log_softmax(x[0], -1); }, {sample({2, 4})});
   gradcheck("layer_norm", [](const V &x) { return F::layer_norm(x[0], {4}, x[1], x[2]); },
             {sample({3, 4}), sample({4}, 1), sample({4}, 2)});

@@ -2,6 +2,7 @@
 #include "sinter/nn/Functional.h"
 
 #include "../Format.h"
+#include "../TensorImpl.h"
 #include "../ops/Primitives.h"
 #include "sinter/Error.h"
 
@@ -68,10 +69,26 @@ Tensor gelu(const Tensor &x, std::string_view approximate, Loc loc) {
 
 Tensor softmax(const Tensor &x, int64_t dim, Loc loc) {
   checkFloat(x, "softmax", loc);
-  // Shifting by the (constant) maximum changes nothing but the range of exp.
-  Tensor shifted = x - Operand(x.amax({dim}, true, loc).detach(), loc);
-  Tensor e = exp(shifted, loc);
-  return e / Operand(e.sum({dim}, true, loc), loc);
+  Tensor y;
+  {
+    NoGradGuard noGrad; // one gradient function for the whole softmax, below
+    // Shifting by the maximum changes nothing but the range of exp.
+    Tensor shifted = x - Operand(x.amax({dim}, true, loc), loc);
+    Tensor e = exp(shifted, loc);
+    y = e / Operand(e.sum({dim}, true, loc), loc);
+  }
+  // As PyTorch's: the gradient from the output alone, dx = y * g - y * sum(y * g),
+  // so the backward pass keeps the probabilities, not also the scores they
+  // came from (attention keeps one [B, H, T, T] tensor a layer, not two).
+  detail::attachGrad(
+      y, "softmax", {x},
+      [yNode = y.impl()->node, dim, loc](const Tensor &g) -> std::vector<Tensor> {
+        Tensor y = prim::resultOf(yNode);
+        Tensor yg = y * Operand(g, loc);
+        return {yg - Operand(y * Operand(yg.sum({dim}, true, loc), loc), loc)};
+      },
+      loc);
+  return y;
 }
 
 Tensor log_softmax(const Tensor &x, int64_t dim, Loc loc) {

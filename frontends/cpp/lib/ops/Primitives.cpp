@@ -47,17 +47,6 @@ Tensor choose(const Tensor &pred, const Tensor &a, const Tensor &b, Loc loc) {
 }
 Tensor zerosLike(const Tensor &x, Loc loc) { return fullLike(x, 0.0, loc); }
 
-// Note [Results in gradient functions]
-// A gradient function must not hold its own result's Tensor: the result's
-// TensorImpl owns the gradient function, so that would be a cycle and leak
-// every step's graph. It holds the result's node instead and wraps it in a
-// fresh, gradient-free handle when the backward pass runs.
-Tensor resultOf(const lazy::NodePtr &node) {
-  auto impl = std::make_shared<TensorImpl>();
-  impl->node = node;
-  return Tensor(std::move(impl));
-}
-
 /// The gradient of a broadcast back to its operand's shape: sums over every
 /// result dimension the operand did not have or had with size 1.
 Tensor unbroadcast(const Tensor &g, const Shape &operandShape, const std::vector<int64_t> &dims,
@@ -144,6 +133,18 @@ Tensor swapLastTwo(const Tensor &x, Loc loc) {
 }
 
 } // namespace
+
+// Note [Results in gradient functions]
+// A gradient function must not hold its own result's Tensor: the result's
+// TensorImpl owns the gradient function, so that would be a cycle and leak
+// every step's graph. It holds the result's node instead and wraps it in a
+// fresh, gradient-free handle when the backward pass runs.
+Tensor resultOf(const lazy::NodePtr &node) {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->node = node;
+  return Tensor(std::move(impl));
+}
+
 
 Tensor fullLike(const Tensor &like, double value, Loc loc) {
   return fullOf(like.shape(), like.dtype(), detail::roundTo(like.dtype(), value), loc);

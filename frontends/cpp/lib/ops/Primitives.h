@@ -53,6 +53,9 @@ Tensor pool2d(const Tensor &input, const PoolParams &params, Loc loc);
 
 /// A constant of `like`'s shape and dtype.
 Tensor fullLike(const Tensor &like, double value, Loc loc);
+/// A gradient-free handle on a result's node, for the gradient function the
+/// result owns (Note [Results in gradient functions] in Primitives.cpp).
+Tensor resultOf(const lazy::NodePtr &node);
 Tensor iota(const Shape &shape, int64_t axis, DType dtype, Loc loc);
 
 } // namespace sinter::prim
