@@ -519,6 +519,9 @@ int trainZooModel(const Job &job, const RunOptions &options) {
         },
         job.memory_budget, "batch size auto");
     batchSize = std::min(batchSize, trainExamples);
+    if (!job.compiler_enabled)
+      std::printf("(planned as a compiled step: eager steps are not planned, and they keep "
+                  "more memory)\n");
   }
   if (batchSize > trainExamples)
     throw JobError("hyperparameters.batch_size", std::to_string(batchSize) + " is more than the " +
