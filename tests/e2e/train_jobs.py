@@ -205,6 +205,26 @@ def resume_with(compiler):
           f"checkpoint tensors {sorted(header)[:6]}")
 
 
+def case_progress():
+    """The progress line redraws itself on a terminal (run under `script`, a
+    pseudo-terminal) and prints plain lines in a log."""
+    import shlex
+    args = [TRAIN, "--model", "mlp", "--steps", "30", "--set", "log_every=10",
+            "--set", "eval_batches=1", "--output-dir", out("progress")]
+    # Bytes, not text: text mode would turn the carriage returns into newlines.
+    tty = subprocess.run(["script", "-qec", shlex.join(args), "/dev/null"],
+                         capture_output=True, timeout=600)
+    screen = tty.stdout.decode(errors="replace")
+    check(tty.returncode == 0, f"job under a terminal failed:\n{screen}")
+    check("\r\x1b[Kstep 10/30" in screen and "\r\x1b[Kstep 30/30" in screen,
+          f"no redrawn progress line on a terminal:\n{screen!r}")
+    code, text = run(args[1:])
+    check(code == 0 and "\x1b[K" not in text, f"escape codes in a log:\n{text!r}")
+    lines = [l for l in text.splitlines() if l.startswith("step ")]
+    check([l.split()[1] for l in lines] == ["10/30", "20/30", "30/30"],
+          f"progress lines in a log: {lines}")
+
+
 def case_program():
     d = out("program")
     os.makedirs(d, exist_ok=True)
