@@ -225,12 +225,14 @@ void printMemoryReport(const StepMemory &m, bool json) {
               static_cast<long long>(m.recompute_operations));
 }
 
-/// The first training step of `model` at `batch`, recorded and planned, not
-/// run.
-StepMemory planFirstStep(const std::string &model, int64_t batch, int64_t length, double lr,
-                         PlanOptions options) {
+/// A training step of `model` at `batch`, recorded and planned, not run: the
+/// first, or with `steady` the one every later step runs (tools::enterSteadyState).
+StepMemory planStep(const std::string &model, int64_t batch, int64_t length, double lr,
+                    PlanOptions options, bool steady) {
   tools::ZooTask task = tools::makeZooTask(model, batch, length);
   optim::AdamW optimizer(task.model->parameters(), {.lr = lr});
+  if (steady)
+    tools::enterSteadyState(optimizer);
   optimizer.zero_grad();
   task.loss().backward();
   optimizer.step();
@@ -281,13 +283,7 @@ int run() {
   if (batchFlag == "auto") {
     batch = tools::largestBatch(
         [&](int64_t b) {
-          tools::ZooTask task = tools::makeZooTask(model, b, length);
-          optim::AdamW optimizer(task.model->parameters(), {.lr = 1e-3});
-          tools::enterSteadyState(optimizer);
-          optimizer.zero_grad();
-          task.loss().backward();
-          optimizer.step();
-          return plan_step({.build_kernels = false});
+          return planStep(model, b, length, 1e-3, {.build_kernels = false}, /*steady=*/true);
         },
         budget, "batch size auto");
   } else {
@@ -304,7 +300,7 @@ int run() {
   const char *threadsEnv = std::getenv("OMP_NUM_THREADS");
   std::string threads = threadsEnv != nullptr ? threadsEnv : "all";
   if (absl::GetFlag(FLAGS_plan_only) || absl::GetFlag(FLAGS_memory_report)) {
-    StepMemory planned = planFirstStep(model, batch, length, lr, {});
+    StepMemory planned = planStep(model, batch, length, lr, {}, /*steady=*/false);
     if (absl::GetFlag(FLAGS_json))
       std::printf("{\"model\": \"%s\", \"batch_size\": %lld, \"length\": %lld, "
                   "\"planned_peak_bytes\": %lld, \"arena_bytes\": %lld, \"result_bytes\": %lld, "

@@ -138,13 +138,6 @@ private:
   std::set<std::string> known_;
 };
 
-bool isZooModel(const std::string &name) {
-  for (const char *model : {"mlp", "lenet", "resnet18", "gpt-mini", "gpt-small"})
-    if (name == model)
-      return true;
-  return false;
-}
-
 /// A boolean that a config field and hyperparameter aliases may each give;
 /// they must agree.
 std::optional<bool> agreeing(Section &section, const std::string &key, std::optional<bool> previous,
@@ -163,6 +156,13 @@ std::optional<bool> agreeing(Section &section, const std::string &key, std::opti
 
 } // namespace
 
+std::string jobModels() {
+  std::string list;
+  for (std::string_view model : kJobModels)
+    list += (list.empty() ? "" : ", ") + std::string(model);
+  return list;
+}
+
 json readJobFile(const std::string &path) {
   std::ifstream in(path);
   if (!in.good())
@@ -179,14 +179,14 @@ Job parseJob(const json &document) {
   Job job;
   std::optional<std::string> entry = top.string("entry_point");
   if (!entry)
-    throw JobError("entry_point", std::string("is required: a model (") + kJobModels +
-                                      ") or the path of a training program");
+    throw JobError("entry_point",
+                   "is required: a model (" + jobModels() + ") or the path of a training program");
   job.entry_point = *entry;
-  if (!isZooModel(job.entry_point)) {
+  if (std::find(kJobModels.begin(), kJobModels.end(), job.entry_point) == kJobModels.end()) {
     if (!std::filesystem::is_regular_file(job.entry_point) ||
         ::access(job.entry_point.c_str(), X_OK) != 0)
       throw JobError("entry_point", "\"" + job.entry_point + "\" is neither a model (" +
-                                        kJobModels + ") nor an executable file");
+                                        jobModels() + ") nor an executable file");
     job.entry_is_program = true;
   }
   job.language_model = job.entry_point.rfind("gpt-", 0) == 0;

@@ -13,10 +13,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace sinter::tools {
@@ -29,7 +31,10 @@ public:
 };
 
 /// The zoo models a job trains by name.
-inline constexpr const char *kJobModels = "mlp, lenet, resnet18, gpt-mini, gpt-small";
+inline constexpr std::array<std::string_view, 5> kJobModels = {"mlp", "lenet", "resnet18",
+                                                               "gpt-mini", "gpt-small"};
+/// kJobModels as a list for messages: "mlp, lenet, ...".
+std::string jobModels();
 
 struct Job {
   std::string entry_point;

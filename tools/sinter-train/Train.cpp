@@ -84,6 +84,19 @@ struct Task {
   Tensor loss(nn::Module &model, const data::Batch &batch) const {
     return F::cross_entropy(logits(model, batch.inputs), batch.targets.reshape({-1}));
   }
+  /// Records one training step on `batch` (forward, loss, backward, the
+  /// gradients clipped to `gradClip` when positive, the optimizer's update)
+  /// and returns its loss; it runs at the next mark_step (or is planned).
+  Tensor step(nn::Module &model, optim::Optimizer &optimizer, const data::Batch &batch,
+              double gradClip = 0) const {
+    optimizer.zero_grad();
+    Tensor value = loss(model, batch);
+    value.backward();
+    if (gradClip > 0)
+      optim::clip_grad_norm_(optimizer.params(), gradClip);
+    optimizer.step();
+    return value;
+  }
 };
 
 /// The held-out loss of a model that predicts every token by its frequency
@@ -149,10 +162,9 @@ Task makeTask(const Job &job) {
       tokenizer = std::make_unique<data::BpeTokenizer>(
           data::BpeTokenizer::load(job.tokenizer + "/encoder.json", job.tokenizer + "/vocab.bpe"));
     }
-    train = tokenizer->encode(std::string_view(text).substr(0, cut));
-    heldOut = tokenizer->encode(std::string_view(text).substr(cut));
-    std::vector<int32_t> all = train;
-    all.insert(all.end(), heldOut.begin(), heldOut.end());
+    std::vector<int32_t> all = tokenizer->encode(std::string_view(text).substr(0, cut));
+    std::vector<int32_t> tail = tokenizer->encode(std::string_view(text).substr(cut));
+    all.insert(all.end(), tail.begin(), tail.end());
     split(std::move(all)); // at least a window held out, whatever the text's length
     task.vocab = tokenizer->vocab_size();
     task.dataNote = std::to_string(text.size()) + " bytes of text from " + job.dataset + ", " +
@@ -476,10 +488,7 @@ double medianStepSeconds(const Task &task, int64_t batchSize, int64_t steps, uin
   for (int64_t i = 0; i <= steps; ++i) {
     data::Batch batch = loader.next();
     Clock::time_point start = Clock::now();
-    optimizer.zero_grad();
-    Tensor loss = task.loss(*model, batch);
-    loss.backward();
-    optimizer.step();
+    Tensor loss = task.step(*model, optimizer, batch);
     mark_step();
     loss.item<double>();
     if (i > 0)
@@ -512,9 +521,7 @@ int trainZooModel(const Job &job, const RunOptions &options) {
           in[0] = out[0] = b;
           data::Batch batch{
               zeros(in, one.inputs.dtype()), zeros(out, one.targets.dtype()), ones({b}), b, 0, 0};
-          optimizer.zero_grad();
-          task.loss(*model, batch).backward();
-          optimizer.step();
+          task.step(*model, optimizer, batch);
           return plan_step({.build_kernels = false});
         },
         job.memory_budget, "batch size auto");
@@ -607,13 +614,8 @@ int trainZooModel(const Job &job, const RunOptions &options) {
   for (int64_t step = at.step; step < total; ++step) {
     Clock::time_point stepStart = Clock::now();
     data::Batch batch = loader.next();
-    optimizer.zero_grad();
-    Tensor loss = task.loss(*model, batch);
-    loss.backward();
-    if (job.grad_clip > 0)
-      optim::clip_grad_norm_(optimizer.params(), job.grad_clip);
     double stepLr = optimizer.lr();
-    optimizer.step();
+    Tensor loss = task.step(*model, optimizer, batch, job.grad_clip);
     schedule.step();
     mark_step();
     double value = loss.item<double>();

@@ -43,7 +43,7 @@ int main(int argc, char **argv) {
   int64_t stopAt = 0;
   app.add_option("--config", configPath, "the job file (JSON)")->check(CLI::ExistingFile);
   app.add_option("--entry-point,--model", entry,
-                 std::string("a model (") + sinter::tools::kJobModels +
+                 "a model (" + sinter::tools::jobModels() +
                      ") or the path of your training program");
   app.add_option("--batch-size", batch, "hyperparameters.batch_size: a number or auto");
   app.add_option("--learning-rate,--lr", lr, "hyperparameters.learning_rate");

@@ -99,14 +99,6 @@ std::shared_ptr<Dataset> image_classification(const std::string &images_idx,
   return std::make_shared<ImageClassification>(std::move(images), std::move(labels));
 }
 
-std::shared_ptr<Dataset> fashion_mnist(const std::string &split, const std::string &dir, Loc loc) {
-  SINTER_CHECK(split == "train" || split == "test", loc,
-               cat("fashion_mnist: split must be \"train\" or \"test\", got \"", split, "\""));
-  std::string prefix = dir + "/" + (split == "train" ? "train" : "t10k");
-  return image_classification(prefix + "-images-idx3-ubyte.gz", prefix + "-labels-idx1-ubyte.gz",
-                              10, loc);
-}
-
 std::shared_ptr<Dataset> token_windows(std::vector<int32_t> tokens, int64_t context, Loc loc) {
   SINTER_CHECK(context > 0, loc, cat("token_windows: context must be positive, got ", context));
   SINTER_CHECK(static_cast<int64_t>(tokens.size()) > context, loc,

@@ -8,6 +8,7 @@
 
 #include "../Format.h"
 #include "sinter/Error.h"
+#include "sinter/data/DataLoader.h"
 
 #include <zlib.h>
 
@@ -55,17 +56,34 @@ IdxArray read_idx(const std::string &path, Loc loc) {
   return array;
 }
 
-ImageDataset load_fashion_mnist(const std::string &split, const std::string &dir, Loc loc) {
+namespace {
+
+/// The images and labels files of a Fashion-MNIST split in `dir`, checked to
+/// exist; `who` names the caller in messages.
+std::pair<std::string, std::string>
+fashionMnistFiles(const std::string &split, const std::string &dir, const char *who, Loc loc) {
   SINTER_CHECK(split == "train" || split == "test", loc,
-               cat("load_fashion_mnist: split must be \"train\" or \"test\", got \"", split, "\""));
+               cat(who, ": split must be \"train\" or \"test\", got \"", split, "\""));
   std::string prefix = dir + "/" + (split == "train" ? "train" : "t10k");
   std::string imagesPath = prefix + "-images-idx3-ubyte.gz";
   SINTER_CHECK(std::filesystem::exists(imagesPath), loc,
-               cat("load_fashion_mnist: ", imagesPath,
+               cat(who, ": ", imagesPath,
                    " not found; install Debian's dataset-fashion-mnist package "
                    "(sudo apt-get install dataset-fashion-mnist) or pass its directory"));
+  return {imagesPath, prefix + "-labels-idx1-ubyte.gz"};
+}
+
+} // namespace
+
+std::shared_ptr<Dataset> fashion_mnist(const std::string &split, const std::string &dir, Loc loc) {
+  auto [images, labels] = fashionMnistFiles(split, dir, "fashion_mnist", loc);
+  return image_classification(images, labels, 10, loc);
+}
+
+ImageDataset load_fashion_mnist(const std::string &split, const std::string &dir, Loc loc) {
+  auto [imagesPath, labelsPath] = fashionMnistFiles(split, dir, "load_fashion_mnist", loc);
   IdxArray images = read_idx(imagesPath, loc);
-  IdxArray labels = read_idx(prefix + "-labels-idx1-ubyte.gz", loc);
+  IdxArray labels = read_idx(labelsPath, loc);
   SINTER_CHECK(images.shape.size() == 3 && images.shape[1] == 28 && images.shape[2] == 28 &&
                    labels.shape.size() == 1 && labels.shape[0] == images.shape[0],
                loc,

@@ -2,6 +2,7 @@
 #include "sinter/data/Text.h"
 
 #include "../Format.h"
+#include "../io/ReadFile.h"
 #include "sinter/Error.h"
 
 #include <nlohmann/json.hpp>
@@ -15,11 +16,7 @@
 namespace sinter::data {
 namespace {
 
-std::string readFile(const std::string &path, const char *who, Loc loc) {
-  std::ifstream in(path, std::ios::binary);
-  SINTER_CHECK(in.good(), loc, cat(who, ": cannot open ", path));
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
+using io::readFile;
 
 void writeFile(const std::string &path, const std::string &text, const char *who, Loc loc) {
   std::ofstream out(path, std::ios::binary);

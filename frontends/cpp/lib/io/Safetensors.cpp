@@ -8,6 +8,7 @@
 #include "sinter/io/Safetensors.h"
 
 #include "../Format.h"
+#include "ReadFile.h"
 #include "sinter/Error.h"
 
 #include <nlohmann/json.hpp>
@@ -22,7 +23,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <set>
 
 namespace sinter::io {
@@ -181,9 +181,7 @@ void save_safetensors(const std::string &path, const NamedTensors &tensors,
 }
 
 SafetensorsFile load_safetensors(const std::string &path, Loc loc) {
-  std::ifstream in(path, std::ios::binary);
-  SINTER_CHECK(in.good(), loc, cat("load_safetensors: cannot open ", path));
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string bytes = readFile(path, "load_safetensors", loc);
   auto fail = [&](const std::string &what) -> void {
     throwError(cat("load_safetensors: ", path, ": ", what), loc);
   };
@@ -237,8 +235,8 @@ SafetensorsFile load_safetensors(const std::string &path, Loc loc) {
                " bytes of data (truncated file?)"));
     std::string dtype = entry["dtype"].get<std::string>();
     int64_t count = numel(shape);
-    const std::map<std::string, uint64_t> sizes = {{"F32", 4},  {"F64", 8}, {"I32", 4}, {"I64", 8},
-                                                   {"BOOL", 1}, {"U8", 1},  {"U16", 2}};
+    static const std::map<std::string, uint64_t> sizes = {
+        {"F32", 4}, {"F64", 8}, {"I32", 4}, {"I64", 8}, {"BOOL", 1}, {"U8", 1}, {"U16", 2}};
     auto size = sizes.find(dtype);
     if (size == sizes.end())
       fail(cat("tensor '", name, "' has dtype ", dtype,
