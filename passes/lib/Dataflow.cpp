@@ -18,6 +18,7 @@ FunctionFlow dataflowOf(mlir::func::FuncOp function) {
     flow.bytes.push_back(value.use_empty() ? 0 : bytesOf(value));
     flow.argument.push_back(argument);
     flow.returned.push_back(false);
+    flow.donated.push_back(false);
     result.valueOf[value] = id;
     return id;
   };
@@ -58,8 +59,12 @@ FunctionFlow dataflowOf(mlir::func::FuncOp function) {
     for (int a : kernel.reads) {
       if (!flow.argument[a])
         continue;
-      bool updates = llvm::any_of(
-          kernel.writes, [&](int w) { return flow.returned[w] && flow.bytes[w] == flow.bytes[a]; });
+      bool updates = false;
+      for (int w : kernel.writes)
+        if (flow.returned[w] && flow.bytes[w] == flow.bytes[a]) {
+          updates = true;
+          flow.donated[w] = true;
+        }
       if (updates)
         for (int reader : readersOf[a])
           if (reader != static_cast<int>(k))

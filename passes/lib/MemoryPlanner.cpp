@@ -83,6 +83,10 @@ std::string verifyPlan(const std::vector<Live> &buffers, const Plan &plan) {
 
 namespace {
 
+bool donatedValue(const Dataflow &flow, size_t v) {
+  return v < flow.donated.size() && flow.donated[v];
+}
+
 /// Per value, its writer's position in `order` (-1: none) and its last
 /// reader's (returned values: past the end).
 struct Lives {
@@ -108,8 +112,8 @@ Lives livesIn(const Dataflow &flow, const std::vector<int> &order) {
   for (size_t v = 0; v < n; ++v) {
     if (lives.first[v] < 0) // a constant: from its first reader
       lives.first[v] = firstRead[v] < 0 ? end : firstRead[v];
-    if (flow.returned[v]) // the caller's buffer, for the whole step
-      lives.first[v] = 0, lives.last[v] = end;
+    if (flow.returned[v]) // to the end of the step
+      lives.last[v] = end;
     lives.last[v] = std::max(lives.last[v], lives.first[v]);
   }
   return lives;
@@ -121,7 +125,7 @@ std::vector<int64_t> liveBytes(const Dataflow &flow, const std::vector<int> &ord
   Lives lives = livesIn(flow, order);
   std::vector<int64_t> delta(order.size() + 2, 0);
   for (size_t v = 0; v < flow.bytes.size(); ++v) {
-    if (flow.argument[v])
+    if (flow.argument[v] || donatedValue(flow, v))
       continue;
     delta[lives.first[v]] += flow.bytes[v];
     delta[lives.last[v] + 1] -= flow.bytes[v];
@@ -171,7 +175,7 @@ std::vector<int> scheduleForMemory(const Dataflow &flow) {
   for (size_t k = 0; k < count; ++k)
     if (waiting[k] == 0)
       ready.push_back(static_cast<int>(k));
-  auto costs = [&](int v) { return !flow.argument[v] && !flow.returned[v]; };
+  auto costs = [&](int v) { return !flow.argument[v] && !donatedValue(flow, v); };
   while (!ready.empty()) {
     // The ready kernel freeing the most bytes net of what it allocates.
     size_t best = 0;

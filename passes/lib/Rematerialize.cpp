@@ -258,6 +258,7 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
             traded.bytes.push_back(read ? data.bytes[out] : 0);
             traded.argument.push_back(false);
             traded.returned.push_back(false);
+            traded.donated.push_back(false);
             copyOf[out] = copy;
             clone.writes.push_back(copy);
           }
@@ -296,16 +297,13 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
       if (pointwiseDone) {
         if (budget == 0)
           return;
-        // The arena's part: what the kernels write that the step does not
-        // return (the results' bytes are the caller's, fixed by the graph).
-        sinter::planner::Dataflow arena = flow.flow;
-        for (size_t v = 0; v < arena.bytes.size(); ++v)
-          if (arena.returned[v])
-            arena.bytes[v] = 0;
-        std::vector<int> order(arena.kernels.size());
+        // The arena: what the kernels write, results included (Note
+        // [Results in the arena]) but for the updates written into their
+        // arguments' memory.
+        std::vector<int> order(flow.flow.kernels.size());
         for (size_t k = 0; k < order.size(); ++k)
           order[k] = static_cast<int>(k);
-        if (sinter::planner::simulatedPeak(arena, order) <= budget)
+        if (sinter::planner::simulatedPeak(flow.flow, order) <= budget)
           return;
       }
       Trade trade = bestTrade(flow, /*onlyPointwise=*/!pointwiseDone);

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdio>
+#include <limits>
 #include <cstdlib>
 #include <unistd.h>
 
@@ -20,61 +22,166 @@ int64_t HostAllocator::system_available() {
 }
 
 int64_t HostAllocator::size_class(int64_t bytes) {
-  int64_t size = std::max<int64_t>(bytes, 64);
-  // Eight classes per power of two above 512 bytes, 64-byte steps below.
-  int64_t step = 64;
-  if (size > 512)
-    step = std::max<int64_t>(64,
-                             static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(size))) / 8);
-  return (size + step - 1) / step * step;
+  return (std::max<int64_t>(bytes, 64) + 63) / 64 * 64;
+}
+
+HostAllocator::Block *HostAllocator::bestFit(int64_t size, int64_t limit) {
+  auto found = free_.lower_bound({size, 0});
+  if (found == free_.end() || found->first > limit)
+    return nullptr;
+  return blocks_.at(reinterpret_cast<const void *>(found->second));
+}
+
+void *HostAllocator::take(Block *block, int64_t size) {
+  free_.erase({block->size, reinterpret_cast<uintptr_t>(block->base)});
+  stats_.cached -= block->size;
+  if (block->size > size) { // the rest stays free
+    auto *rest = new Block{block->base + size, block->size - size, true, block, block->next};
+    if (block->next != nullptr)
+      block->next->prev = rest;
+    block->next = rest;
+    block->size = size;
+    blocks_[rest->base] = rest;
+    free_.insert({rest->size, reinterpret_cast<uintptr_t>(rest->base)});
+    stats_.cached += rest->size;
+  }
+  block->free = false;
+  stats_.in_use += size;
+  stats_.peak_in_use = std::max(stats_.peak_in_use, stats_.in_use);
+  stats_.window_peak = std::max(stats_.window_peak, stats_.in_use);
+  return block->base;
+}
+
+void HostAllocator::forget(Block *block) {
+  blocks_.erase(block->base);
+  delete block;
+}
+
+void HostAllocator::release(Block *block) {
+  block->free = true;
+  stats_.in_use -= block->size;
+  stats_.cached += block->size;
+  auto unlist = [&](Block *b) { free_.erase({b->size, reinterpret_cast<uintptr_t>(b->base)}); };
+  if (Block *next = block->next; next != nullptr && next->free) {
+    unlist(next);
+    block->size += next->size;
+    block->next = next->next;
+    if (next->next != nullptr)
+      next->next->prev = block;
+    forget(next);
+  }
+  if (Block *prev = block->prev; prev != nullptr && prev->free) {
+    unlist(prev);
+    prev->size += block->size;
+    prev->next = block->next;
+    if (block->next != nullptr)
+      block->next->prev = prev;
+    forget(block);
+    block = prev;
+  }
+  free_.insert({block->size, reinterpret_cast<uintptr_t>(block->base)});
 }
 
 void *HostAllocator::allocate(int64_t bytes) {
   int64_t size = size_class(bytes);
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto found = free_.find(size);
-    if (found != free_.end() && !found->second.empty()) {
-      void *block = found->second.back();
-      found->second.pop_back();
-      stats_.cached -= size;
-      stats_.in_use += size;
-      stats_.peak_in_use = std::max(stats_.peak_in_use, stats_.in_use);
-      stats_.window_peak = std::max(stats_.window_peak, stats_.in_use);
-      return block;
-    }
-  }
-  void *block = std::aligned_alloc(64, static_cast<size_t>(size));
-  if (block == nullptr) {
-    release_cache();
-    block = std::aligned_alloc(64, static_cast<size_t>(size));
-    if (block == nullptr)
-      return nullptr;
-  }
   std::lock_guard<std::mutex> lock(mutex_);
-  stats_.in_use += size;
-  stats_.peak_in_use = std::max(stats_.peak_in_use, stats_.in_use);
-  stats_.window_peak = std::max(stats_.window_peak, stats_.in_use);
-  return block;
+  if (Block *block = bestFit(size, 2 * size))
+    return take(block, size);
+  void *memory = std::aligned_alloc(64, static_cast<size_t>(size));
+  if (memory == nullptr) {
+    releaseFreeSegments();
+    memory = std::aligned_alloc(64, static_cast<size_t>(size));
+  }
+  if (memory == nullptr) {
+    Block *block = bestFit(size, std::numeric_limits<int64_t>::max());
+    return block == nullptr ? nullptr : take(block, size);
+  }
+  auto *block = new Block{static_cast<uint8_t *>(memory), size, true, nullptr, nullptr};
+  blocks_[block->base] = block;
+  free_.insert({size, reinterpret_cast<uintptr_t>(block->base)});
+  stats_.cached += size;
+  return take(block, size);
 }
 
-void HostAllocator::deallocate(void *block, int64_t bytes) {
-  if (block == nullptr)
+void HostAllocator::deallocate(void *memory) {
+  if (memory == nullptr)
     return;
-  int64_t size = size_class(bytes);
   std::lock_guard<std::mutex> lock(mutex_);
-  free_[size].push_back(block);
-  stats_.in_use -= size;
-  stats_.cached += size;
+  auto found = blocks_.find(memory);
+  if (found == blocks_.end() || found->second->free) {
+    std::fprintf(stderr, "sinter: internal error: freeing %p, which is not an allocated block\n",
+                 memory);
+    std::abort();
+  }
+  release(found->second);
+}
+
+void HostAllocator::split(void *memory, const std::vector<Part> &parts) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Block *block = blocks_.at(memory);
+  int64_t size = block->size;
+  Block *after = block->next;
+  // Cut the block at every part's ends: parts stay in use, gaps are freed.
+  // Parts are not empty, so no two gaps are neighbours.
+  std::vector<Block *> pieces;
+  std::vector<bool> gaps;
+  int64_t at = 0;
+  auto cut = [&](int64_t from, int64_t to, bool gap) {
+    if (to > from) {
+      pieces.push_back(new Block{block->base + from, to - from, false, nullptr, nullptr});
+      gaps.push_back(gap);
+    }
+  };
+  for (const Part &part : parts) {
+    if (part.offset < at || part.offset % 64 != 0 || part.bytes % 64 != 0 || part.bytes <= 0 ||
+        part.offset + part.bytes > size) {
+      std::fprintf(stderr, "sinter: internal error: part [%lld, +%lld) of a %lld-byte block\n",
+                   static_cast<long long>(part.offset), static_cast<long long>(part.bytes),
+                   static_cast<long long>(size));
+      std::abort();
+    }
+    cut(at, part.offset, true);
+    cut(part.offset, part.offset + part.bytes, false);
+    at = part.offset + part.bytes;
+  }
+  cut(at, size, true);
+  Block *prev = block->prev;
+  blocks_.erase(block->base);
+  delete block;
+  for (Block *piece : pieces) {
+    piece->prev = prev;
+    if (prev != nullptr)
+      prev->next = piece;
+    blocks_[piece->base] = piece;
+    prev = piece;
+  }
+  prev->next = after;
+  if (after != nullptr)
+    after->prev = prev;
+  // The gaps were in use as part of the block: free them (each merges only
+  // with blocks outside `pieces`, or is merged into one and not seen again).
+  for (size_t i = 0; i < pieces.size(); ++i)
+    if (gaps[i])
+      release(pieces[i]);
+}
+
+void HostAllocator::releaseFreeSegments() {
+  for (auto it = free_.begin(); it != free_.end();) {
+    Block *block = blocks_.at(reinterpret_cast<const void *>(it->second));
+    if (block->prev != nullptr || block->next != nullptr) {
+      ++it;
+      continue;
+    }
+    it = free_.erase(it);
+    stats_.cached -= block->size;
+    std::free(block->base);
+    forget(block);
+  }
 }
 
 void HostAllocator::release_cache() {
   std::lock_guard<std::mutex> lock(mutex_);
-  for (auto &[size, blocks] : free_)
-    for (void *block : blocks)
-      std::free(block);
-  free_.clear();
-  stats_.cached = 0;
+  releaseFreeSegments();
 }
 
 HostAllocator::Stats HostAllocator::stats() const {

@@ -164,10 +164,25 @@ StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::load(Program program) {
   std::vector<bool> bound(n, false);
   for (int b : program.arguments)
     bound[b] = true;
-  for (int b : program.results) {
+  if (program.inArena.empty())
+    program.inArena.assign(program.results.size(), false);
+  if (program.inArena.size() != program.results.size() ||
+      program.donors.size() != program.results.size())
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the program has ", program.results.size(), " results but ", program.inArena.size(),
+        " arena flags and ", program.donors.size(), " donors"));
+  for (size_t r = 0; r < program.results.size(); ++r) {
+    int b = program.results[r];
     bool inPlace = program.buffers[b].offset < 0 && !bound[b];
     bound[b] = bound[b] || inPlace;
     executable->inPlace_.push_back(inPlace);
+    const Program::Buffer &buffer = program.buffers[b];
+    if (program.inArena[r] &&
+        (buffer.offset < 0 || buffer.offset % 64 != 0 || buffer.bytes == 0 ||
+         buffer.offset + HostAllocator::size_class(buffer.bytes) > program.arenaBytes))
+      return absl::InvalidArgumentError(
+          absl::StrCat("result ", r, " is not a block of the arena: offset ", buffer.offset, ", ",
+                       buffer.bytes, " bytes, arena of ", program.arenaBytes));
   }
   for (size_t b = 0; b < n; ++b) {
     const Program::Buffer &buffer = program.buffers[b];
@@ -188,7 +203,9 @@ Allocation allocationOf(const Program &program) {
   Allocation allocation;
   allocation.arena = HostAllocator::size_class(program.arenaBytes);
   for (size_t r = 0; r < program.results.size(); ++r)
-    if (program.donors[r] < 0) // a donated result takes its argument's memory
+    // A donated result takes its argument's memory; one in the arena, the
+    // arena's.
+    if (program.donors[r] < 0 && (r >= program.inArena.size() || !program.inArena[r]))
       allocation.results += HostAllocator::size_class(program.buffers[program.results[r]].bytes);
   return allocation;
 }
@@ -199,7 +216,7 @@ CpuExecutable::~CpuExecutable() {
 }
 
 Status CpuExecutable::run(const std::vector<const void *> &arguments,
-                          const std::vector<void *> &results) {
+                          std::vector<void *> &results) {
   if (arguments.size() != program_.arguments.size())
     return absl::InvalidArgumentError(absl::StrCat("the step takes ", program_.arguments.size(),
                                                    " arguments, got ", arguments.size()));
@@ -211,7 +228,7 @@ Status CpuExecutable::run(const std::vector<const void *> &arguments,
   HostAllocator &allocator = HostAllocator::get();
   std::unique_ptr<uint8_t, std::function<void(uint8_t *)>> arena(
       static_cast<uint8_t *>(allocator.allocate(program_.arenaBytes)),
-      [&](uint8_t *p) { allocator.deallocate(p, program_.arenaBytes); });
+      [&](uint8_t *p) { allocator.deallocate(p); });
   if (arena == nullptr)
     return absl::ResourceExhaustedError(
         absl::StrCat("cannot allocate the step's arena of ", program_.arenaBytes, " bytes"));
@@ -263,9 +280,23 @@ Status CpuExecutable::run(const std::vector<const void *> &arguments,
     profileRows_[l]->launches += 1;
   }
   fillUpTo(program_.launches.size());
-  for (size_t i = 0; i < results.size(); ++i)
-    if (!inPlace_[i] && bytesOf(program_.results[i]) > 0)
-      std::memcpy(results[i], at[program_.results[i]], bytesOf(program_.results[i]));
+  // Results in the arena become blocks of their own (Note [Results in the
+  // arena]); the others are copied out.
+  std::vector<HostAllocator::Part> parts;
+  for (size_t i = 0; i < results.size(); ++i) {
+    const Program::Buffer &buffer = program_.buffers[program_.results[i]];
+    if (program_.inArena[i]) {
+      parts.push_back({buffer.offset, HostAllocator::size_class(buffer.bytes)});
+      results[i] = at[program_.results[i]];
+    } else if (!inPlace_[i] && buffer.bytes > 0) {
+      std::memcpy(results[i], at[program_.results[i]], buffer.bytes);
+    }
+  }
+  if (!parts.empty()) {
+    std::sort(parts.begin(), parts.end(),
+              [](const auto &a, const auto &b) { return a.offset < b.offset; });
+    allocator.split(arena.release(), parts);
+  }
   return absl::OkStatus();
 }
 

@@ -205,14 +205,17 @@ void printMemoryReport(const StepMemory &m, bool json) {
   auto mib = [](int64_t bytes) { return static_cast<double>(bytes) / 1048576.0; };
   std::printf("memory at the step's peak:\n"
               "  %10.1f MiB  inputs (parameters, optimizer state, the batch), held before\n"
-              "  %10.1f MiB  results the step allocates (gradients; new values not updated "
-              "in place)\n"
+              "  %10.1f MiB  results copied out of the step (inputs or constants it "
+              "returns)\n"
+              "  %10.1f MiB  updates written into the inputs they replace (donated: "
+              "no memory)\n"
               "  %10.1f MiB  arena tensors live at the peak (activations kept for the "
-              "backward pass, gradients, temporaries)\n"
+              "backward pass, gradients and other results, temporaries)\n"
               "  %10.1f MiB  kernel workspace live at the peak\n"
               "  %10.1f MiB  arena size (its buffers packed by liveness)\n"
               "by what it is in training (inputs, and arena at the peak and results):\n",
-              mib(m.persistent_bytes), mib(m.result_bytes), mib(m.peak_tensor_bytes),
+              mib(m.persistent_bytes), mib(m.result_bytes), mib(m.donated_bytes),
+              mib(m.peak_tensor_bytes),
               mib(m.peak_workspace_bytes), mib(m.arena_bytes));
   for (const StepMemory::Category &category : m.peak_by_category)
     std::printf("  %10.1f MiB  %s\n", mib(category.bytes), category.name.c_str());

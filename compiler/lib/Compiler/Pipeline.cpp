@@ -28,7 +28,6 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
-#include <set>
 
 namespace sinter::compiler {
 
@@ -104,9 +103,10 @@ constexpr const char *kCategoryNames[Categories] = {
 };
 
 /// Fills program.peakCategories (Note [Memory by category]) from the
-/// buffers counted at the peak (arena and results) and the arguments.
+/// buffers counted at the peak (arena and results, `held` bytes each) and
+/// the arguments.
 void peakCategories(runtime::Program &program, const std::vector<bool> &counted,
-                    const std::vector<bool> &workspace) {
+                    const std::vector<bool> &workspace, const std::vector<int64_t> &held) {
   using Phase = runtime::Program::Launch::Phase;
   size_t n = program.buffers.size();
   // The latest phase that reads each buffer, and whether the forward pass does.
@@ -124,7 +124,7 @@ void peakCategories(runtime::Program &program, const std::vector<bool> &counted,
     isResult[b] = true;
   int64_t bytes[Categories] = {};
   for (size_t b = 0; b < n; ++b) {
-    int64_t size = program.buffers[b].bytes;
+    int64_t size = held[b];
     auto written = static_cast<Phase>(program.buffers[b].phase);
     if (isArgument[b]) { // held in the allocator's size class, as persistent_bytes counts
       bool updated = latestReader[b] == static_cast<int>(Phase::Update);
@@ -151,8 +151,9 @@ void peakCategories(runtime::Program &program, const std::vector<bool> &counted,
 }
 
 /// Fills program.peakUses: the arena buffers live at the launch where the
-/// most arena bytes are live, and every result buffer (allocated for the
-/// whole run), summed by the user's line of the launch that writes them.
+/// most arena bytes are live (results in the arena among them), and the
+/// results the caller allocates for the whole run, summed by the user's
+/// line of the launch that writes them.
 void peakUses(runtime::Program &program, const std::vector<planner::Live> &live,
               const std::vector<int> &planned) {
   size_t n = program.buffers.size();
@@ -185,8 +186,12 @@ void peakUses(runtime::Program &program, const std::vector<planner::Live> &live,
     counted[b] = false; // the inputs, held before the step
   std::map<std::string, runtime::Program::PeakUse> byLine;
   std::map<std::string, int64_t> largest;
+  // The bytes each buffer holds: a result in the arena, its size class.
+  std::vector<int64_t> held(n);
+  for (size_t b = 0; b < n; ++b)
+    held[b] = live[b].bytes;
   for (size_t b = 0; b < n; ++b) {
-    if (!counted[b] || program.buffers[b].bytes == 0)
+    if (!counted[b] || held[b] == 0)
       continue;
     std::string label = writer[b] < 0 ? std::string("a constant or a copied result")
                                       : program.launches[writer[b]].label;
@@ -196,9 +201,9 @@ void peakUses(runtime::Program &program, const std::vector<planner::Live> &live,
     std::string line = arrow == std::string::npos ? label : label.substr(arrow + 4);
     runtime::Program::PeakUse &use = byLine[line];
     use.line = line;
-    use.bytes += program.buffers[b].bytes;
-    if (program.buffers[b].bytes > largest[line]) {
-      largest[line] = program.buffers[b].bytes;
+    use.bytes += held[b];
+    if (held[b] > largest[line]) {
+      largest[line] = held[b];
       use.example = label.substr(0, arrow);
     }
   }
@@ -207,13 +212,16 @@ void peakUses(runtime::Program &program, const std::vector<planner::Live> &live,
     program.peakUses.push_back(std::move(use));
   std::stable_sort(program.peakUses.begin(), program.peakUses.end(),
                    [](const auto &a, const auto &b) { return a.bytes > b.bytes; });
-  peakCategories(program, counted, workspace);
+  peakCategories(program, counted, workspace, held);
 }
 
 /// Gives every buffer the caller does not provide a place in one arena (see
-/// Note [Planning memory]): arguments and results that a kernel writes are
-/// the caller's; the rest live from the launch that writes them (constants:
-/// from the start) to their last reader (results copied out: to the end).
+/// Note [Planning memory]): arguments and donated results are the caller's;
+/// the rest live from the launch that writes them (constants: from their
+/// first reader) to their last reader, and results to the end (Note
+/// [Results in the arena] in sinter/runtime/Program.h; the first return of
+/// a value a kernel writes is handed out, later ones and the others are
+/// copied out at the end).
 bool planMemory(runtime::Program &program, const std::vector<int> &into, std::string &report,
                 std::string &error) {
   size_t n = program.buffers.size();
@@ -224,16 +232,24 @@ bool planMemory(runtime::Program &program, const std::vector<int> &into, std::st
   for (const runtime::Program::Launch &launch : program.launches)
     for (int b : launch.outputs)
       written[b] = true;
-  std::vector<bool> copied(n, false);
-  for (int b : program.results) {
-    if (written[b] && !external[b])
-      external[b] = true; // written in place, the first time it is returned
-    else if (!external[b] || !written[b])
+  std::vector<bool> copied(n, false), handedOut(n, false);
+  program.inArena.assign(program.results.size(), false);
+  for (size_t r = 0; r < program.results.size(); ++r) {
+    int b = program.results[r];
+    bool first = written[b] && !external[b] && !handedOut[b];
+    if (first && (program.donors[r] >= 0 || program.buffers[b].bytes == 0)) {
+      external[b] = true; // written into the caller's memory
+    } else if (first) {
+      handedOut[b] = true;
+      program.inArena[r] = true;
+    } else if (!external[b] || !written[b]) {
       copied[b] = true;
+    }
   }
   std::vector<planner::Live> live(n, {0, end, -1});
   for (size_t b = 0; b < n; ++b)
-    live[b].bytes = program.buffers[b].bytes;
+    live[b].bytes = handedOut[b] ? runtime::HostAllocator::size_class(program.buffers[b].bytes)
+                                 : program.buffers[b].bytes;
   for (const runtime::Program::Fill &fill : program.fills)
     live[fill.buffer].first = fill.launch;
   for (int64_t k = 0; k < end; ++k) {
@@ -260,7 +276,7 @@ bool planMemory(runtime::Program &program, const std::vector<int> &into, std::st
   for (size_t b = 0; b < n; ++b) {
     if (external[b] || into[b] >= 0)
       continue;
-    if (copied[b])
+    if (copied[b] || handedOut[b])
       live[b].last = end;
     if (live[b].last < live[b].first) // never read: live while written
       live[b].last = live[b].first;
@@ -690,25 +706,6 @@ void materializeReturnedSlices(mlir::ModuleOp module) {
   }
 }
 
-/// What a step's results will allocate (each in the allocator's size
-/// class) once donation pairs them with donatable arguments of their size
-/// (Note [Donation]; an estimate before scheduling: `donate` decides).
-int64_t resultBytesAfterDonation(mlir::func::FuncOp function, const std::vector<bool> *donatable) {
-  std::multiset<int64_t> free;
-  for (auto [a, type] : llvm::enumerate(function.getArgumentTypes()))
-    if (donatable != nullptr && a < donatable->size() && (*donatable)[a])
-      free.insert(mlir::cast<mlir::ShapedType>(type).getNumElements() * elementBytes(type));
-  int64_t bytes = 0;
-  for (mlir::Type type : function.getResultTypes()) {
-    int64_t size = mlir::cast<mlir::ShapedType>(type).getNumElements() * elementBytes(type);
-    if (auto match = free.find(size); match != free.end())
-      free.erase(match);
-    else
-      bytes += runtime::HostAllocator::size_class(size);
-  }
-  return bytes;
-}
-
 using Clock = std::chrono::steady_clock;
 
 double secondsSince(Clock::time_point start) {
@@ -767,21 +764,16 @@ bool lowerAndPlan(const std::vector<std::vector<lazy::NodePtr>> &graphs,
   }
   step.times.lower = secondsSince(start);
 
-  // Note [Fitting a memory budget]: the budget covers the arena and the
-  // results the step allocates; the rematerialization pass trades within
-  // the arena's share, estimated by the bytes live at once. Packing can
-  // need a little more than that, so when the planned step is still over
-  // the budget, the pipeline runs again from the lowered module with the
-  // arena's share lowered by the excess (at most kBudgetAttempts times).
+  // Note [Fitting a memory budget]: the budget covers the arena, with the
+  // results in it (Note [Results in the arena]), and the results the caller
+  // allocates (copies, rare); the rematerialization pass trades within it,
+  // estimated by the bytes live at once. Packing can need a little more
+  // than that, so when the planned step is still over the budget, the
+  // pipeline runs again from the lowered module with the arena's share
+  // lowered by the excess (at most kBudgetAttempts times).
   constexpr int kBudgetAttempts = 5;
   bool budgeted = memoryBudget > 0 && graphs.size() == 1;
-  int64_t arenaBudget = 0;
-  if (budgeted)
-    for (mlir::func::FuncOp function : module->getOps<mlir::func::FuncOp>())
-      arenaBudget = memoryBudget -
-                    resultBytesAfterDonation(function, donatable != nullptr && !donatable->empty()
-                                                           ? &donatable->front()
-                                                           : nullptr);
+  int64_t arenaBudget = budgeted ? memoryBudget : 0;
   mlir::OwningOpRef<mlir::ModuleOp> lowered;
   if (budgeted)
     lowered = module->clone();
@@ -845,8 +837,9 @@ bool lowerAndPlan(const std::vector<std::vector<lazy::NodePtr>> &graphs,
     int64_t planned = allocation.arena + allocation.results;
     if (planned <= memoryBudget)
       break;
-    // The allocator's size classes step by an eighth of a power of two, so
-    // a small excess may need a larger cut: at least a sixteenth.
+    // Packing may need more than the bytes live at once, and trades come in
+    // whole values, so a small excess may need a larger cut: at least a
+    // sixteenth.
     arenaBudget -= std::max(planned - memoryBudget, arenaBudget / 16);
     module = lowered->clone();
   }

@@ -66,6 +66,10 @@ StepMemory plannedMemory(const runtime::Program &program,
   memory.arena_bytes = allocation.arena;
   memory.result_bytes = allocation.results;
   memory.planned_peak_bytes = memory.arena_bytes + memory.result_bytes;
+  for (size_t r = 0; r < program.results.size(); ++r)
+    if (program.donors[r] >= 0)
+      memory.donated_bytes +=
+          HostAllocator::size_class(program.buffers[program.results[r]].bytes);
   memory.peak_workspace_bytes = program.peakWorkspaceBytes;
   memory.peak_tensor_bytes = program.peakTensorBytes;
   memory.recomputed_values = program.recomputedValues;
@@ -154,9 +158,11 @@ bool execute(runtime::CpuExecutable &executable, const std::vector<const lazy::V
   const std::vector<int> &donors = executable.program().donors;
   for (size_t i = 0; i < results.size(); ++i) {
     // A donated result is written into its argument's memory (Note
-    // [Donation]), which nothing outside the step holds.
-    buffers.push_back(donors[i] >= 0 ? arguments[donors[i]]->sharedBytes()
-                                     : lazy::Value::allocate(executable.resultBytes(i)));
+    // [Donation]), which nothing outside the step holds; one in the arena
+    // is handed out by the run (Note [Results in the arena]).
+    buffers.push_back(donors[i] >= 0             ? arguments[donors[i]]->sharedBytes()
+                      : executable.resultInArena(i) ? nullptr
+                                                    : lazy::Value::allocate(executable.resultBytes(i)));
     out.push_back(buffers.back().get());
   }
   absl::Status status = executable.run(in, out);
@@ -164,6 +170,9 @@ bool execute(runtime::CpuExecutable &executable, const std::vector<const lazy::V
     why = std::string(status.message());
     return false;
   }
+  for (size_t i = 0; i < results.size(); ++i)
+    if (executable.resultInArena(i))
+      buffers[i] = lazy::Value::adopt(out[i]);
   measured = allocator.stats().window_peak - before;
   values.clear();
   for (size_t i = 0; i < results.size(); ++i)

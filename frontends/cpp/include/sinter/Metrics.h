@@ -28,22 +28,32 @@ struct CompileSeconds {
 
 /// Note [Step memory]
 /// A compiled step's memory is known before it runs: the program's arena
-/// (activations kept for the backward pass, gradients, temporaries, kernel
-/// workspace, packed by the memory plan) and the buffers of its results (new
-/// parameters and optimizer state, the loss, every tensor the step leaves),
-/// each counted in the caching allocator's size class. That is what the step
-/// allocates while it runs, on top of its inputs, which exist before and
-/// after it (parameters, optimizer state, the batch). The runtime measures
-/// the same quantity with the allocator while the step runs; the two are
-/// equal, byte for byte.
+/// (activations kept for the backward pass, gradients and the other results
+/// the step computes, each from the kernel that writes it, temporaries,
+/// kernel workspace, packed by the memory plan) and the buffers of the
+/// results the caller allocates (copies: an input returned as is, a
+/// constant), each counted in the caching allocator's size class. Updates
+/// written into their parameter's or optimizer state's memory (Note
+/// [Donation]) take nothing. That is what the step allocates while it runs,
+/// on top of its inputs, which exist before and after it (parameters,
+/// optimizer state, the batch). The runtime measures the same quantity with
+/// the allocator while the step runs; the two are equal, byte for byte.
+/// After the run the results in the arena are blocks of their own and the
+/// rest of the arena is free (Note [Results in the arena] in
+/// sinter/runtime/Program.h).
 struct StepMemory {
   /// The arena and the results, planned (before running).
   int64_t planned_peak_bytes = 0;
   /// The same, measured while the step ran (-1: planned, not run).
   int64_t measured_peak_bytes = -1;
-  /// Of the planned bytes: the arena, and the results.
+  /// Of the planned bytes: the arena (with the results in it), and the
+  /// results the caller allocates.
   int64_t arena_bytes = 0;
   int64_t result_bytes = 0;
+  /// Results written into the memory of the inputs they replace (Note
+  /// [Donation]: parameters, optimizer state), which the step does not
+  /// allocate, in the allocator's size class.
+  int64_t donated_bytes = 0;
   /// The step's inputs: parameters, optimizer state and the batch.
   int64_t persistent_bytes = 0;
   /// Of the arena at its peak: kernels' workspace, and tensors (activations

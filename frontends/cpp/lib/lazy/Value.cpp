@@ -71,8 +71,12 @@ Value::Bytes Value::allocate(int64_t bytes) {
   void *memory = allocator.allocate(bytes);
   if (memory == nullptr)
     throw std::bad_alloc();
-  return Bytes(static_cast<uint8_t *>(memory),
-               [bytes](uint8_t *p) { runtime::HostAllocator::get().deallocate(p, bytes); });
+  return adopt(memory);
+}
+
+Value::Bytes Value::adopt(void *block) {
+  return Bytes(static_cast<uint8_t *>(block),
+               [](uint8_t *p) { runtime::HostAllocator::get().deallocate(p); });
 }
 
 Value::Value(std::vector<double> elements, DType dtype)

@@ -51,10 +51,12 @@ std::string verifyPlan(const std::vector<Live> &buffers, const Plan &plan);
 /// original is kept unless the new order's simulated peak is lower. Values
 /// are the kernels' results; a value written by no kernel is an argument
 /// (held by the caller: no cost) or a constant (live from its first
-/// reader); a value the step returns is in the caller's result buffer for
-/// the whole step. A kernel may also have to wait for kernels it reads
-/// nothing from: an update that may be written into its parameter's memory
-/// runs after every other reader of the parameter.
+/// reader); a value the step returns lives to the end of the step (Note
+/// [Results in the arena] in sinter/runtime/Program.h), unless it may be
+/// written into an argument's memory (no cost). A kernel may also have to
+/// wait for kernels it reads nothing from: an update that may be written
+/// into its parameter's memory runs after every other reader of the
+/// parameter.
 
 /// A program as kernels over values, for scheduling and rematerialization.
 struct Dataflow {
@@ -67,7 +69,10 @@ struct Dataflow {
   };
   std::vector<int64_t> bytes;  // per value
   std::vector<bool> argument;  // per value: the caller's (costs nothing)
-  std::vector<bool> returned;  // per value: the caller's result buffer, the whole step
+  std::vector<bool> returned;  // per value: the step returns it (live to the end)
+  /// Per value: returned, and may be written into the memory of an argument
+  /// it replaces (Note [Donation]): costs nothing.
+  std::vector<bool> donated;
   std::vector<Kernel> kernels; // in the current order
 };
 

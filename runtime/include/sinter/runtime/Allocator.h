@@ -1,20 +1,34 @@
 //===- Allocator.h - host memory for tensors, cached ----------------------===//
 //
 // Tensors' host memory comes in blocks aligned to 64 bytes (a cache line, an
-// AVX-512 vector). A freed block is kept for the next request of the same
-// size class instead of returned to the system, as PyTorch's CUDA caching
-// allocator does for device memory: a training loop allocates the same sizes
-// every step, so after the first step it takes nothing from the system and
-// touches no fresh pages. When the system refuses a request, the cache is
-// released and the request tried once more.
+// AVX-512 vector). A freed block is kept for the next request instead of
+// returned to the system, as PyTorch's CUDA caching allocator does for device
+// memory: a training loop allocates the same sizes every step, so after the
+// first step it takes nothing from the system and touches no fresh pages.
+//
+// Note [Blocks and segments]
+// Each request the system serves is a segment; a segment is cut into blocks,
+// handed out or free, in address order. A request takes the smallest free
+// block that holds it (best fit) and leaves the rest of that block free; a
+// freed block merges with its free neighbours, so a step's arena freed in
+// parts is whole again once its last part is freed. A free block more than
+// twice a request's size is left for larger requests while the system has
+// memory (small tensors do not cut up an arena). A block handed out may be
+// split into parts that are freed one by one (split()): a compiled step's
+// results are parts of its arena (Note [Results in the arena] in
+// sinter/runtime/Program.h). When the system refuses a request, the free
+// segments are released and the request tried once more, then any free
+// block that holds it is used.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SINTER_RUNTIME_ALLOCATOR_H
 #define SINTER_RUNTIME_ALLOCATOR_H
 
 #include <cstdint>
-#include <map>
 #include <mutex>
+#include <set>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace sinter::runtime {
@@ -24,12 +38,21 @@ public:
   /// The process's allocator.
   static HostAllocator &get();
 
-  /// A block of at least `bytes` bytes (at least one cache line), or null
-  /// when the system has no memory left.
+  /// A block of size_class(`bytes`) bytes, or null when the system has no
+  /// memory left.
   void *allocate(int64_t bytes);
-  /// Returns a block from allocate(`bytes`) to the cache.
-  void deallocate(void *block, int64_t bytes);
-  /// Frees every cached block.
+  /// Returns a block from allocate() or split() to the cache.
+  void deallocate(void *block);
+  /// A part of a block: `bytes` from `offset`, both multiples of 64.
+  struct Part {
+    int64_t offset = 0;
+    int64_t bytes = 0;
+  };
+  /// Splits a block from allocate() into `parts` (in increasing offset, not
+  /// overlapping, inside the block), each a block of its own from now on,
+  /// freed with deallocate(block + offset); the rest of the block is freed.
+  void split(void *block, const std::vector<Part> &parts);
+  /// Returns every segment with no block in use to the system.
   void release_cache();
 
   struct Stats {
@@ -43,8 +66,8 @@ public:
   /// Starts a measuring window (a step's run) without disturbing peak_in_use.
   void reset_window();
 
-  /// The size class a request of `bytes` is served from: a multiple of 64
-  /// bytes, within 1/8 above the request.
+  /// The size of the block a request of `bytes` gets: a multiple of 64
+  /// bytes (best fit and merging, not coarse classes, make blocks reusable).
   static int64_t size_class(int64_t bytes);
 
   /// Bytes of memory the system has free now (not counting this allocator's
@@ -52,8 +75,27 @@ public:
   static int64_t system_available();
 
 private:
+  /// A block of a segment (Note [Blocks and segments]); `prev` and `next`
+  /// are its neighbours in the segment, null at the segment's ends.
+  struct Block {
+    uint8_t *base = nullptr;
+    int64_t size = 0;
+    bool free = false;
+    Block *prev = nullptr, *next = nullptr;
+  };
+  /// The smallest free block of at least `size` bytes, at most `limit`.
+  Block *bestFit(int64_t size, int64_t limit);
+  /// Hands out `size` bytes from the start of free block `block`.
+  void *take(Block *block, int64_t size);
+  /// Marks `block` free, merges it with free neighbours, and caches it.
+  void release(Block *block);
+  void forget(Block *block);
+  /// Returns the segments that are one free block to the system.
+  void releaseFreeSegments();
+
   mutable std::mutex mutex_;
-  std::map<int64_t, std::vector<void *>> free_;
+  std::unordered_map<const void *, Block *> blocks_;  // every block, by its base
+  std::set<std::pair<int64_t, uintptr_t>> free_;      // free blocks: size, base
   Stats stats_;
 };
 

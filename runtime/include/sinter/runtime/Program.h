@@ -70,6 +70,9 @@ struct Program {
   /// the caller passes that argument's pointer for it), or -1. See Note
   /// [Donation] in compiler/lib/Compiler/Pipeline.cpp.
   std::vector<int> donors;
+  /// Per result, whether it is a part of the arena that the run hands to
+  /// the caller (Note [Results in the arena]).
+  std::vector<bool> inArena;
   /// Bytes of the arena that holds every buffer with an offset.
   int64_t arenaBytes = 0;
   /// What holds memory at the step's peak (arena buffers live then, and the
@@ -102,10 +105,24 @@ struct Program {
   std::string kernelPrefix;
 };
 
+/// Note [Results in the arena]
+/// A result a kernel computes (a gradient, a loss) is planned in the arena
+/// like any other buffer, live from the launch that writes it to the end of
+/// the step, so it takes memory only from then on: at the end of the
+/// forward pass, the step's usual peak, few gradients exist yet. After the
+/// run, HostAllocator::split keeps each such result as a block of its own
+/// for the caller and frees the rest of the arena (Note [Blocks and
+/// segments] in sinter/runtime/Allocator.h). Each is planned at its size
+/// class, so its block is what allocate() would have given it. The other
+/// results are the caller's: written into a donated argument's memory, or
+/// copied into a block the caller allocates (an argument returned as is, a
+/// constant, a value returned twice, an empty result).
+
 /// What running `program` allocates, each block in the HostAllocator's size
-/// class: its arena, and its results that are not written into a donated
-/// argument's memory (the caller allocates those). Their sum is the step's
-/// memory (Note [Step memory] in sinter/Metrics.h).
+/// class: its arena (with the results it holds), and its results that are
+/// neither in the arena nor written into a donated argument's memory (the
+/// caller allocates those). Their sum is the step's memory (Note [Step
+/// memory] in sinter/Metrics.h).
 struct Allocation {
   int64_t arena = 0;
   int64_t results = 0;
@@ -138,14 +155,18 @@ public:
   CpuExecutable &operator=(const CpuExecutable &) = delete;
 
   /// Runs the step. `arguments[i]` points at argumentBytes(i) bytes of
-  /// argument i, read only and held by the caller during the run;
-  /// `results[i]` at resultBytes(i) bytes for result i, which the run
-  /// writes. Kernels write results in place; the others (an argument
-  /// returned as is, a constant, a result returned twice) are copied there.
-  Status run(const std::vector<const void *> &arguments, const std::vector<void *> &results);
+  /// argument i, read only and held by the caller during the run. For a
+  /// result in the arena (resultInArena(i)), the run sets `results[i]` to
+  /// its block, which the caller then owns (HostAllocator::deallocate);
+  /// for the others, `results[i]` points at resultBytes(i) bytes, which the
+  /// run writes: kernels write donated results in place; the others (an
+  /// argument returned as is, a constant, a result returned twice) are
+  /// copied there.
+  Status run(const std::vector<const void *> &arguments, std::vector<void *> &results);
 
   int64_t argumentBytes(size_t i) const { return bytesOf(program_.arguments[i]); }
   int64_t resultBytes(size_t i) const { return bytesOf(program_.results[i]); }
+  bool resultInArena(size_t i) const { return program_.inArena[i]; }
   /// Bytes of the arena (the step's own buffers).
   int64_t arenaBytes() const { return program_.arenaBytes; }
   const Program &program() const { return program_; }

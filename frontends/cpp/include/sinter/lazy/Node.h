@@ -117,6 +117,8 @@ public:
   /// Bytes of a dtype, 64-byte aligned, from runtime::HostAllocator.
   using Bytes = std::shared_ptr<uint8_t[]>;
   static Bytes allocate(int64_t bytes);
+  /// Takes ownership of a block from runtime::HostAllocator.
+  static Bytes adopt(void *block);
 
   /// From doubles already rounded to `dtype`.
   Value(std::vector<double> elements, DType dtype);
