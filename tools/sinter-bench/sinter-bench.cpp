@@ -9,6 +9,8 @@
 //   sinter-bench --model gpt-mini --batch-size 8 --steps 10 --mode both
 //   sinter-bench --model mlp --json          (one JSON object per mode)
 //   sinter-bench --model gpt-mini --dump-weights DIR   (for torch_baseline.py)
+//   sinter-bench --model gpt-mini --batch-size auto --memory-budget 256MiB
+//       --mode compiled --check-reference   (the chosen batch, checked)
 //
 //===----------------------------------------------------------------------===//
 #include "Flags.h"
@@ -52,6 +54,10 @@ ABSL_FLAG(bool, plan_only, false,
 ABSL_FLAG(bool, memory_report, false,
           "print what holds memory at the first step's peak, by kind and by source line, from "
           "its plan (nothing runs)");
+ABSL_FLAG(bool, check_reference, false,
+          "then run one training step compiled (with the memory budget) and on the "
+          "reference executor from the same weights and batch, and compare the loss and "
+          "every gradient (exit status 1 when they differ)");
 ABSL_FLAG(std::string, dump_weights, "",
           "write the initial parameters and the batch to this folder (raw little-endian files "
           "and a manifest) for benchmarks/torch_baseline.py, then benchmark as usual");
@@ -215,8 +221,7 @@ void printMemoryReport(const StepMemory &m, bool json) {
               "  %10.1f MiB  arena size (its buffers packed by liveness)\n"
               "by what it is in training (inputs, and arena at the peak and results):\n",
               mib(m.persistent_bytes), mib(m.result_bytes), mib(m.donated_bytes),
-              mib(m.peak_tensor_bytes),
-              mib(m.peak_workspace_bytes), mib(m.arena_bytes));
+              mib(m.peak_tensor_bytes), mib(m.peak_workspace_bytes), mib(m.arena_bytes));
   for (const StepMemory::Category &category : m.peak_by_category)
     std::printf("  %10.1f MiB  %s\n", mib(category.bytes), category.name.c_str());
   std::printf("by source line (arena at the peak and results):\n");
@@ -240,6 +245,71 @@ StepMemory planStep(const std::string &model, int64_t batch, int64_t length, dou
   task.loss().backward();
   optimizer.step();
   return plan_step(options);
+}
+
+/// The loss and every parameter's gradient of one AdamW training step of
+/// `model` at `batch` under `config`, from the zoo's weights and batch.
+std::vector<std::pair<std::string, std::vector<double>>>
+stepGradients(const std::string &model, int64_t batch, int64_t length, double lr,
+              const CompilerConfig &config) {
+  CompilerConfig before = compiler_config();
+  set_compiler_config(config);
+  tools::ZooTask task = tools::makeZooTask(model, batch, length);
+  optim::AdamW optimizer(task.model->parameters(), {.lr = lr});
+  optimizer.zero_grad();
+  Tensor loss = task.loss();
+  loss.backward();
+  optimizer.step();
+  mark_step();
+  std::vector<std::pair<std::string, std::vector<double>>> values = {
+      {"loss", {loss.item<double>()}}};
+  for (const auto &[name, p] : task.model->named_parameters())
+    values.emplace_back("gradient of " + name, p.grad().to_vector<double>());
+  set_compiler_config(before);
+  return values;
+}
+
+/// --check-reference: one compiled training step (under the memory budget,
+/// if any) against the reference executor, each value within 1e-3 of its
+/// largest element (the loss within 1e-4 of itself), the tolerances of the
+/// zoo tests (tests/unit/compiler/ZooStepsTest.cpp). True when they agree.
+bool checkReference(const std::string &model, int64_t batch, int64_t length, double lr) {
+  CompilerConfig compiled = compiler_config(), reference = compiler_config();
+  compiled.enabled = true;
+  reference.use_reference = true;
+  Clock::time_point start = Clock::now();
+  auto got = stepGradients(model, batch, length, lr, compiled);
+  double compiledSeconds = std::chrono::duration<double>(Clock::now() - start).count();
+  start = Clock::now();
+  auto want = stepGradients(model, batch, length, lr, reference);
+  double referenceSeconds = std::chrono::duration<double>(Clock::now() - start).count();
+  bool agree = got.size() == want.size();
+  double worstRatio = 0;
+  std::string worstName;
+  for (size_t i = 0; agree && i < got.size(); ++i) {
+    const std::vector<double> &g = got[i].second, &w = want[i].second;
+    agree = g.size() == w.size();
+    double scale = 0, worst = 0;
+    for (size_t k = 0; agree && k < w.size(); ++k) {
+      scale = std::max(scale, std::fabs(w[k]));
+      worst = std::max(worst, std::fabs(g[k] - w[k]));
+    }
+    double tolerance = (i == 0 ? 1e-4 : 1e-3) * scale + 1e-6;
+    if (worst > tolerance) {
+      std::printf("reference check: %s differs by %g (values up to %g, tolerance %g)\n",
+                  got[i].first.c_str(), worst, scale, tolerance);
+      agree = false;
+    }
+    if (worst / tolerance > worstRatio)
+      worstRatio = worst / tolerance, worstName = got[i].first;
+  }
+  std::printf("reference check, %s batch %lld: loss %.6f compiled, %.6f reference; %zu "
+              "gradients %s (closest to its tolerance: %s at %.2g of it); %.1f s compiled, "
+              "%.1f s reference\n",
+              model.c_str(), static_cast<long long>(batch), got[0].second[0], want[0].second[0],
+              got.size() - 1, agree ? "agree" : "DIFFER", worstName.c_str(), worstRatio,
+              compiledSeconds, referenceSeconds);
+  return agree;
 }
 
 /// AdamW's learning rate: 1e-3, or scaled linearly from --scale-lr-from.
@@ -368,6 +438,8 @@ int run() {
   if (results.size() == 2 && !absl::GetFlag(FLAGS_json))
     std::printf("compiled is %.2fx faster than eager\n",
                 results[0].stepMsMedian / results[1].stepMsMedian);
+  if (absl::GetFlag(FLAGS_check_reference) && !checkReference(model, batch, length, lr))
+    return 1;
   return 0;
 }
 
