@@ -15,15 +15,58 @@ int64_t alignUp(int64_t bytes, int64_t alignment) {
 
 } // namespace
 
+const char *packingOrderName(PackingOrder order) {
+  switch (order) {
+  case PackingOrder::Size:
+    return "size";
+  case PackingOrder::Lifetime:
+    return "lifetime";
+  case PackingOrder::Area:
+    return "area";
+  case PackingOrder::FirstUse:
+    return "first use";
+  }
+  return "?";
+}
+
 Plan planBestFit(const std::vector<Live> &buffers, int64_t alignment) {
+  return planGreedy(buffers, PackingOrder::Size, alignment);
+}
+
+Plan planSmallest(const std::vector<Live> &buffers, int64_t alignment) {
+  Plan best = planGreedy(buffers, PackingOrder::Size, alignment);
+  for (PackingOrder order : {PackingOrder::Lifetime, PackingOrder::Area, PackingOrder::FirstUse}) {
+    Plan plan = planGreedy(buffers, order, alignment);
+    if (plan.size < best.size)
+      best = std::move(plan);
+  }
+  return best;
+}
+
+Plan planGreedy(const std::vector<Live> &buffers, PackingOrder packing, int64_t alignment) {
   Plan plan;
+  plan.order = packing;
   plan.offsets.assign(buffers.size(), 0);
   std::vector<size_t> order(buffers.size());
   std::iota(order.begin(), order.end(), 0);
-  // Largest first; ties by first use, then index, so the plan is deterministic.
+  auto key = [&](size_t b) -> std::pair<int64_t, int64_t> {
+    int64_t launches = buffers[b].last - buffers[b].first + 1, bytes = buffers[b].bytes;
+    switch (packing) {
+    case PackingOrder::Size:
+      return {bytes, 0};
+    case PackingOrder::Lifetime:
+      return {launches, bytes};
+    case PackingOrder::Area:
+      return {bytes * launches, 0};
+    case PackingOrder::FirstUse:
+      return {-buffers[b].first, bytes};
+    }
+    return {0, 0};
+  };
+  // The highest key first; ties by first use, then index (a stable sort).
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    if (buffers[a].bytes != buffers[b].bytes)
-      return buffers[a].bytes > buffers[b].bytes;
+    if (key(a) != key(b))
+      return key(a) > key(b);
     return buffers[a].first < buffers[b].first;
   });
   struct Placed {

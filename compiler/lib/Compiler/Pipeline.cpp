@@ -283,7 +283,7 @@ bool planMemory(runtime::Program &program, const std::vector<int> &into, std::st
     planned.push_back(live[b]);
     which.push_back(static_cast<int>(b));
   }
-  planner::Plan plan = planner::planBestFit(planned);
+  planner::Plan plan = planner::planSmallest(planned);
   if (std::string wrong = planner::verifyPlan(planned, plan); !wrong.empty()) {
     error = "the memory plan is wrong: " + wrong;
     return false;
@@ -304,7 +304,8 @@ bool planMemory(runtime::Program &program, const std::vector<int> &into, std::st
   std::vector<int> writer = firstWriters(program);
   llvm::raw_string_ostream os(report);
   os << "arena: " << plan.size << " bytes for " << which.size() << " buffers over "
-     << program.launches.size() << " launches\n"
+     << program.launches.size() << " launches (packed in order of "
+     << planner::packingOrderName(plan.order) << ")\n"
      << "buffer      bytes     offset  first   last  written by\n";
   for (size_t i : bySize) {
     int w = writer[which[i]];

@@ -9,8 +9,11 @@
 namespace {
 
 using sinter::planner::Live;
+using sinter::planner::PackingOrder;
 using sinter::planner::Plan;
 using sinter::planner::planBestFit;
+using sinter::planner::planGreedy;
+using sinter::planner::planSmallest;
 using sinter::planner::verifyPlan;
 
 TEST(MemoryPlanner, BuffersLiveAtOnceDoNotShareBytes) {
@@ -78,7 +81,32 @@ TEST(MemoryPlanner, RandomProgramsPlanWithinTheLowerBound) {
       peak = std::max(peak, live);
     }
     EXPECT_GE(plan.size, peak);
+    // Every order verifies; the smallest plan is never above best fit's.
+    for (PackingOrder order : {PackingOrder::Lifetime, PackingOrder::Area, PackingOrder::FirstUse})
+      ASSERT_EQ(verifyPlan(buffers, planGreedy(buffers, order)), "") << "trial " << trial;
+    Plan smallest = planSmallest(buffers);
+    ASSERT_EQ(verifyPlan(buffers, smallest), "") << "trial " << trial;
+    EXPECT_LE(smallest.size, plan.size);
+    EXPECT_GE(smallest.size, peak);
   }
+}
+
+TEST(MemoryPlanner, TheLongestLivedFirstBeatsTheLargestFirst) {
+  // (bytes, first, last): A (5, 0-1), B (4, 3), C (3, 0-3), D (3, 3). Largest
+  // first: A at 0, B at 0 (A is dead by then), C after both at 5, and D finds
+  // no gap of 3 between B and C: at 8, an arena of 11. Longest lived first:
+  // C at 0, A at 3, B at 3, D at 7: 10, the bytes live at launch 3 (B, C, D).
+  std::vector<Live> buffers = {{5, 0, 1}, {4, 3, 3}, {3, 0, 3}, {3, 3, 3}};
+  Plan largest = planGreedy(buffers, PackingOrder::Size, 1);
+  EXPECT_EQ(largest.size, 11);
+  EXPECT_EQ(largest.offsets, (std::vector<int64_t>{0, 0, 5, 8}));
+  Plan longest = planGreedy(buffers, PackingOrder::Lifetime, 1);
+  EXPECT_EQ(longest.size, 10);
+  EXPECT_EQ(longest.offsets, (std::vector<int64_t>{3, 3, 0, 7}));
+  Plan smallest = planSmallest(buffers, 1);
+  EXPECT_EQ(smallest.size, 10);
+  EXPECT_NE(smallest.order, PackingOrder::Size);
+  EXPECT_EQ(verifyPlan(buffers, smallest), "");
 }
 
 using sinter::planner::Dataflow;

@@ -4,12 +4,17 @@
 // Every buffer of a program is live over an interval of its launches: from
 // the launch that writes it to the last one that reads it. Buffers whose
 // intervals overlap must not share bytes; the others may. The planner packs
-// the buffers into one arena by XLA's "global decreasing size, best fit":
-// buffers are placed largest first, each at the lowest offset where it fits
-// between the buffers already placed whose lives overlap its own. The plan
-// is known before anything runs, so the arena's size is the step's exact
-// peak. Plain C++ with no MLIR: the memory-planning passes and their tests
-// build on it.
+// the buffers into one arena greedily: in some order, each buffer goes into
+// the smallest gap that holds it between the buffers already placed whose
+// lives overlap its own (best fit), else after them. XLA's "global
+// decreasing size, best fit" places the largest first; placing the longest
+// lived, the largest in bytes times launches, or the earliest first wins on
+// other programs (a buffer that spans the step, placed first, leaves whole
+// gaps for the short ones). planSmallest tries each order and keeps the
+// smallest arena, as XLA's heap simulator chooses among its algorithms. The
+// plan is known before anything runs, so the arena's size is the step's
+// exact peak. Plain C++ with no MLIR: the memory-planning passes and their
+// tests build on it.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SINTER_PASSES_MEMORYPLANNER_H
@@ -28,13 +33,29 @@ struct Live {
   int64_t last = 0;
 };
 
+/// The order in which a greedy packing places buffers (ties: earlier first
+/// use, then index, so plans are deterministic).
+enum class PackingOrder {
+  Size,     // the most bytes first (XLA's global decreasing size)
+  Lifetime, // the most launches first
+  Area,     // the most bytes times launches first
+  FirstUse, // the earliest written first, larger first among those
+};
+const char *packingOrderName(PackingOrder order);
+
 struct Plan {
   std::vector<int64_t> offsets; // per buffer, a multiple of the alignment
   int64_t size = 0;             // the arena: the highest end of any buffer
+  PackingOrder order = PackingOrder::Size;
 };
 
-/// Packs `buffers` into one arena, each offset a multiple of `alignment`.
+/// Packs `buffers` into one arena in `order`, best fit, each offset a
+/// multiple of `alignment`.
+Plan planGreedy(const std::vector<Live> &buffers, PackingOrder order, int64_t alignment = 64);
+/// planGreedy in decreasing size.
 Plan planBestFit(const std::vector<Live> &buffers, int64_t alignment = 64);
+/// The smallest of planGreedy's plans over every order (Size on a tie).
+Plan planSmallest(const std::vector<Live> &buffers, int64_t alignment = 64);
 
 /// Checks that no two buffers live at the same time share a byte and that
 /// every buffer lies inside the arena; returns "" or what is wrong.
@@ -67,9 +88,9 @@ struct Dataflow {
     /// into its parameter's memory, Note [Donation]).
     std::vector<int> after = {};
   };
-  std::vector<int64_t> bytes;  // per value
-  std::vector<bool> argument;  // per value: the caller's (costs nothing)
-  std::vector<bool> returned;  // per value: the step returns it (live to the end)
+  std::vector<int64_t> bytes; // per value
+  std::vector<bool> argument; // per value: the caller's (costs nothing)
+  std::vector<bool> returned; // per value: the step returns it (live to the end)
   /// Per value: returned, and may be written into the memory of an argument
   /// it replaces (Note [Donation]): costs nothing.
   std::vector<bool> donated;
