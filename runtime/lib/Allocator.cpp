@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <bit>
 #include <cstdio>
-#include <limits>
 #include <cstdlib>
+#include <limits>
 #include <unistd.h>
 
 namespace sinter::runtime {
@@ -33,7 +33,7 @@ HostAllocator::Block *HostAllocator::bestFit(int64_t size, int64_t limit) {
 }
 
 void *HostAllocator::take(Block *block, int64_t size) {
-  free_.erase({block->size, reinterpret_cast<uintptr_t>(block->base)});
+  free_.erase(freeKey(block));
   stats_.cached -= block->size;
   if (block->size > size) { // the rest stays free
     auto *rest = new Block{block->base + size, block->size - size, true, block, block->next};
@@ -42,7 +42,7 @@ void *HostAllocator::take(Block *block, int64_t size) {
     block->next = rest;
     block->size = size;
     blocks_[rest->base] = rest;
-    free_.insert({rest->size, reinterpret_cast<uintptr_t>(rest->base)});
+    free_.insert(freeKey(rest));
     stats_.cached += rest->size;
   }
   block->free = false;
@@ -57,29 +57,28 @@ void HostAllocator::forget(Block *block) {
   delete block;
 }
 
+void HostAllocator::absorb(Block *left, Block *right) {
+  left->size += right->size;
+  left->next = right->next;
+  if (right->next != nullptr)
+    right->next->prev = left;
+  forget(right);
+}
+
 void HostAllocator::release(Block *block) {
   block->free = true;
   stats_.in_use -= block->size;
   stats_.cached += block->size;
-  auto unlist = [&](Block *b) { free_.erase({b->size, reinterpret_cast<uintptr_t>(b->base)}); };
   if (Block *next = block->next; next != nullptr && next->free) {
-    unlist(next);
-    block->size += next->size;
-    block->next = next->next;
-    if (next->next != nullptr)
-      next->next->prev = block;
-    forget(next);
+    free_.erase(freeKey(next));
+    absorb(block, next);
   }
   if (Block *prev = block->prev; prev != nullptr && prev->free) {
-    unlist(prev);
-    prev->size += block->size;
-    prev->next = block->next;
-    if (block->next != nullptr)
-      block->next->prev = prev;
-    forget(block);
+    free_.erase(freeKey(prev));
+    absorb(prev, block);
     block = prev;
   }
-  free_.insert({block->size, reinterpret_cast<uintptr_t>(block->base)});
+  free_.insert(freeKey(block));
 }
 
 void *HostAllocator::allocate(int64_t bytes) {
@@ -98,7 +97,7 @@ void *HostAllocator::allocate(int64_t bytes) {
   }
   auto *block = new Block{static_cast<uint8_t *>(memory), size, true, nullptr, nullptr};
   blocks_[block->base] = block;
-  free_.insert({size, reinterpret_cast<uintptr_t>(block->base)});
+  free_.insert(freeKey(block));
   stats_.cached += size;
   return take(block, size);
 }

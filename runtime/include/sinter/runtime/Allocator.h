@@ -89,13 +89,18 @@ private:
   void *take(Block *block, int64_t size);
   /// Marks `block` free, merges it with free neighbours, and caches it.
   void release(Block *block);
+  /// Merges `right` into its left neighbour `left` (both off the free set).
+  void absorb(Block *left, Block *right);
   void forget(Block *block);
+  static std::pair<int64_t, uintptr_t> freeKey(const Block *block) {
+    return {block->size, reinterpret_cast<uintptr_t>(block->base)};
+  }
   /// Returns the segments that are one free block to the system.
   void releaseFreeSegments();
 
   mutable std::mutex mutex_;
-  std::unordered_map<const void *, Block *> blocks_;  // every block, by its base
-  std::set<std::pair<int64_t, uintptr_t>> free_;      // free blocks: size, base
+  std::unordered_map<const void *, Block *> blocks_; // every block, by its base
+  std::set<std::pair<int64_t, uintptr_t>> free_;     // free blocks: size, base
   Stats stats_;
 };
 
