@@ -2,7 +2,6 @@
 #include "sinter/runtime/Allocator.h"
 
 #include <algorithm>
-#include <bit>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
@@ -102,22 +101,26 @@ void *HostAllocator::allocate(int64_t bytes) {
   return take(block, size);
 }
 
+HostAllocator::Block *HostAllocator::handedOut(void *memory, const char *what) {
+  auto found = blocks_.find(memory);
+  if (found == blocks_.end() || found->second->free) {
+    std::fprintf(stderr, "sinter: internal error: %s %p, which is not an allocated block\n", what,
+                 memory);
+    std::abort();
+  }
+  return found->second;
+}
+
 void HostAllocator::deallocate(void *memory) {
   if (memory == nullptr)
     return;
   std::lock_guard<std::mutex> lock(mutex_);
-  auto found = blocks_.find(memory);
-  if (found == blocks_.end() || found->second->free) {
-    std::fprintf(stderr, "sinter: internal error: freeing %p, which is not an allocated block\n",
-                 memory);
-    std::abort();
-  }
-  release(found->second);
+  release(handedOut(memory, "freeing"));
 }
 
 void HostAllocator::split(void *memory, const std::vector<Part> &parts) {
   std::lock_guard<std::mutex> lock(mutex_);
-  Block *block = blocks_.at(memory);
+  Block *block = handedOut(memory, "splitting");
   int64_t size = block->size;
   Block *after = block->next;
   // Cut the block at every part's ends: parts stay in use, gaps are freed.

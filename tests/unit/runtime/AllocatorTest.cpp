@@ -86,7 +86,10 @@ TEST(HostAllocator, ASegmentInUseIsNotReleased) {
 TEST(HostAllocatorDeathTest, FreeingWhatIsNotABlockAborts) {
   HostAllocator &allocator = HostAllocator::get();
   auto *block = static_cast<uint8_t *>(allocator.allocate(256));
-  EXPECT_DEATH(allocator.deallocate(block + 64), "not an allocated block");
+  EXPECT_DEATH(allocator.deallocate(block + 64),
+               "freeing 0x[0-9a-f]+, which is not an allocated block");
+  EXPECT_DEATH(allocator.split(block + 64, {}),
+               "splitting 0x[0-9a-f]+, which is not an allocated block");
   EXPECT_DEATH(allocator.split(block, {{32, 64}}), "part \\[32, \\+64\\)");
   allocator.deallocate(block);
   EXPECT_DEATH(allocator.deallocate(block), "not an allocated block");

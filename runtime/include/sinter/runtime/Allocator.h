@@ -85,6 +85,9 @@ private:
   };
   /// The smallest free block of at least `size` bytes, at most `limit`.
   Block *bestFit(int64_t size, int64_t limit);
+  /// The block handed out at `memory`; aborts, naming `what` was being
+  /// done, when there is none (a double free, a pointer into a block).
+  Block *handedOut(void *memory, const char *what);
   /// Hands out `size` bytes from the start of free block `block`.
   void *take(Block *block, int64_t size);
   /// Marks `block` free, merges it with free neighbours, and caches it.
