@@ -3,7 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
 
 namespace {
 
@@ -81,6 +85,75 @@ TEST(HostAllocator, ASegmentInUseIsNotReleased) {
   allocator.deallocate(block + 1024);
   allocator.release_cache();
   EXPECT_EQ(allocator.stats().cached, 0);
+}
+
+TEST(HostAllocator, RandomRequestsNeverOverlapAndMergeBackWhole) {
+  // Random allocations, frees and splits: blocks in use never share a byte,
+  // each keeps what was written into it, the counts add up, and once all is
+  // freed every segment is one free block again (release_cache returns all).
+  HostAllocator &allocator = HostAllocator::get();
+  allocator.release_cache();
+  int64_t before = allocator.stats().in_use;
+  std::mt19937_64 random(17);
+  struct Held {
+    uint8_t *base;
+    int64_t size;
+    uint8_t mark;
+  };
+  std::vector<Held> held;
+  int64_t inUse = 0;
+  auto keep = [&](uint8_t *base, int64_t size) {
+    auto mark = static_cast<uint8_t>(random());
+    std::memset(base, mark, static_cast<size_t>(size));
+    held.push_back({base, size, mark});
+    inUse += size;
+  };
+  for (int op = 0; op < 4000; ++op) {
+    uint64_t choice = random() % 10;
+    if (choice < 5 || held.empty()) {
+      int64_t bytes = 1 + static_cast<int64_t>(random() % (choice == 0 ? (1 << 20) : 4096));
+      auto *block = static_cast<uint8_t *>(allocator.allocate(bytes));
+      ASSERT_NE(block, nullptr);
+      ASSERT_EQ(reinterpret_cast<uintptr_t>(block) % 64, 0u);
+      keep(block, HostAllocator::size_class(bytes));
+    } else if (choice < 9) {
+      size_t i = random() % held.size();
+      inUse -= held[i].size;
+      allocator.deallocate(held[i].base);
+      held[i] = held.back();
+      held.pop_back();
+    } else {
+      // Split the newest block into up to three parts of whole cache lines.
+      Held whole = held.back();
+      held.pop_back();
+      inUse -= whole.size;
+      std::vector<HostAllocator::Part> parts;
+      int64_t at = 0, lines = whole.size / 64;
+      for (int k = 0; k < 3 && at < lines; ++k) {
+        int64_t start = at + static_cast<int64_t>(random() % (lines - at));
+        int64_t count = 1 + static_cast<int64_t>(random() % (lines - start));
+        parts.push_back({start * 64, count * 64});
+        at = start + count;
+      }
+      allocator.split(whole.base, parts);
+      for (const HostAllocator::Part &part : parts)
+        keep(whole.base + part.offset, part.bytes);
+    }
+    ASSERT_EQ(allocator.stats().in_use, before + inUse) << "after operation " << op;
+  }
+  std::sort(held.begin(), held.end(), [](const Held &a, const Held &b) { return a.base < b.base; });
+  for (size_t i = 0; i < held.size(); ++i) {
+    if (i > 0) {
+      ASSERT_LE(held[i - 1].base + held[i - 1].size, held[i].base) << "blocks overlap";
+    }
+    for (int64_t b = 0; b < held[i].size; ++b)
+      ASSERT_EQ(held[i].base[b], held[i].mark) << "a block was written by another's owner";
+  }
+  for (const Held &h : held)
+    allocator.deallocate(h.base);
+  EXPECT_EQ(allocator.stats().in_use, before);
+  allocator.release_cache();
+  EXPECT_EQ(allocator.stats().cached, 0) << "a segment did not merge back into one free block";
 }
 
 TEST(HostAllocatorDeathTest, FreeingWhatIsNotABlockAborts) {
