@@ -56,7 +56,7 @@ public:
   void release_cache();
 
   struct Stats {
-    int64_t in_use = 0;      // bytes in blocks handed out (size classes)
+    int64_t in_use = 0;      // bytes in blocks handed out
     int64_t peak_in_use = 0; // the most in use since the start or reset_peak()
     int64_t cached = 0;      // bytes in free blocks kept for reuse
     int64_t window_peak = 0; // the most in use since reset_window()
