@@ -17,19 +17,22 @@
 // Pointwise fusions are always recomputed so (an activation such as GELU's,
 // a copy or slice of a weight), as torch.compile's min-cut partitioner
 // recomputes pointwise ops by default: fewer bytes, a little more
-// arithmetic. With `budget` (bytes of the arena: what the kernels write
-// that the step does not return) and the peak still over it, any fusion
-// may be (layer norms, softmaxes), and so may a matmul's result (an MLP's
-// first projection, kept for its activation's gradient, recomputed from the
-// layer-norm output the weight gradient keeps anyway) and the matmuls in a
-// chain that feeds one, until the simulated peak fits or nothing is left to trade, as XLA's
-// rematerialization does under a memory limit. Never recomputed: other
-// library calls (convolutions), values under `min-bytes` (not worth a
-// launch), and anything that would read an argument later than the step
-// does (it could no longer be donated, Note [Donation]). Each trade is a
-// remark: the value, the bytes it saves at the peak and the extra
-// arithmetic (an operation per element of each op it runs again; 2 M N K
-// for a matmul).
+// arithmetic. With `budget` (bytes of the arena: what the kernels write,
+// results included, Note [Results in the arena]) and the peak still over
+// it, any fusion may be (layer norms, softmaxes), and so may a matmul's or
+// a convolution's result (an MLP's first projection, kept for its
+// activation's gradient, recomputed from the layer-norm output the weight
+// gradient keeps anyway; a convolution's output, kept for its batch norm's
+// gradient, from the input its filter gradient keeps) and the matmuls and
+// convolutions in a chain that feeds one, until the simulated peak fits or
+// nothing is left to trade, as XLA's rematerialization does under a memory
+// limit. Never recomputed: other library calls, values under `min-bytes`
+// (not worth a launch), and anything that would read an argument later
+// than the step does (it could no longer be donated, Note [Donation]).
+// Each trade is a remark: the value, the bytes it saves at the peak and the
+// extra arithmetic (an operation per element of each op it runs again;
+// 2 M N K for a matmul; 2 per output element and filter tap for a
+// convolution).
 //
 //===----------------------------------------------------------------------===//
 #include "Dataflow.h"
@@ -58,8 +61,14 @@ namespace {
 
 /// The extra arithmetic of running `op` again for `results`: for a fusion,
 /// an operation per element of every elementwise op and reduction they are
-/// computed from; for a matmul, a multiply-add per product term (2 M N K).
+/// computed from; for a matmul, a multiply-add per product term (2 M N K);
+/// for a convolution, one per output element and filter tap of its group.
 int64_t operationsOf(Operation *op, llvm::ArrayRef<unsigned> results) {
+  if (auto conv = dyn_cast<sinter::ir::Conv2dOp>(op)) {
+    llvm::ArrayRef<int64_t> filter = cast<ShapedType>(conv.getFilter().getType()).getShape();
+    return 2 * cast<ShapedType>(conv.getResult().getType()).getNumElements() * filter[1] *
+           filter[2] * filter[3];
+  }
   if (auto matmul = dyn_cast<sinter::ir::MatmulOp>(op)) {
     auto lhs = cast<ShapedType>(matmul.getLhs().getType());
     int64_t contracted =
@@ -147,15 +156,16 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
   static constexpr int kMaxChain = 4;
 
   /// Whether the kernel at `k` may run again: a fusion (only pointwise ones
-  /// without a budget); a matmul too over a budget.
+  /// without a budget); a matmul or a convolution too over a budget.
   bool recomputable(Operation *op, bool onlyPointwise) const {
     if (auto fusion = dyn_cast<FusionOp>(op))
       return !onlyPointwise || !hasReduction(fusion);
-    return !onlyPointwise && isa<sinter::ir::MatmulOp>(op);
+    return !onlyPointwise && isa<sinter::ir::MatmulOp, sinter::ir::Conv2dOp>(op);
   }
 
   /// The best trade at the current peak, or none: of the fusion results
-  /// (and, over a budget, matmul results) live at the peak for a later use, the one whose recomputation before
+  /// (and, over a budget, matmul and convolution results) live at the peak
+  /// for a later use, the one whose recomputation before
   /// that use lowers the bytes live at the peak the most without raising the
   /// peak anywhere else (each trade simulated on the whole order). An
   /// operand that is gone by then is recomputed too when its producer may
@@ -185,7 +195,8 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
     int64_t bestPeak = live[peak], bestAtPeak = live[peak];
     for (int k = 0; k < peak; ++k) {
       Operation *kernel = flow.kernels[k];
-      if (!isa<FusionOp, sinter::ir::MatmulOp>(kernel) || !recomputable(kernel, onlyPointwise))
+      if (!isa<FusionOp, sinter::ir::MatmulOp, sinter::ir::Conv2dOp>(kernel) ||
+          !recomputable(kernel, onlyPointwise))
         continue;
       for (unsigned r = 0; r < kernel->getNumResults(); ++r) {
         int v = data.kernels[k].writes[r];

@@ -169,3 +169,54 @@ func.func @matmul_kept(%x: tensor<64x16xf32>, %w: tensor<16x256xf32>, %p: tensor
   }
   return %a, %s, %dh, %w2 : tensor<64x256xf32>, tensor<128x128xf32>, tensor<64x256xf32>, tensor<16x256xf32>
 }
+
+// -----
+
+// The same with a convolution: its output %h (a batch norm's input in a
+// ResNet) is read at once and again after the peak; under a budget the
+// convolution runs again before the late use, from %n (kept anyway for the
+// late fusion) and the filter %arg1 (read later by its update).
+// CHECK-LABEL: func.func @conv_kept
+// CHECK-COUNT-1: sinter.conv2d
+// CHECK-NOT: sinter.conv2d
+// BUDGET-LABEL: func.func @conv_kept
+// BUDGET: %[[N:.*]] = sinter.fusion %arg0
+// BUDGET: sinter.conv2d %[[N]], %arg1,
+// BUDGET: sinter.matmul %arg2, %arg3
+// BUDGET: %[[H2:.*]] = sinter.conv2d %[[N]], %arg1,
+// BUDGET-NEXT: sinter.fusion %[[H2]]
+func.func @conv_kept(%x: tensor<2x4x16x16xf32>, %w: tensor<8x4x3x3xf32>, %p: tensor<128x128xf32>, %q: tensor<128x128xf32>) -> (tensor<2x8x16x16xf32>, tensor<128x128xf32>, tensor<2x8x16x16xf32>, tensor<2x4x16x16xf32>, tensor<8x4x3x3xf32>) {
+  %n = sinter.fusion %x : (tensor<2x4x16x16xf32>) -> tensor<2x4x16x16xf32> {
+  ^bb0(%in: tensor<2x4x16x16xf32>):
+    %t = sinter.neg %in : tensor<2x4x16x16xf32>
+    sinter.yield %t : tensor<2x4x16x16xf32>
+  }
+  %h = sinter.conv2d %n, %w, stride = [1, 1], padding = [1, 1], dilation = [1, 1], groups = 1 : tensor<2x4x16x16xf32>, tensor<8x4x3x3xf32>
+  %a = sinter.fusion %h : (tensor<2x8x16x16xf32>) -> tensor<2x8x16x16xf32> {
+  ^bb0(%in: tensor<2x8x16x16xf32>):
+    %t = sinter.tanh %in : tensor<2x8x16x16xf32>
+    sinter.yield %t : tensor<2x8x16x16xf32>
+  }
+  %big = sinter.matmul %p, %q : tensor<128x128xf32>, tensor<128x128xf32>
+  %s = sinter.fusion %big : (tensor<128x128xf32>) -> tensor<128x128xf32> {
+  ^bb0(%in: tensor<128x128xf32>):
+    %e = sinter.exp %in : tensor<128x128xf32>
+    sinter.yield %e : tensor<128x128xf32>
+  }
+  %dh = sinter.fusion %h : (tensor<2x8x16x16xf32>) -> tensor<2x8x16x16xf32> {
+  ^bb0(%in: tensor<2x8x16x16xf32>):
+    %e = sinter.exp %in : tensor<2x8x16x16xf32>
+    sinter.yield %e : tensor<2x8x16x16xf32>
+  }
+  %dn = sinter.fusion %n : (tensor<2x4x16x16xf32>) -> tensor<2x4x16x16xf32> {
+  ^bb0(%in: tensor<2x4x16x16xf32>):
+    %e = sinter.exp %in : tensor<2x4x16x16xf32>
+    sinter.yield %e : tensor<2x4x16x16xf32>
+  }
+  %w2 = sinter.fusion %w : (tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> {
+  ^bb0(%in: tensor<8x4x3x3xf32>):
+    %e = sinter.neg %in : tensor<8x4x3x3xf32>
+    sinter.yield %e : tensor<8x4x3x3xf32>
+  }
+  return %a, %s, %dh, %dn, %w2 : tensor<2x8x16x16xf32>, tensor<128x128xf32>, tensor<2x8x16x16xf32>, tensor<2x4x16x16xf32>, tensor<8x4x3x3xf32>
+}
