@@ -54,6 +54,9 @@ FunctionFlow dataflowOf(mlir::func::FuncOp function) {
     for (int v : flow.kernels[k].reads)
       if (flow.argument[v] && (readersOf[v].empty() || readersOf[v].back() != static_cast<int>(k)))
         readersOf[v].push_back(static_cast<int>(k));
+  // Each argument takes at most one result (donate() in Pipeline.cpp pairs
+  // them one to one); the others are counted in the arena.
+  std::vector<bool> taken(flow.bytes.size(), false);
   for (size_t k = 0; k < flow.kernels.size(); ++k) {
     planner::Dataflow::Kernel &kernel = flow.kernels[k];
     for (int a : kernel.reads) {
@@ -63,7 +66,8 @@ FunctionFlow dataflowOf(mlir::func::FuncOp function) {
       for (int w : kernel.writes)
         if (flow.returned[w] && flow.bytes[w] == flow.bytes[a]) {
           updates = true;
-          flow.donated[w] = true;
+          if (!taken[a] && !flow.donated[w])
+            flow.donated[w] = taken[a] = true;
         }
       if (updates)
         for (int reader : readersOf[a])

@@ -229,8 +229,8 @@ std::vector<int> scheduleForMemory(const Dataflow &flow) {
       for (int v : kernel.writes)
         if (writer[v] == ready[i] && costs(v))
           gain -= flow.bytes[v];
-      for (int v : reads[ready[i]])
-        if (costs(v) && readersLeft[v] == 1)
+      for (int v : reads[ready[i]]) // a returned value lives on after its last reader
+        if (costs(v) && !flow.returned[v] && readersLeft[v] == 1)
           gain += flow.bytes[v];
       if (i == 0 || gain > bestGain || (gain == bestGain && ready[i] < ready[best]))
         best = i, bestGain = gain;

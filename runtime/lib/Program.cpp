@@ -184,6 +184,19 @@ StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::load(Program program) {
           absl::StrCat("result ", r, " is not a block of the arena: offset ", buffer.offset, ", ",
                        buffer.bytes, " bytes, arena of ", program.arenaBytes));
   }
+  // The blocks handed out must not share a byte (each is freed on its own).
+  std::vector<std::pair<int64_t, int64_t>> handedOut;
+  for (size_t r = 0; r < program.results.size(); ++r)
+    if (program.inArena[r]) {
+      const Program::Buffer &buffer = program.buffers[program.results[r]];
+      handedOut.push_back({buffer.offset, buffer.offset + HostAllocator::size_class(buffer.bytes)});
+    }
+  std::sort(handedOut.begin(), handedOut.end());
+  for (size_t i = 1; i < handedOut.size(); ++i)
+    if (handedOut[i].first < handedOut[i - 1].second)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "two results in the arena share bytes: [", handedOut[i - 1].first, ", ",
+          handedOut[i - 1].second, ") and [", handedOut[i].first, ", ", handedOut[i].second, ")"));
   for (size_t b = 0; b < n; ++b) {
     const Program::Buffer &buffer = program.buffers[b];
     if (buffer.offset < 0 ? !bound[b] : buffer.offset + buffer.bytes > program.arenaBytes)

@@ -102,6 +102,33 @@ std::vector<Tensor> trainingStep(Model &model, const Tensor &x, const Tensor &y)
   return outputs;
 }
 
+TEST(CompiledStep, ResultsInTheArenaAreBlocksOfTheirOwn) {
+  // Note [Results in the arena]: two results a step computes lie in its
+  // arena, apart; a program whose two handed-out results share bytes (each
+  // would be freed on its own) is refused when it is loaded.
+  Tensor x = randn({64, 64});
+  mark_step();
+  Tensor a = x * 2.0, b = exp(x);
+  std::vector<lazy::NodePtr> nodes = {lazy::node_of(a), lazy::node_of(b)};
+  compiler::CpuStep step;
+  std::string error;
+  ASSERT_TRUE(compiler::compileStepForCpu(nodes, step, error)) << error;
+  runtime::Program &program = step.program;
+  ASSERT_EQ(program.results.size(), 2u);
+  ASSERT_TRUE(program.inArena[0] && program.inArena[1]);
+  int64_t first = program.buffers[program.results[0]].offset,
+          second = program.buffers[program.results[1]].offset;
+  EXPECT_GE(std::abs(first - second), 64 * 64 * 4);
+  ASSERT_TRUE(runtime::CpuExecutable::load(program).ok());
+  program.buffers[program.results[1]].offset = first;
+  auto refused = runtime::CpuExecutable::load(program);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(std::string(refused.status().message()).find("two results in the arena share bytes"),
+            std::string::npos)
+      << refused.status();
+  a.to_vector<float>(); // the pending values, computed
+}
+
 TEST(CompiledStep, MLPTrainingStep) {
   manual_seed(21);
   auto model = models::mlp({.in_features = 12, .hidden = {16, 16}, .num_classes = 5});
