@@ -183,20 +183,19 @@ StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::load(Program program) {
       return absl::InvalidArgumentError(
           absl::StrCat("result ", r, " is not a block of the arena: offset ", buffer.offset, ", ",
                        buffer.bytes, " bytes, arena of ", program.arenaBytes));
+    if (program.inArena[r])
+      executable->handedOut_.push_back({buffer.offset, HostAllocator::size_class(buffer.bytes)});
   }
   // The blocks handed out must not share a byte (each is freed on its own).
-  std::vector<std::pair<int64_t, int64_t>> handedOut;
-  for (size_t r = 0; r < program.results.size(); ++r)
-    if (program.inArena[r]) {
-      const Program::Buffer &buffer = program.buffers[program.results[r]];
-      handedOut.push_back({buffer.offset, buffer.offset + HostAllocator::size_class(buffer.bytes)});
-    }
-  std::sort(handedOut.begin(), handedOut.end());
-  for (size_t i = 1; i < handedOut.size(); ++i)
-    if (handedOut[i].first < handedOut[i - 1].second)
-      return absl::InvalidArgumentError(absl::StrCat(
-          "two results in the arena share bytes: [", handedOut[i - 1].first, ", ",
-          handedOut[i - 1].second, ") and [", handedOut[i].first, ", ", handedOut[i].second, ")"));
+  std::vector<HostAllocator::Part> &parts = executable->handedOut_;
+  std::sort(parts.begin(), parts.end(),
+            [](const auto &a, const auto &b) { return a.offset < b.offset; });
+  for (size_t i = 1; i < parts.size(); ++i)
+    if (parts[i].offset < parts[i - 1].offset + parts[i - 1].bytes)
+      return absl::InvalidArgumentError(
+          absl::StrCat("two results in the arena share bytes: [", parts[i - 1].offset, ", ",
+                       parts[i - 1].offset + parts[i - 1].bytes, ") and [", parts[i].offset, ", ",
+                       parts[i].offset + parts[i].bytes, ")"));
   for (size_t b = 0; b < n; ++b) {
     const Program::Buffer &buffer = program.buffers[b];
     if (buffer.offset < 0 ? !bound[b] : buffer.offset + buffer.bytes > program.arenaBytes)
@@ -295,21 +294,15 @@ Status CpuExecutable::run(const std::vector<const void *> &arguments,
   fillUpTo(program_.launches.size());
   // Results in the arena become blocks of their own (Note [Results in the
   // arena]); the others are copied out.
-  std::vector<HostAllocator::Part> parts;
   for (size_t i = 0; i < results.size(); ++i) {
     const Program::Buffer &buffer = program_.buffers[program_.results[i]];
-    if (program_.inArena[i]) {
-      parts.push_back({buffer.offset, HostAllocator::size_class(buffer.bytes)});
+    if (program_.inArena[i])
       results[i] = at[program_.results[i]];
-    } else if (!inPlace_[i] && buffer.bytes > 0) {
+    else if (!inPlace_[i] && buffer.bytes > 0)
       std::memcpy(results[i], at[program_.results[i]], buffer.bytes);
-    }
   }
-  if (!parts.empty()) {
-    std::sort(parts.begin(), parts.end(),
-              [](const auto &a, const auto &b) { return a.offset < b.offset; });
-    allocator.split(arena.release(), parts);
-  }
+  if (!handedOut_.empty())
+    allocator.split(arena.release(), handedOut_);
   return absl::OkStatus();
 }
 

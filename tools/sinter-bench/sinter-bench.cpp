@@ -97,6 +97,16 @@ double median(std::vector<double> times) {
                                : (times[times.size() / 2 - 1] + times[times.size() / 2]) / 2;
 }
 
+/// Records one AdamW training step of `task` (not run until mark_step) and
+/// returns its loss.
+Tensor recordStep(const tools::ZooTask &task, optim::AdamW &optimizer) {
+  optimizer.zero_grad();
+  Tensor loss = task.loss();
+  loss.backward();
+  optimizer.step();
+  return loss;
+}
+
 /// One mode's model and optimizer, kept between the measured phases.
 struct Run {
   std::string mode;
@@ -109,10 +119,7 @@ struct Run {
     config.enabled = mode == "compiled";
     set_compiler_config(config);
     Clock::time_point start = Clock::now();
-    optimizer->zero_grad();
-    Tensor loss = task.loss();
-    loss.backward();
-    optimizer->step();
+    Tensor loss = recordStep(task, *optimizer);
     mark_step();
     double value = loss.item<double>();
     return {value, std::chrono::duration<double, std::milli>(Clock::now() - start).count()};
@@ -241,9 +248,7 @@ StepMemory planStep(const std::string &model, int64_t batch, int64_t length, dou
   optim::AdamW optimizer(task.model->parameters(), {.lr = lr});
   if (steady)
     tools::enterSteadyState(optimizer);
-  optimizer.zero_grad();
-  task.loss().backward();
-  optimizer.step();
+  recordStep(task, optimizer);
   return plan_step(options);
 }
 
@@ -256,10 +261,7 @@ stepGradients(const std::string &model, int64_t batch, int64_t length, double lr
   set_compiler_config(config);
   tools::ZooTask task = tools::makeZooTask(model, batch, length);
   optim::AdamW optimizer(task.model->parameters(), {.lr = lr});
-  optimizer.zero_grad();
-  Tensor loss = task.loss();
-  loss.backward();
-  optimizer.step();
+  Tensor loss = recordStep(task, optimizer);
   mark_step();
   std::vector<std::pair<std::string, std::vector<double>>> values = {
       {"loss", {loss.item<double>()}}};

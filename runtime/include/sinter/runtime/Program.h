@@ -9,6 +9,7 @@
 #ifndef SINTER_RUNTIME_PROGRAM_H
 #define SINTER_RUNTIME_PROGRAM_H
 
+#include "sinter/runtime/Allocator.h"
 #include "sinter/runtime/Status.h"
 
 #include <cstdint>
@@ -181,6 +182,9 @@ private:
   std::vector<Kernel> kernels_;
   /// Per result: true when a kernel writes it in place.
   std::vector<bool> inPlace_;
+  /// The arena's parts handed out as results after each run, by offset
+  /// (Note [Results in the arena]).
+  std::vector<HostAllocator::Part> handedOut_;
   /// Per launch, the profile row it adds to (Note [Kernel profile]); empty
   /// when not profiling.
   std::vector<KernelProfileRow *> profileRows_;
