@@ -342,6 +342,37 @@ private:
   llvm::DenseMap<std::pair<Operation *, int>, Operation *> clones_;
 };
 
+/// Note [Scalars are copied, not shared] in FusionPolicy.h: the readers
+/// `copiedFor` names, but one when all readers are, get a copy of the value,
+/// placed just before them. Walking the block backwards reaches a copied
+/// op's operands after their new readers, so a whole scalar chain is copied.
+void copyScalarsPerReader(Block &block) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : block)
+    ops.push_back(&op);
+  OpBuilder builder(block.getParent()->getContext());
+  for (Operation *op : llvm::reverse(ops)) {
+    if (op->getNumResults() != 1)
+      continue;
+    Value value = op->getResult(0);
+    llvm::SetVector<Operation *> readers;
+    bool keepsOriginal = false;
+    for (Operation *user : value.getUsers()) {
+      if (sinter::fusion::copiedFor(op, user))
+        readers.insert(user);
+      else
+        keepsOriginal = true;
+    }
+    if (readers.empty())
+      continue;
+    for (Operation *reader : llvm::drop_begin(readers.getArrayRef(), keepsOriginal ? 0 : 1)) {
+      builder.setInsertionPoint(reader);
+      Value copy = builder.clone(*op)->getResult(0);
+      value.replaceUsesWithIf(copy, [&](OpOperand &use) { return use.getOwner() == reader; });
+    }
+  }
+}
+
 /// Replaces the ops of `group` with one sinter.fusion.
 void outline(Group &group, OpBuilder &builder) {
   llvm::SmallPtrSet<Operation *, 16> members(group.ops.begin(), group.ops.end());
@@ -407,6 +438,7 @@ struct SinterFusionPass : sinter::impl::SinterFusionBase<SinterFusionPass> {
     if (function.getBody().empty())
       return;
     Block &block = function.getBody().front();
+    copyScalarsPerReader(block);
     Grouping grouping(explain);
     grouping.run(block);
     grouping.recomputeInConsumers();

@@ -55,9 +55,15 @@ ABSL_FLAG(bool, memory_report, false,
           "print what holds memory at the first step's peak, by kind and by source line, from "
           "its plan (nothing runs)");
 ABSL_FLAG(bool, check_reference, false,
-          "then run one training step compiled (with the memory budget) and on the "
+          "then run one training step, keeping its gradients, compiled (with the memory "
+          "budget) and on the "
           "reference executor from the same weights and batch, and compare the loss and "
           "every gradient (exit status 1 when they differ)");
+ABSL_FLAG(bool, keep_gradients, false,
+          "keep every parameter's gradient after the step, as a loop that calls zero_grad() "
+          "before the forward pass does; by default the step clears them after the update "
+          "(zero_grad() before mark_step()), so it returns none and frees each as soon as its "
+          "parameter is updated");
 ABSL_FLAG(std::string, dump_weights, "",
           "write the initial parameters and the batch to this folder (raw little-endian files "
           "and a manifest) for benchmarks/torch_baseline.py, then benchmark as usual");
@@ -98,12 +104,17 @@ double median(std::vector<double> times) {
 }
 
 /// Records one AdamW training step of `task` (not run until mark_step) and
-/// returns its loss.
-Tensor recordStep(const tools::ZooTask &task, optim::AdamW &optimizer) {
+/// returns its loss. Without `keepGradients` the gradients are cleared once
+/// the update is recorded, so the step does not return them and each
+/// parameter is updated as soon as its gradient is complete (Note [Scalars
+/// are copied, not shared] in passes/include/sinter/Passes/FusionPolicy.h).
+Tensor recordStep(const tools::ZooTask &task, optim::AdamW &optimizer, bool keepGradients) {
   optimizer.zero_grad();
   Tensor loss = task.loss();
   loss.backward();
   optimizer.step();
+  if (!keepGradients)
+    optimizer.zero_grad();
   return loss;
 }
 
@@ -119,7 +130,7 @@ struct Run {
     config.enabled = mode == "compiled";
     set_compiler_config(config);
     Clock::time_point start = Clock::now();
-    Tensor loss = recordStep(task, *optimizer);
+    Tensor loss = recordStep(task, *optimizer, absl::GetFlag(FLAGS_keep_gradients));
     mark_step();
     double value = loss.item<double>();
     return {value, std::chrono::duration<double, std::milli>(Clock::now() - start).count()};
@@ -248,7 +259,7 @@ StepMemory planStep(const std::string &model, int64_t batch, int64_t length, dou
   optim::AdamW optimizer(task.model->parameters(), {.lr = lr});
   if (steady)
     tools::enterSteadyState(optimizer);
-  recordStep(task, optimizer);
+  recordStep(task, optimizer, absl::GetFlag(FLAGS_keep_gradients));
   return plan_step(options);
 }
 
@@ -261,7 +272,7 @@ stepGradients(const std::string &model, int64_t batch, int64_t length, double lr
   set_compiler_config(config);
   tools::ZooTask task = tools::makeZooTask(model, batch, length);
   optim::AdamW optimizer(task.model->parameters(), {.lr = lr});
-  Tensor loss = recordStep(task, optimizer);
+  Tensor loss = recordStep(task, optimizer, /*keepGradients=*/true);
   mark_step();
   std::vector<std::pair<std::string, std::vector<double>>> values = {
       {"loss", {loss.item<double>()}}};

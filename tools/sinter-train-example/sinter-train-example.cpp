@@ -138,6 +138,7 @@ int run() {
     Tensor loss = F::cross_entropy((*model)(inputsFor(name, images)), labels);
     loss.backward();
     optimizer.step();
+    optimizer.zero_grad(); // before mark_step: the step returns no gradients
     schedule.step();
     mark_step();
 

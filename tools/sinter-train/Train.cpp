@@ -87,6 +87,8 @@ struct Task {
   /// Records one training step on `batch` (forward, loss, backward, the
   /// gradients clipped to `gradClip` when positive, the optimizer's update)
   /// and returns its loss; it runs at the next mark_step (or is planned).
+  /// The gradients are cleared after the update, so the compiled step
+  /// returns none and frees each once its parameter is updated.
   Tensor step(nn::Module &model, optim::Optimizer &optimizer, const data::Batch &batch,
               double gradClip = 0) const {
     optimizer.zero_grad();
@@ -95,6 +97,7 @@ struct Task {
     if (gradClip > 0)
       optim::clip_grad_norm_(optimizer.params(), gradClip);
     optimizer.step();
+    optimizer.zero_grad();
     return value;
   }
 };

@@ -28,6 +28,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <numeric>
 
 namespace sinter::compiler {
 
@@ -394,7 +395,9 @@ runtime::Program::Launch::Phase phaseOf(mlir::Operation &op) {
 /// reshapes, which keep the index) or reductions, which read before the
 /// kernel writes. (An input another result of the same loop overwrote would
 /// be read too late, hence "reaches the result": the AdamW updates of
-/// several same-sized parameters share a kernel.)
+/// several small same-sized parameters share a kernel.) Any donatable input
+/// of the result's size will do, not only the one it replaces; results are
+/// paired in the order their kernels run.
 
 /// The byte offset a launch reads its input `j` at (a slice view).
 int64_t offsetOf(const runtime::Program::Launch &launch, size_t j) {
@@ -510,7 +513,17 @@ void donate(runtime::Program &program, const std::vector<mlir::Operation *> &ops
                program.results.end();
   program.donors.assign(program.results.size(), -1);
   std::vector<bool> returned(n, false);
-  for (size_t r = 0; r < program.results.size(); ++r) {
+  // Results in the order they are written: an argument free by one result's
+  // writer is free for every later one, so pairing the earliest first never
+  // takes an argument from a result that alone could use it (taking them in
+  // return order left an update written early, before its own argument's
+  // peers were dead, with nothing to write into).
+  std::vector<size_t> byWriter(program.results.size());
+  std::iota(byWriter.begin(), byWriter.end(), size_t{0});
+  std::stable_sort(byWriter.begin(), byWriter.end(), [&](size_t x, size_t y) {
+    return writer[program.results[x]] < writer[program.results[y]];
+  });
+  for (size_t r : byWriter) {
     int buffer = program.results[r];
     int w = writer[buffer];
     bool again = returned[buffer];

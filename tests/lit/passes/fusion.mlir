@@ -197,3 +197,42 @@ func.func @store_when_recomputing_reads_more(%x: tensor<4x8xf32>, %z: tensor<4x8
   %d = sinter.mul %n, %s : tensor<4x8xf32>
   return %d : tensor<4x8xf32>
 }
+
+// -----
+
+// Note [Scalars are copied, not shared]: two parameter updates of 65,536
+// elements that share only a scaled learning rate (a scalar product,
+// broadcast once after CSE) are two kernels, each with its own copy of the
+// scalar recipe, so each can run as soon as its gradient exists; two small
+// updates keep sharing it and stay one kernel.
+// CHECK-LABEL: func.func @scalars_copied
+// CHECK: sinter.fusion %{{.*}} : (tensor<f32>, tensor<f32>, tensor<256x256xf32>, tensor<256x256xf32>) -> tensor<256x256xf32>
+// CHECK: sinter.mul %{{.*}} : tensor<f32>
+// CHECK: sinter.broadcast_in_dim
+// CHECK: sinter.sub
+// CHECK: sinter.fusion %{{.*}} : (tensor<f32>, tensor<f32>, tensor<256x256xf32>, tensor<256x256xf32>) -> tensor<256x256xf32>
+// CHECK: sinter.mul %{{.*}} : tensor<f32>
+// CHECK: sinter.broadcast_in_dim
+// CHECK: sinter.sub
+// CHECK: sinter.fusion %{{.*}} : (tensor<f32>, tensor<f32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>)
+// CHECK-NOT: sinter.fusion
+// CHECK: return
+func.func @scalars_copied(%lr: tensor<f32>, %scale: tensor<f32>,
+                          %w1: tensor<256x256xf32>, %g1: tensor<256x256xf32>,
+                          %w2: tensor<256x256xf32>, %g2: tensor<256x256xf32>,
+                          %b1: tensor<8xf32>, %h1: tensor<8xf32>,
+                          %b2: tensor<8xf32>, %h2: tensor<8xf32>)
+    -> (tensor<256x256xf32>, tensor<256x256xf32>, tensor<8xf32>, tensor<8xf32>) {
+  %s = sinter.mul %lr, %scale : tensor<f32>
+  %big = sinter.broadcast_in_dim %s, dims = [] : tensor<f32> -> tensor<256x256xf32>
+  %d1 = sinter.mul %g1, %big : tensor<256x256xf32>
+  %n1 = sinter.sub %w1, %d1 : tensor<256x256xf32>
+  %d2 = sinter.mul %g2, %big : tensor<256x256xf32>
+  %n2 = sinter.sub %w2, %d2 : tensor<256x256xf32>
+  %small = sinter.broadcast_in_dim %s, dims = [] : tensor<f32> -> tensor<8xf32>
+  %e1 = sinter.mul %h1, %small : tensor<8xf32>
+  %m1 = sinter.sub %b1, %e1 : tensor<8xf32>
+  %e2 = sinter.mul %h2, %small : tensor<8xf32>
+  %m2 = sinter.sub %b2, %e2 : tensor<8xf32>
+  return %n1, %n2, %m1, %m2 : tensor<256x256xf32>, tensor<256x256xf32>, tensor<8xf32>, tensor<8xf32>
+}

@@ -92,6 +92,25 @@ inline constexpr int64_t kMaxRecomputedOps = 16;
 FusionDecision canRecompute(mlir::Value value, llvm::ArrayRef<mlir::Operation *> cone,
                             llvm::ArrayRef<mlir::Value> reads);
 
+/// Note [Scalars are copied, not shared]
+/// CSE leaves one broadcast of the learning rate, and one chain of scalar
+/// bias corrections, for all the AdamW updates of a step. The driver merges a
+/// producer into its consumer's group, so every later reader of such a shared
+/// value joined the first reader's group: the updates of all parameters of a
+/// shape became one kernel, which can run only once all their gradients
+/// exist, so those gradients were all live at once (resnet18's three
+/// 9 MiB filter gradients of its last stage). A value of one element, and a
+/// broadcast or reshape of one, costs nothing to compute again, so before
+/// grouping each fusible reader gets its own copy of it: kernels are then as
+/// independent as the computation, and the scheduler can update each
+/// parameter as soon as its gradient is complete. Only readers of at least
+/// `kCopiedForElements` elements get copies: small updates (biases, norms'
+/// weights) gain nothing from their own kernels and still share one.
+/// `copiedFor` says whether `reader` gets a copy of `op` (random numbers
+/// never do: a copy is a second draw in the program's text).
+inline constexpr int64_t kCopiedForElements = 1 << 16;
+bool copiedFor(mlir::Operation *op, mlir::Operation *reader);
+
 } // namespace sinter::fusion
 
 #endif // SINTER_PASSES_FUSIONPOLICY_H
