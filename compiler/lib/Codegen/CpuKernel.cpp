@@ -191,7 +191,7 @@ private:
         return false;
     // Values valid only for the current row: reductions, stored values, and
     // anything computed from them.
-    llvm::DenseSet<Value> rowBound;
+    rowBound.clear();
     for (Operation &op : body.without_terminator()) {
       bool bound = isa<ReduceSumOp, ReduceMaxOp>(op) || stores(op);
       bool fromBound =
@@ -204,6 +204,26 @@ private:
         rowBound.insert(op.getResult(0));
     }
     rowMode = true;
+    return true;
+  }
+
+  /// Whether `broadcast`, in a row kernel, spreads the current row's value
+  /// of a per-row value along the row: then it reads that value at the row
+  /// number, one load for the row, instead of computing the operand's index
+  /// from every element's coordinates (a gather: softmax's max and sum, a
+  /// layer norm's mean and deviation; 2.0 -> 1.1 ms for a softmax over
+  /// 4096 x 128 on two cores). The operand is row-bound, so rowSafe held for
+  /// the broadcast and for everything that reads it: it is only read within
+  /// the current row. Its elements are the rows and its non-unit dims are the
+  /// leading ones in order, so its index is the row number.
+  bool broadcastsRowValue(BroadcastInDimOp broadcast) const {
+    Value operand = broadcast.getOperand();
+    if (!rowMode || !rowBound.contains(operand) || elements(operand) != rows)
+      return false;
+    ArrayRef<int64_t> dims = broadcast.getDims();
+    for (size_t j = 1; j < dims.size(); ++j)
+      if (dims[j] <= dims[j - 1])
+        return false;
     return true;
   }
 
@@ -624,13 +644,26 @@ private:
       std::string index = "r * " + std::to_string(colCount) + " + c";
       os << "{\n    int64_t c = 0;\n    " << t << " acc = " << init << ";\n";
       if (colCount >= 4 * kLanes) {
+        // A float maximum keeps a NaN seen in each lane apart (a select and
+        // an or vectorise, where a branch on `x != x` did not: a softmax's
+        // row maximum 1.4x faster) and puts it back before the lanes combine.
+        bool nans = !isSum && t == "float";
         os << "    " << t << " lane[" << kLanes << "];\n"
+           << (nans ? "    int nan[" + std::to_string(kLanes) + "];\n" : "")
            << "    for (int k = 0; k < " << kLanes << "; ++k) lane[k] = " << init << ";\n"
+           << (nans ? "    for (int k = 0; k < " + std::to_string(kLanes) + "; ++k) nan[k] = 0;\n"
+                    : "")
            << "    for (; c + " << kLanes << " <= " << colCount << "; c += " << kLanes << ")\n"
            << "      for (int k = 0; k < " << kLanes << "; ++k) {\n"
            << "        " << t << " x = " << arg(0, index + " + k") << ";\n"
-           << "        " << (isSum ? "lane[k] += x;" : "if (x > lane[k] || x != x) lane[k] = x;")
+           << "        "
+           << (isSum  ? "lane[k] += x;"
+               : nans ? "lane[k] = x > lane[k] ? x : lane[k];\n        nan[k] |= x != x;"
+                      : "if (x > lane[k]) lane[k] = x;")
            << "\n      }\n"
+           << (nans ? "    for (int k = 0; k < " + std::to_string(kLanes) +
+                          "; ++k) if (nan[k]) lane[k] = NAN;\n"
+                    : "")
            << "    for (int w = " << kLanes / 2 << "; w > 0; w /= 2)\n"
            << "      for (int k = 0; k < w; ++k) {\n"
            << "        " << t << " x = lane[k + w];\n"
@@ -732,6 +765,10 @@ private:
     ArrayRef<int64_t> shape = shapeOf(result);
     if (auto broadcast = dyn_cast<BroadcastInDimOp>(op)) {
       ArrayRef<int64_t> from = shapeOf(op.getOperand(0));
+      if (broadcastsRowValue(broadcast)) {
+        os << "    (void)i;\n    return " << arg(0, "r") << ";\n  };\n";
+        return success();
+      }
       coordinates(shape, "y");
       SmallVector<std::string> coords;
       for (auto [d, dim] : llvm::enumerate(broadcast.getDims()))
@@ -780,9 +817,11 @@ private:
   llvm::DenseMap<Value, std::string> names;
   llvm::DenseSet<Value> locals;
   bool inLoop = false;
-  /// Rendering a row kernel of `rows` rows of `cols` (Note [Row kernels]).
+  /// Rendering a row kernel of `rows` rows of `cols` (Note [Row kernels]),
+  /// and its values valid only for the current row.
   bool rowMode = false;
   int64_t rows = 0, cols = 0;
+  llvm::DenseSet<Value> rowBound;
 
 public:
   /// The scratch bytes of the kernel rendered last, in output-slot order.

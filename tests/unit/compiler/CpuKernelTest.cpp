@@ -179,6 +179,25 @@ Tensor data(const Shape &shape, int salt = 0) {
 
 TEST(CpuKernel, Softmax) { checkKernel("softmax", F::softmax(data({4, 8}), 1)); }
 
+TEST(CpuKernel, RowMaximaKeepNaNsAndRowValuesSpreadAlongTheirRows) {
+  // Rows of 40 are reduced in eight lanes (32 columns) and a tail of 8; a
+  // NaN in a lane, in the tail, or in a row of -infinity is the row's
+  // maximum, as in the reference. The softmaxes read each row's maximum and
+  // sum at the row number (a broadcast of a per-row value), over two and
+  // four dims.
+  std::vector<float> values = data({2, 3, 4, 40}).to_vector<float>();
+  values[1 * 40 + 3] = NAN;
+  values[5 * 40 + 37] = NAN;
+  for (int c = 0; c < 40; ++c)
+    values[7 * 40 + c] = c == 20 ? NAN : -INFINITY;
+  for (int c = 0; c < 40; ++c)
+    values[9 * 40 + c] = -INFINITY;
+  Tensor x = from_vector(values, {2, 3, 4, 40});
+  checkKernel("row maxima with NaNs", x.amax({3}));
+  checkKernel("softmax over 4 dims", F::softmax(x, 3));
+  checkKernel("softmax over rows of 40", F::softmax(data({24, 40}, 3), 1));
+}
+
 TEST(CpuKernel, LayerNorm) {
   checkKernel("layer_norm", F::layer_norm(data({3, 16}), {16}, data({16}, 1), data({16}, 2)));
 }
