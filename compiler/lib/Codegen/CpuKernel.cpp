@@ -95,8 +95,8 @@ public:
       std::string t = cppElementType(arg.getType()), n = "a" + std::to_string(i);
       os << "  const " << t << " *in" << i << " = static_cast<const " << t << " *>(inputs[" << i
          << "]);\n"
-         << "  auto " << n << " = [in" << i << "](int64_t i) -> " << t << " { return in" << i
-         << "[i]; };\n";
+         << "  auto " << n << " = [in" << i << "](int64_t i, int64_t) -> " << t << " { return in"
+         << i << "[i]; };\n";
       names[arg] = n;
     }
     auto yield = cast<YieldOp>(body.getTerminator());
@@ -117,7 +117,20 @@ public:
           os << "    " << t << " *out" << k << " = static_cast<" << t << " *>(outputs[" << k
              << "]);\n";
         }
-        os << elementwise(n) << "    for (int64_t i = 0; i < " << n << "; ++i) {\n";
+        // Rows of the first result's last dim, each a vectorised loop over
+        // its columns (Note [The column beside the index]); short rows, one
+        // loop over every element.
+        int64_t columns = n == 0 ? 0 : lastDim(yield.getOperand(0));
+        if (columns >= kLanes * 2) {
+          loopCols = columns;
+          os << parallel(n / columns, n) << "    for (int64_t o = 0; o < " << n / columns
+             << "; ++o)\n"
+             << "    #pragma omp simd\n    for (int64_t c = 0; c < " << columns << "; ++c) {\n"
+             << "      const int64_t i = o * " << columns << " + c;\n";
+        } else {
+          loopCols = -1;
+          os << elementwise(n) << "    for (int64_t i = 0; i < " << n << "; ++i) {\n";
+        }
         inLoop = true;
         for (Operation &op : body.without_terminator())
           if (isLocal(op) && (isa<ConstantOp>(op) || part.ops.contains(&op)) &&
@@ -126,6 +139,7 @@ public:
         inLoop = false;
         for (unsigned k : part.results)
           os << "      out" << k << "[i] = " << read(yield.getOperand(k)) << ";\n";
+        loopCols = -1;
         os << "    }\n  }\n";
       }
       os << "}\n";
@@ -136,7 +150,7 @@ public:
       os << "  {\n    " << t << " *out = static_cast<" << t << " *>(outputs[" << k << "]);\n"
          << elementwise(elements(value)) << "    for (int64_t i = 0; i < " << elements(value)
          << "; ++i)\n"
-         << "      out[i] = " << names[value] << "(i);\n  }\n";
+         << "      out[i] = " << call(value, "i") << ";\n  }\n";
     }
     os << "}\n";
     return success();
@@ -271,6 +285,7 @@ private:
           outputPointer(k, value);
       os << "    #pragma omp simd\n    for (int64_t c = 0; c < " << cols << "; ++c) {\n"
          << "      const int64_t i = r * " << cols << " + c;\n";
+      loopCols = cols;
       inLoop = true;
       for (Operation &op : body.without_terminator())
         if (isLocal(op) && elements(op.getResult(0)) == n && failed(emitValue(op)))
@@ -279,6 +294,7 @@ private:
       for (auto [k, value] : llvm::enumerate(yield.getValues()))
         if (elements(value) == n)
           os << "      out" << k << "[i] = " << read(value) << ";\n";
+      loopCols = -1;
       os << "    }\n   }\n";
     }
     // Per-row results.
@@ -402,7 +418,39 @@ private:
   }
 
   /// `v` at the loop index: a local's name, or a function's call.
-  std::string read(Value v) { return locals.contains(v) ? names[v] : names[v] + "(i)"; }
+  std::string read(Value v) { return call(v, "i", loopCols == lastDim(v) ? "c" : ""); }
+
+  /// Note [The column beside the index]
+  /// Every value's function takes its linear index `i` and the index's
+  /// column `c` (its coordinate in the value's last dim, `i % last dim`).
+  /// A loop over a value's rows and columns passes `c` as it counts it, so a
+  /// broadcast along the columns (a bias) reads its operand at `c`: a
+  /// contiguous load, where recovering the column from `i` (a remainder the
+  /// compiler does not fold back into the loop's counter) made a gather.
+  /// Elementwise ops pass both on; layout ops compute their operand's column
+  /// with its index.
+  ///
+  /// `v` called at `index`; `column` is its column, or empty to compute it.
+  std::string call(Value v, const std::string &index, const std::string &column = "") {
+    if (locals.contains(v))
+      return names[v];
+    return names[v] + "(" + index + ", " + (column.empty() ? columnOf(v, index) : column) + ")";
+  }
+
+  /// The last dim of `v`'s shape (1 for a scalar).
+  static int64_t lastDim(Value v) {
+    ArrayRef<int64_t> shape = cast<ShapedType>(v.getType()).getShape();
+    return shape.empty() ? 1 : shape.back();
+  }
+
+  /// The column of linear index `index` in `v`.
+  static std::string columnOf(Value v, const std::string &index) {
+    int64_t last = lastDim(v);
+    if (last == 1)
+      return "0";
+    return "static_cast<int64_t>(static_cast<uint64_t>(" + index + ") % " + std::to_string(last) +
+           "u)";
+  }
 
   LogicalResult checkType(Operation *op, Type type) {
     if (cppElementType(type).empty())
@@ -412,11 +460,18 @@ private:
 
   /// Declares `int64_t <prefix><d>` for every coordinate of linear index `i`
   /// in `shape`.
+  /// (the last one is the column `c`, Note [The column beside the index]).
   void coordinates(ArrayRef<int64_t> shape, StringRef prefix) {
     // Unsigned: indices are never negative, and division by a power of two
     // becomes a shift (and a loop of them can vectorise).
-    os << "    uint64_t rest = static_cast<uint64_t>(i);\n";
-    for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d)
+    // The row number is (i - c) / last dim: in a loop over columns the
+    // compiler cancels c, so the other coordinates stay out of the loop.
+    int64_t rank = static_cast<int64_t>(shape.size());
+    if (rank == 0)
+      return;
+    os << "    int64_t " << prefix << rank - 1 << " = c;\n"
+       << "    uint64_t rest = static_cast<uint64_t>(i - c) / " << shape[rank - 1] << "u;\n";
+    for (int64_t d = rank - 2; d >= 0; --d)
       os << "    int64_t " << prefix << d << " = static_cast<int64_t>(rest % " << shape[d]
          << "u); rest /= " << shape[d] << "u;\n";
     os << "    (void)rest;\n";
@@ -491,12 +546,14 @@ private:
          << "    for (int64_t q = 0; q < " << count << "; ++q) {\n"
          << "      #pragma omp simd\n"
          << "      for (int64_t c = 0; c < width; ++c) {\n"
-         << "        " << t << " x = " << names[op.getOperand(0)] << "(q * " << columns
-         << " + j0 + c);\n"
+         << "        " << t << " x = "
+         << call(op.getOperand(0), "q * " + std::to_string(columns) + " + j0 + c",
+                 lastDim(op.getOperand(0)) == columns ? "j0 + c" : "")
+         << ";\n"
          << "        " << combine << "\n      }\n    }\n"
          << "    for (int64_t c = 0; c < width; ++c) " << buffer << "[j0 + c] = acc[c];\n  }\n"
-         << "  auto " << n << " = [" << buffer << "](int64_t i) -> " << t << " { return " << buffer
-         << "[i]; };\n";
+         << "  auto " << n << " = [" << buffer << "](int64_t i, int64_t) -> " << t << " { return "
+         << buffer << "[i]; };\n";
       names[result] = n;
       return success();
     }
@@ -516,15 +573,14 @@ private:
     int64_t nk = 0, ns = 0;
     for (size_t d = 0; d < from.size(); ++d)
       coords.push_back(reduced[d] ? "s" + std::to_string(ns++) : "k" + std::to_string(nk++));
-    os << "      " << t << " x = " << names[op.getOperand(0)] << "(" << linear(from, coords)
-       << ");\n";
+    os << "      " << t << " x = " << call(op.getOperand(0), linear(from, coords)) << ";\n";
     if (isSum)
       os << "      acc += x;\n";
     else
       os << "      if (x > acc || x != x) acc = x;\n";
     os << "    }\n    " << buffer << "[j] = acc;\n  }\n"
-       << "  auto " << n << " = [" << buffer << "](int64_t i) -> " << t << " { return " << buffer
-       << "[i]; };\n";
+       << "  auto " << n << " = [" << buffer << "](int64_t i, int64_t) -> " << t << " { return "
+       << buffer << "[i]; };\n";
     names[result] = n;
     return success();
   }
@@ -552,7 +608,8 @@ private:
   std::string define(Value result) {
     std::string n = "v" + std::to_string(next++);
     names[result] = n;
-    os << "  auto " << n << " = [&](int64_t i) -> " << cppElementType(result.getType()) << " {\n";
+    os << "  auto " << n << " = [&](int64_t i, int64_t c) -> " << cppElementType(result.getType())
+       << " {\n    (void)c;\n";
     return n;
   }
 
@@ -577,25 +634,26 @@ private:
       rowStack += rowBytes;
       os << "  alignas(64) " << t << " " << buffer << "[" << cols << "];\n"
          << "  #pragma omp simd\n  for (int64_t c = 0; c < " << cols << "; ++c)\n    " << buffer
-         << "[c] = " << n << "(r * " << cols << " + c);\n";
+         << "[c] = "
+         << call(v, "r * " + std::to_string(cols) + " + c", lastDim(v) == cols ? "c" : "") << ";\n";
       names[v] = n + "_stored";
-      os << "  auto " << names[v] << " = [&" << buffer << ", r](int64_t i) -> " << t << " { return "
-         << buffer << "[i - r * " << cols << "]; };\n";
+      os << "  auto " << names[v] << " = [&" << buffer << ", r](int64_t i, int64_t) -> " << t
+         << " { return " << buffer << "[i - r * " << cols << "]; };\n";
       return success();
     }
     os << "  " << t << " *" << buffer << " = " << scratchBuffer(t, elements(v)) << ";\n";
     if (rowMode && elements(v) == rows)
-      os << "  " << buffer << "[r] = " << n << "(r);\n";
+      os << "  " << buffer << "[r] = " << call(v, "r") << ";\n";
     else if (rowMode)
       os << "  #pragma omp simd\n  for (int64_t c = 0; c < " << cols
          << "; ++c) {\n    const int64_t i = r * " << cols << " + c;\n    " << buffer
-         << "[i] = " << n << "(i);\n  }\n";
+         << "[i] = " << call(v, "i", lastDim(v) == cols ? "c" : "") << ";\n  }\n";
     else
       os << elementwise(elements(v)) << "  for (int64_t i = 0; i < " << elements(v)
-         << "; ++i)\n    " << buffer << "[i] = " << n << "(i);\n";
+         << "; ++i)\n    " << buffer << "[i] = " << call(v, "i") << ";\n";
     names[v] = n + "_stored";
-    os << "  auto " << names[v] << " = [" << buffer << "](int64_t i) -> " << t << " { return "
-       << buffer << "[i]; };\n";
+    os << "  auto " << names[v] << " = [" << buffer << "](int64_t i, int64_t) -> " << t
+       << " { return " << buffer << "[i]; };\n";
     return success();
   }
 
@@ -606,9 +664,16 @@ private:
     if (failed(checkType(&op, result.getType())))
       return failure();
     std::string t = cppElementType(result.getType());
-    auto arg = [&](unsigned k, const std::string &index = "i") {
+    // Operand `k` at `index` (its column given, or computed); at the op's own
+    // index, an operand with the same last dim has the same column.
+    auto arg = [&](unsigned k, const std::string &index = "i", const std::string &column = "") {
       Value v = op.getOperand(k);
-      return locals.contains(v) ? names[v] : names[v] + "(" + index + ")";
+      bool same = index == "i" && (inLoop ? loopCols : lastDim(result)) == lastDim(v);
+      return call(v, index, !column.empty() ? column : same ? "c" : "");
+    };
+    // The operand's column among coordinates `coords` of its shape.
+    auto lastOf = [](ArrayRef<std::string> coords) {
+      return coords.empty() ? std::string("0") : coords.back();
     };
     auto shapeOf = [](Value v) { return cast<ShapedType>(v.getType()).getShape(); };
 
@@ -624,7 +689,8 @@ private:
       int64_t rowCount = elements(result);
       if (rowCount == 0) { // nothing to compute
         names[result] = "v" + std::to_string(next++);
-        os << "  auto " << names[result] << " = [&](int64_t) -> " << t << " { return 0; };\n";
+        os << "  auto " << names[result] << " = [&](int64_t, int64_t) -> " << t
+           << " { return 0; };\n";
         return success();
       }
       int64_t colCount = elements(op.getOperand(0)) / rowCount;
@@ -642,6 +708,8 @@ private:
       // (deterministic), and one the compiler can vectorise.
       std::string combine = isSum ? "acc += x;" : "if (x > acc || x != x) acc = x;";
       std::string index = "r * " + std::to_string(colCount) + " + c";
+      // The operand's column when a row is its last dim.
+      std::string column = lastDim(op.getOperand(0)) == colCount ? "c" : "";
       os << "{\n    int64_t c = 0;\n    " << t << " acc = " << init << ";\n";
       if (colCount >= 4 * kLanes) {
         // A float maximum keeps a NaN seen in each lane apart (a select and
@@ -655,7 +723,8 @@ private:
                     : "")
            << "    for (; c + " << kLanes << " <= " << colCount << "; c += " << kLanes << ")\n"
            << "      for (int k = 0; k < " << kLanes << "; ++k) {\n"
-           << "        " << t << " x = " << arg(0, index + " + k") << ";\n"
+           << "        " << t
+           << " x = " << arg(0, index + " + k", column.empty() ? "" : column + " + k") << ";\n"
            << "        "
            << (isSum  ? "lane[k] += x;"
                : nans ? "lane[k] = x > lane[k] ? x : lane[k];\n        nan[k] |= x != x;"
@@ -672,11 +741,11 @@ private:
            << "    acc = lane[0];\n";
       }
       os << "    for (; c < " << colCount << "; ++c) {\n"
-         << "      " << t << " x = " << arg(0, index) << ";\n"
+         << "      " << t << " x = " << arg(0, index, column) << ";\n"
          << "      " << combine << "\n";
       os << "    }\n    " << buffer << "[r] = acc;\n  }\n"
-         << "  auto " << n << " = [" << buffer << "](int64_t i) -> " << t << " { return " << buffer
-         << "[i]; };\n";
+         << "  auto " << n << " = [" << buffer << "](int64_t i, int64_t) -> " << t << " { return "
+         << buffer << "[i]; };\n";
       names[result] = n;
       return success();
     }
@@ -749,7 +818,23 @@ private:
               std::string u = t == "int32_t" ? "uint32_t" : "uint64_t";
               return "static_cast<" + t + ">(static_cast<" + u + ">(sinter_wrap(" + arg(0) + ")))";
             })
-            .Case<ReshapeOp>([&](auto) { return arg(0); })
+            .Case<ReshapeOp>([&](auto) {
+              // The same index; the operand's column from ours where one
+              // last dim divides the other.
+              // (`c` is a loop's column, which may be another last dim's.)
+              int64_t mine = lastDim(result), theirs = lastDim(op.getOperand(0));
+              if (inLoop && loopCols != mine)
+                return arg(0);
+              std::string column;
+              if (mine > 1 && theirs > mine && theirs % mine == 0)
+                column = "static_cast<int64_t>(static_cast<uint64_t>(i - c) / " +
+                         std::to_string(mine) + "u % " + std::to_string(theirs / mine) + "u) * " +
+                         std::to_string(mine) + " + c";
+              else if (theirs > 1 && mine > theirs && mine % theirs == 0)
+                column = "static_cast<int64_t>(static_cast<uint64_t>(c) % " +
+                         std::to_string(theirs) + "u)";
+              return arg(0, "i", column);
+            })
             .Default([](Operation *) { return std::string(); });
     if (!body.empty()) {
       if (inLoop) {
@@ -773,7 +858,7 @@ private:
       SmallVector<std::string> coords;
       for (auto [d, dim] : llvm::enumerate(broadcast.getDims()))
         coords.push_back(from[d] == 1 ? "0" : "y" + std::to_string(dim));
-      os << "    return " << arg(0, linear(from, coords)) << ";\n  };\n";
+      os << "    return " << arg(0, linear(from, coords), lastOf(coords)) << ";\n  };\n";
       return success();
     }
     if (auto transpose = dyn_cast<TransposeOp>(op)) {
@@ -782,7 +867,7 @@ private:
       SmallVector<std::string> coords(from.size());
       for (auto [k, p] : llvm::enumerate(transpose.getPerm()))
         coords[p] = "y" + std::to_string(k);
-      os << "    return " << arg(0, linear(from, coords)) << ";\n  };\n";
+      os << "    return " << arg(0, linear(from, coords), lastOf(coords)) << ";\n  };\n";
       return success();
     }
     if (auto slice = dyn_cast<SliceOp>(op)) {
@@ -792,7 +877,7 @@ private:
       for (size_t d = 0; d < from.size(); ++d)
         coords.push_back(std::to_string(slice.getStart()[d]) + " + y" + std::to_string(d) + " * " +
                          std::to_string(slice.getStep()[d]));
-      os << "    return " << arg(0, linear(from, coords)) << ";\n  };\n";
+      os << "    return " << arg(0, linear(from, coords), lastOf(coords)) << ";\n  };\n";
       return success();
     }
     if (auto iota = dyn_cast<IotaOp>(op)) {
@@ -817,6 +902,9 @@ private:
   llvm::DenseMap<Value, std::string> names;
   llvm::DenseSet<Value> locals;
   bool inLoop = false;
+  /// The last dim whose column the loop being written counts as `c` (-1:
+  /// none; Note [The column beside the index]).
+  int64_t loopCols = -1;
   /// Rendering a row kernel of `rows` rows of `cols` (Note [Row kernels]),
   /// and its values valid only for the current row.
   bool rowMode = false;

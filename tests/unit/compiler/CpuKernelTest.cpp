@@ -67,10 +67,12 @@ void checkKernels(const std::string &what, const std::vector<Tensor> &results, i
   ASSERT_TRUE(mlir::succeeded(source));
   ASSERT_EQ(count, 1);
   if (loops >= 0) {
+    // Loops over elements, or over rows of columns (Note [The column
+    // beside the index]).
     int found = 0;
-    for (size_t at = source->find("for (int64_t i = 0;"); at != std::string::npos;
-         at = source->find("for (int64_t i = 0;", at + 1))
-      ++found;
+    for (const char *loop : {"for (int64_t i = 0;", "for (int64_t o = 0;"})
+      for (size_t at = source->find(loop); at != std::string::npos; at = source->find(loop, at + 1))
+        ++found;
     EXPECT_EQ(found, loops) << *source;
   }
   codegen::CompiledLibrary library;
@@ -196,6 +198,22 @@ TEST(CpuKernel, RowMaximaKeepNaNsAndRowValuesSpreadAlongTheirRows) {
   checkKernel("row maxima with NaNs", x.amax({3}));
   checkKernel("softmax over 4 dims", F::softmax(x, 3));
   checkKernel("softmax over rows of 40", F::softmax(data({24, 40}, 3), 1));
+}
+
+TEST(CpuKernel, ColumnsOfBroadcastsTransposesAndSlices) {
+  // Rows of 40 columns: each output loop counts the column beside the index
+  // (Note [The column beside the index]), and every operand read at another
+  // index (a bias, a transpose, a slice, a broadcast over a middle dim, an
+  // iota along the columns, a reshape to another last dim) gets its own.
+  Tensor x = data({3, 5, 40}), bias = data({40}, 1);
+  checkKernel("bias and gelu over columns", F::gelu(x + bias));
+  checkKernel("transposed, reshaped", data({40, 15}, 2).t().reshape({3, 5, 40}) * x + bias);
+  checkKernel("strided slice", data({3, 5, 80}, 3).slice(2, 1, 80, 2) + bias);
+  checkKernel("broadcast over a middle dim", data({3, 1, 40}, 4).expand({3, 5, 40}) * x);
+  checkKernel("iota along the columns", arange(40).to(DType::f32) + x);
+  checkKernel("another last dim", (x + bias).reshape({3, 10, 20}) * data({3, 10, 20}, 5));
+  checkKernel("a last dim merged", exp(data({3, 5, 8}, 6)).reshape({3, 40}) + bias);
+  checkKernel("a last dim split", exp(x + bias).reshape({3, 5, 4, 10}).transpose(1, 2));
 }
 
 TEST(CpuKernel, LayerNorm) {

@@ -2,7 +2,8 @@
 //
 // Note [Kernels as functions of an index]
 // Inside a fusion every value is a pure function of its own row-major linear
-// index, given the kernel's inputs: an elementwise op applies its math to its
+// index (passed with its column, Note [The column beside the index] in
+// CpuKernel.cpp), given the kernel's inputs: an elementwise op applies its math to its
 // operands at the same index; a layout op (broadcast, reshape, transpose,
 // slice) evaluates its operand at a remapped index; a row reduction is the
 // one value that is computed ahead, into a per-row array, in its own loop
