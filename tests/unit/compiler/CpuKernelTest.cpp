@@ -196,6 +196,10 @@ TEST(CpuKernel, RowMaximaKeepNaNsAndRowValuesSpreadAlongTheirRows) {
     values[9 * 40 + c] = -INFINITY;
   Tensor x = from_vector(values, {2, 3, 4, 40});
   checkKernel("row maxima with NaNs", x.amax({3}));
+  // Not shift-invariant as a softmax is: each row's own maximum and mean.
+  Tensor y = data({2, 3, 4, 40}, 5) * (arange(24).to(DType::f32).reshape({2, 3, 4, 1}) + 1.0);
+  checkKernel("rows minus their maxima", y - y.amax({3}, true));
+  checkKernel("rows minus their means", y - y.mean({3}, true) * 0.5);
   checkKernel("softmax over 4 dims", F::softmax(x, 3));
   checkKernel("softmax over rows of 40", F::softmax(data({24, 40}, 3), 1));
 }

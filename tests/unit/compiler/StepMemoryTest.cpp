@@ -14,7 +14,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <string>
@@ -301,7 +303,26 @@ TEST(Donation, AGraphKeptForAnotherBackwardKeepsItsInputs) {
   mark_step();
   step.optimizer->zero_grad();
   loss.backward();
-  EXPECT_EQ(weight.grad().to_vector<double>(), first);
+  std::vector<double> second = weight.grad().to_vector<double>();
+  // What a backward pass that read the updated weights would give.
+  step.optimizer->zero_grad();
+  nn::functional::cross_entropy((*step.model)(step.x), step.y).backward();
+  std::vector<double> updated = weight.grad().to_vector<double>();
+  // Two programs compute the old gradient (the gradient alone, then the
+  // backward pass from the kept graph) with their loops vectorised apart,
+  // and glibc's vector and scalar exp may differ in the last bit: equal to
+  // float rounding (6e-8 of the largest element), where the updated weights
+  // give a gradient 0.8 of it away.
+  double scale = 0, same = 0, moved = 0;
+  for (size_t k = 0; k < first.size(); ++k) {
+    scale = std::max(scale, std::fabs(first[k]));
+    same = std::max(same, std::fabs(second[k] - first[k]));
+    moved = std::max(moved, std::fabs(updated[k] - first[k]));
+  }
+  EXPECT_LE(same, 1e-6 * scale);
+  EXPECT_GT(moved, 0.1 * scale);
+  std::printf("kept graph: %.3g of the largest gradient apart; updated weights: %.3g\n",
+              same / scale, moved / scale);
 }
 
 TEST(Donation, AnInputTheStepAlsoReturnsKeepsItsValue) {
