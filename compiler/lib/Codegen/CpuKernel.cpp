@@ -118,10 +118,10 @@ public:
              << "]);\n";
         }
         // Rows of the first result's last dim, each a vectorised loop over
-        // its columns (Note [The column beside the index]); short rows, one
-        // loop over every element.
+        // its columns (Note [The column beside the index]); short rows, or
+        // too few rows to share among the cores, one loop over every element.
         int64_t columns = n == 0 ? 0 : lastDim(yield.getOperand(0));
-        if (columns >= kLanes * 2) {
+        if (columns >= kLanes * 2 && n / columns >= kMinRows) {
           loopCols = columns;
           os << parallel(n / columns, n) << "    for (int64_t o = 0; o < " << n / columns
              << "; ++o)\n"
@@ -159,6 +159,9 @@ public:
 private:
   /// Partial results of a row reduction: one AVX2 vector of floats.
   static constexpr int64_t kLanes = 8;
+  /// Rows an output loop over rows of columns needs (else it is one loop
+  /// over all elements, which OpenMP splits however long its rows are).
+  static constexpr int64_t kMinRows = 16;
   /// Columns one thread reduces together in a column reduction.
   static constexpr int64_t kColumnBlock = 64;
   /// Bytes of row values a row kernel keeps on each thread's stack (OpenMP's
