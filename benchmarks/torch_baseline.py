@@ -39,7 +39,10 @@ def profiled_step_peak(fn, params, optimizer, inputs, targets):
         loss.item()
     events = [e for e in prof.profiler.kineto_results.events() if e.name() == "[memory]"]
     held = peak = 0
-    for event in sorted(events, key=lambda e: e.start_us()):
+    # PyTorch 2.x's events have start_ns; 1.13's start_us.
+    start = (lambda e: e.start_ns()) if events and hasattr(events[0], "start_ns") else (
+        lambda e: e.start_us())
+    for event in sorted(events, key=start):
         held += event.nbytes()
         peak = max(peak, held)
     return peak

@@ -16,6 +16,9 @@ PACKAGES=(
   # Collectives on CPU (Gloo) and CPU matmul/convolution (oneDNN; its CMake
   # config also needs the OpenCL ICD loader headers).
   libgloo-dev libdnnl-dev ocl-icd-opencl-dev
+  # Matrix products whose left operand is transposed (weight gradients): OpenBLAS,
+  # its OpenMP build, so that it shares the kernels' OpenMP threads.
+  libopenblas-openmp-dev
   # Reading gzip-compressed datasets.
   zlib1g-dev
   # sinter-train: job files and safetensors headers (JSON), its command line,

@@ -5,7 +5,7 @@
 // they are rendered here as plain loops with the kernels' calling convention,
 // the same definitions as the reference executor's, so that every op of a
 // step can run compiled; matmul and convolution (as im2col) call oneDNN's
-// sgemm.
+// sgemm, or OpenBLAS's (Note [Which library multiplies]).
 //
 //===----------------------------------------------------------------------===//
 #include "sinter/Codegen/CpuKernel.h"
@@ -20,6 +20,43 @@ namespace sinter::codegen {
 namespace {
 
 std::string elementType(Value v) { return cppElementType(v.getType()); }
+
+/// Note [Which library multiplies]
+/// oneDNN's sgemm (2.6, Debian 12) is slow on this class of CPUs (AVX2, no
+/// AVX-512) when the left matrix is transposed and the product is large: a
+/// weight gradient Xᵀ·dY of [1024 tokens x 1024] by [1024 x 256] ran at 61
+/// GFLOP/s on two threads, where OpenBLAS 0.3.21 (and MKL, under PyTorch) ran
+/// at 122-158. Measured on two threads, single products, row-major, 'T','N'
+/// (m x n x k: oneDNN / OpenBLAS GFLOP/s): 1024x256x1024 61 / 122,
+/// 256x1024x1024 68 / 141, 4096x256x1024 58 / 100, 1024x256x256 90 / 160,
+/// 256x256x1024 85 / 126, 256x256x256 158 / 154; convolutions' input
+/// gradients, with a small n or k, favour oneDNN: 576x1024x64 167 / 129,
+/// 4608x16x512 143 / 88. Untransposed products and batches of small
+/// matrices are as fast or faster in oneDNN (within 15%), so OpenBLAS takes
+/// exactly the single products with a transposed left matrix whose three
+/// dimensions are all at least 256; oneDNN the rest. OpenBLAS is its OpenMP
+/// build, so both libraries run on the kernels' OpenMP threads.
+bool openBlasMultiplies(bool single, bool transposeLhs, int64_t m, int64_t n, int64_t k) {
+  return single && transposeLhs && std::min({m, n, k}) >= 256;
+}
+
+/// One row-major C = alpha op(A) op(B) + beta C, by the library of Note
+/// [Which library multiplies]; the pointers and `beta` are C++ expressions.
+/// `single`: the product is not one of a batch run in parallel.
+std::string sgemm(bool single, bool transposeA, bool transposeB, int64_t m, int64_t n, int64_t k,
+                  const std::string &a, int64_t lda, const std::string &b, int64_t ldb,
+                  const std::string &beta, const std::string &c, int64_t ldc) {
+  std::string call;
+  llvm::raw_string_ostream os(call);
+  if (openBlasMultiplies(single, transposeA, m, n, k))
+    os << "cblas_sgemm(CblasRowMajor, " << (transposeA ? "CblasTrans" : "CblasNoTrans") << ", "
+       << (transposeB ? "CblasTrans" : "CblasNoTrans");
+  else
+    os << "dnnl_sgemm(" << (transposeA ? "'T'" : "'N'") << ", " << (transposeB ? "'T'" : "'N'");
+  os << ", " << m << ", " << n << ", " << k << ", 1.0f, " << a << ", " << lda << ", " << b << ", "
+     << ldb << ", " << beta << ", " << c << ", " << ldc << ")";
+  return call;
+}
 
 class LibraryRenderer {
 public:
@@ -67,11 +104,9 @@ private:
     int64_t batch = m * n == 0 ? 0 : ShapedType::getNumElements(c) / (m * n);
     bool shared = b.size() == 2 && rank > 2;
     int64_t lc = a[a.size() - 1], rc = b[b.size() - 1];
-    // oneDNN's row-major sgemm per matrix of the batch; a batch of several
-    // runs its matrices on all threads, each sgemm on one (oneDNN does not
-    // nest parallel regions), one matrix alone uses oneDNN's own threads.
-    std::string ta = op.getTransposeLhs() ? "'T'" : "'N'",
-                tb = op.getTransposeRhs() ? "'T'" : "'N'";
+    // A row-major sgemm per matrix of the batch; a batch of several runs its
+    // matrices on all threads, each sgemm on one (neither library nests
+    // parallel regions), one matrix alone uses the library's threads.
     // A batch of row-major matrices times one shared matrix is one matrix of
     // batch * m rows times it: one large sgemm (oneDNN's threads, its best
     // blocking) instead of `batch` small ones (measured 77 -> 130 GFLOP/s for
@@ -85,10 +120,12 @@ private:
        << "    return;\n  }\n"
        << "  #pragma omp parallel for schedule(static) if (" << batch << " > 1)\n"
        << "  for (int64_t z = 0; z < " << batch << "; ++z)\n"
-       << "    dnnl_sgemm(" << ta << ", " << tb << ", " << m << ", " << n << ", " << k
-       << ", 1.0f, in0 + z * " << m * k << ", " << lc << ", in1 + "
-       << (shared ? std::string("0") : "z * " + std::to_string(k * n)) << ", " << rc
-       << ", 0.0f, out0 + z * " << m * n << ", " << n << ");\n";
+       << "    "
+       << sgemm(batch == 1, op.getTransposeLhs(), op.getTransposeRhs(), m, n, k,
+                "in0 + z * " + std::to_string(m * k), lc,
+                "in1 + " + (shared ? std::string("0") : "z * " + std::to_string(k * n)), rc, "0.0f",
+                "out0 + z * " + std::to_string(m * n), n)
+       << ";\n";
     return success();
   }
 
@@ -162,14 +199,16 @@ private:
                          image + " + (c * " + std::to_string(in[2]) + " + iy) * " +
                          std::to_string(in[3]) + " + ix] : 0.0f;\n      }\n";
     if (kind == "forward") {
-      os << im2col << "    dnnl_sgemm('N', 'N', " << og << ", " << p << ", " << k
-         << ", 1.0f, in1 + " << filters << ", " << k << ", col, " << p << ", 0.0f, out0 + " << grad
-         << ", " << p << ");\n";
+      os << im2col << "    "
+         << sgemm(true, false, false, og, p, k, "in1 + " + filters, k, "col", p, "0.0f",
+                  "out0 + " + grad, p)
+         << ";\n";
     } else if (kind == "input") {
       // in0: the output gradient, in1: the filters; out0: the input gradient.
-      os << "    dnnl_sgemm('T', 'N', " << k << ", " << p << ", " << og << ", 1.0f, in1 + "
-         << filters << ", " << k << ", in0 + " << grad << ", " << p << ", 0.0f, col, " << p
-         << ");\n"
+      os << "    "
+         << sgemm(true, true, false, k, p, og, "in1 + " + filters, k, "in0 + " + grad, p, "0.0f",
+                  "col", p)
+         << ";\n"
          << "    #pragma omp parallel for\n"
          << "    for (int64_t c0 = 0; c0 < " << cg << "; ++c0)\n"
          << "      for (int64_t r = c0 * " << w[2] * w[3] << "; r < (c0 + 1) * " << w[2] * w[3]
@@ -182,9 +221,10 @@ private:
          << "        }\n";
     } else {
       // in0: the input, in1: the output gradient; out0: the filter gradient.
-      os << im2col << "    dnnl_sgemm('N', 'T', " << og << ", " << k << ", " << p
-         << ", 1.0f, in1 + " << grad << ", " << p << ", col, " << p
-         << ", b == 0 ? 0.0f : 1.0f, out0 + " << filters << ", " << k << ");\n";
+      os << im2col << "    "
+         << sgemm(true, false, true, og, k, p, "in1 + " + grad, p, "col", p, "b == 0 ? 0.0f : 1.0f",
+                  "out0 + " + filters, k)
+         << ";\n";
     }
     os << "  }\n";
     return success();

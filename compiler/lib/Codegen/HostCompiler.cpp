@@ -144,7 +144,8 @@ bool compileHostLibrary(const std::string &source, CompiledLibrary &library, std
   }
   static const std::string cpu = hostCpu();
   std::string key = source + "\n" + compiler + "\n" + compilerVersion(compiler) + "\n" +
-                    includedHeaders() + "\n" + cpu + "\n" SINTER_DNNL_LIBRARY;
+                    includedHeaders() + "\n" + cpu +
+                    "\n" SINTER_DNNL_LIBRARY "\n" SINTER_OPENBLAS_LIBRARY;
   for (const char *flag : kFlags)
     key += flag;
   std::string hash = llvm::utohexstr(llvm::xxh3_64bits(key), /*LowerCase=*/true);
@@ -182,8 +183,11 @@ bool compileHostLibrary(const std::string &source, CompiledLibrary &library, std
   for (const char *flag : kFlags)
     args.push_back(flag);
   std::string include = "-I" + kernelsIncludeDir();
-  args.append(
-      {include, sourcePath.str(), "-o", temporary.str(), SINTER_DNNL_LIBRARY, "-lmvec", "-lm"});
+  // OpenBLAS's OpenMP build by path, and found there at load time too (the
+  // generic libopenblas.so.0 may be its pthread build).
+  args.append({include, "-I" SINTER_OPENBLAS_INCLUDE_DIR, sourcePath.str(), "-o", temporary.str(),
+               SINTER_DNNL_LIBRARY, SINTER_OPENBLAS_LIBRARY, "-Wl,-rpath," SINTER_OPENBLAS_DIR,
+               "-lmvec", "-lm"});
   std::string output;
   if (run(args, output) != 0) {
     error = "the host compiler failed on " + sourcePath.str().str() + ":\n" + output;

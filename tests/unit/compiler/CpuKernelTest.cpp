@@ -37,8 +37,10 @@ double compare(const std::vector<double> &got, const std::vector<double> &expect
 
 /// Compiles the graph of `results` into one kernel, runs it, and checks
 /// every result against the reference executor. `loops`, when given, is the
-/// number of element loops the kernel's source must have.
-void checkKernels(const std::string &what, const std::vector<Tensor> &results, int loops = -1) {
+/// number of element loops the kernel's source must have; `calls`, when
+/// given, text its source must contain.
+void checkKernels(const std::string &what, const std::vector<Tensor> &results, int loops = -1,
+                  const std::string &calls = "") {
   SCOPED_TRACE(what);
   std::vector<lazy::NodePtr> outputs;
   for (const Tensor &result : results)
@@ -75,6 +77,8 @@ void checkKernels(const std::string &what, const std::vector<Tensor> &results, i
         ++found;
     EXPECT_EQ(found, loops) << *source;
   }
+  if (!calls.empty())
+    EXPECT_NE(source->find(calls), std::string::npos) << "no " << calls << " in\n" << *source;
   codegen::CompiledLibrary library;
   std::string error;
   ASSERT_TRUE(codegen::compileHostLibrary(*source, library, error)) << error << "\n" << *source;
@@ -142,8 +146,9 @@ void checkKernels(const std::string &what, const std::vector<Tensor> &results, i
   dlclose(handle);
 }
 
-void checkKernel(const std::string &what, const Tensor &output, int loops = -1) {
-  checkKernels(what, {output}, loops);
+void checkKernel(const std::string &what, const Tensor &output, int loops = -1,
+                 const std::string &calls = "") {
+  checkKernels(what, {output}, loops, calls);
 }
 
 /// Element-wise comparison within a relative 1e-5 of the largest value;
@@ -291,6 +296,21 @@ TEST(CpuKernel, LibraryOps) {
   checkKernel("index_select dim 1", index_select(data({3, 5, 2}), 1, ids));
   checkKernel("concat", cat({data({2, 3}), data({2, 1}, 1), data({2, 2}, 2)}, 1));
   checkKernel("argmax", data({4, 6, 3}).argmax(1));
+}
+
+TEST(CpuKernel, TransposedProductsRunInTheLibraryThatIsFasterForThem) {
+  // Note [Which library multiplies]: a single product with the left matrix
+  // transposed and every dimension at least 256 runs in OpenBLAS; a smaller
+  // one, or one of a batch, in oneDNN. Sizes are no multiple of any block.
+  checkKernel("weight gradient (OpenBLAS)", matmul(data({300, 260}).t(), data({300, 257}, 1)), -1,
+              "cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, 260, 257, 300,");
+  checkKernel("both transposed (OpenBLAS)", matmul(data({256, 270}).t(), data({258, 256}, 1).t()),
+              -1, "cblas_sgemm(CblasRowMajor, CblasTrans, CblasTrans, 270, 258, 256,");
+  checkKernel("k under 256 (oneDNN)", matmul(data({255, 300}).t(), data({255, 257}, 1)), -1,
+              "dnnl_sgemm('T', 'N', 300, 257, 255,");
+  checkKernel("a batch (oneDNN)",
+              matmul(data({2, 300, 260}).transpose(1, 2), data({2, 300, 257}, 1)), -1,
+              "dnnl_sgemm('T', 'N', 260, 257, 300,");
 }
 
 TEST(CpuKernel, LibraryGradients) {
