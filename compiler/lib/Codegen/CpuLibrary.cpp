@@ -40,6 +40,27 @@ bool openBlasMultiplies(bool single, bool transposeLhs, int64_t m, int64_t n, in
   return single && transposeLhs && std::min({m, n, k}) >= 256;
 }
 
+/// Note [Images per product]
+/// A convolution multiplies each image's column matrix [Cg*KH*KW, OH*OW]
+/// with the filters. Late in a ResNet the images are small (4x4 pixels: 16
+/// columns) and a product per image is a thin sgemm that writes the whole
+/// filter gradient ([512 x 4608] floats) once per image. So the images of a
+/// chunk share one column matrix, side by side, with at least
+/// `kColumnsPerProduct` columns where the batch allows: the chunk is the
+/// largest divisor of the batch up to ceil(kColumnsPerProduct / (OH*OW)), so
+/// every chunk is whole and the products' shapes are known when the kernel
+/// is written. Early layers (32x32 pixels: 1024 columns) keep one image per
+/// product, and the column matrix stays as large as the largest layer's.
+constexpr int64_t kColumnsPerProduct = 256;
+
+int64_t imagesPerProduct(int64_t batch, int64_t pixels) {
+  int64_t wanted = std::min(batch, (kColumnsPerProduct + pixels - 1) / pixels);
+  int64_t chunk = std::max<int64_t>(wanted, 1);
+  while (batch % chunk != 0)
+    --chunk;
+  return chunk;
+}
+
 /// One row-major C = alpha op(A) op(B) + beta C, by the library of Note
 /// [Which library multiplies]; the pointers and `beta` are C++ expressions.
 /// `single`: the product is not one of a batch run in parallel.
@@ -149,81 +170,117 @@ private:
       input = b.getInput(), filter = b.getResult(), output = b.getGradOutput();
     }
     ArrayRef<int64_t> in = shapeOf(input), w = shapeOf(filter), out = shapeOf(output);
-    // Convolution as matrix products (im2col): for each image and group, the
-    // patches of the input become the columns of a [Cg*KH*KW, OH*OW] matrix,
-    // and oneDNN's sgemm multiplies it with the group's filters. Backward
-    // input multiplies the transposed filters with the output gradient and
-    // adds the columns back into their patches (col2im, channel by channel);
-    // backward filter sums over the batch in order. Deterministic throughout.
+    // Convolution as matrix products (im2col): for a chunk of images and a
+    // group, the patches of the input become the columns of a [Cg*KH*KW,
+    // images*OH*OW] matrix, and one sgemm multiplies it with the group's
+    // filters. Backward input multiplies the transposed filters with the
+    // output gradient and adds the columns back into their patches (col2im,
+    // channel by channel); backward filter sums over the chunks in order.
+    // Deterministic throughout (Note [Images per product]).
     int64_t og = w[0] / groups, cg = w[1], k = w[1] * w[2] * w[3], p = out[2] * out[3];
-    int64_t inImage = in[1] * in[2] * in[3], outImage = out[1] * p;
-    std::string kind = isa<Conv2dOp>(op)                ? "forward"
-                       : isa<Conv2dBackwardInputOp>(op) ? "input"
-                                                        : "filter";
+    int64_t inImage = in[1] * in[2] * in[3], outImage = out[1] * p, plane = in[2] * in[3];
+    bool forward = isa<Conv2dOp>(op), backwardInput = isa<Conv2dBackwardInputOp>(op);
     os << "  for (int64_t i = 0; i < " << ShapedType::getNumElements(shapeOf(op->getResult(0)))
        << "; ++i) out0[i] = 0;\n";
     if (k == 0 || p == 0 || og == 0 || in[0] == 0)
       return success();
-    scratch.push_back(k * p * 4);
-    os << "  float *col = static_cast<float *>(outputs[1]);\n"
-       << "  // (c, ky, kx) of row r of the column matrix; input pixel of (r, oy, ox).\n"
-       << "  auto pixel = [](int64_t r, int64_t q, int64_t &iy, int64_t &ix, int64_t &c) {\n"
-       << "    int64_t kx = r % " << w[3] << ", ky = (r / " << w[3] << ") % " << w[2] << ";\n"
-       << "    c = r / " << w[2] * w[3] << ";\n"
-       << "    iy = (q / " << out[3] << ") * " << stride[0] << " - " << padding[0] << " + ky * "
-       << dilation[0] << ";\n"
-       << "    ix = (q % " << out[3] << ") * " << stride[1] << " - " << padding[1] << " + kx * "
-       << dilation[1] << ";\n"
-       << "    return iy >= 0 && iy < " << in[2] << " && ix >= 0 && ix < " << in[3] << ";\n"
-       << "  };\n"
-       << "  for (int64_t b = 0; b < " << in[0] << "; ++b)\n"
+    int64_t chunk = imagesPerProduct(in[0], p), n = chunk * p;
+    scratch.push_back(k * n * 4);
+    os << "  float *col = static_cast<float *>(outputs[1]);\n";
+    if (chunk > 1) {
+      scratch.push_back(og * n * 4);
+      os << "  float *aux = static_cast<float *>(outputs[2]);\n";
+    }
+    os << "  for (int64_t b0 = 0; b0 < " << in[0] << "; b0 += " << chunk << ")\n"
        << "  for (int64_t g = 0; g < " << groups << "; ++g) {\n";
-    std::string image =
-        "(b * " + std::to_string(inImage) + " + g * " + std::to_string(cg * in[2] * in[3]) + ")";
-    std::string grad =
-        "(b * " + std::to_string(outImage) + " + g * " + std::to_string(og * p) + ")";
-    std::string filters = "(g * " + std::to_string(og * k) + ")";
-    // The column matrix of image b, group g (forward and backward filter).
-    std::string im2col = "    #pragma omp parallel for\n"
-                         "    for (int64_t r = 0; r < " +
-                         std::to_string(k) +
-                         "; ++r)\n"
-                         "      for (int64_t q = 0; q < " +
-                         std::to_string(p) +
-                         "; ++q) {\n"
-                         "        int64_t iy, ix, c;\n"
-                         "        col[r * " +
-                         std::to_string(p) +
-                         " + q] = pixel(r, q, iy, ix, c) ? "
-                         "in0[" +
-                         image + " + (c * " + std::to_string(in[2]) + " + iy) * " +
-                         std::to_string(in[3]) + " + ix] : 0.0f;\n      }\n";
-    if (kind == "forward") {
-      os << im2col << "    "
-         << sgemm(true, false, false, og, p, k, "in1 + " + filters, k, "col", p, "0.0f",
-                  "out0 + " + grad, p)
+    // The output (gradient) of the chunk's images as one [og, n] matrix: in
+    // place for one image, else gathered into `aux` (or scattered from it).
+    std::string outputs = std::string(forward ? "out0" : backwardInput ? "in0" : "in1");
+    std::string matrix = chunk == 1 ? outputs + " + b0 * " + std::to_string(outImage) + " + g * " +
+                                          std::to_string(og * p)
+                                    : "aux";
+    auto copyOutputs = [&](bool gather) {
+      std::string element = outputs + "[(b0 + j) * " + std::to_string(outImage) + " + (g * " +
+                            std::to_string(og) + " + o) * " + std::to_string(p) + " + q]";
+      std::string packed = "aux[o * " + std::to_string(n) + " + j * " + std::to_string(p) + " + q]";
+      os << "    #pragma omp parallel for\n"
+         << "    for (int64_t o = 0; o < " << og << "; ++o)\n"
+         << "      for (int64_t j = 0; j < " << chunk << "; ++j)\n"
+         << "        for (int64_t q = 0; q < " << p << "; ++q)\n"
+         << "          " << (gather ? packed + " = " + element : element + " = " + packed) << ";\n";
+    };
+    // Row r = (c, ky, kx) of the column matrix, column j * p + oy * OW + ox:
+    // the input pixel (iy, ix) of image b0 + j, or 0 in the padding; iy:
+    auto inputRow = [&](const std::string &indent) {
+      os << indent << "const int64_t iy = oy * " << stride[0] << " - " << padding[0] << " + ky * "
+         << dilation[0] << ";\n";
+    };
+    if (!backwardInput) {
+      os << "    #pragma omp parallel for\n"
+         << "    for (int64_t r = 0; r < " << k << "; ++r) {\n"
+         << "      const int64_t kx = r % " << w[3] << ", ky = r / " << w[3] << " % " << w[2]
+         << ", c = r / " << w[2] * w[3] << ";\n"
+         << "      for (int64_t j = 0; j < " << chunk << "; ++j) {\n"
+         << "        const float *image = in0 + (b0 + j) * " << inImage << " + (g * " << cg
+         << " + c) * " << plane << ";\n"
+         << "        float *row = col + r * " << n << " + j * " << p << ";\n"
+         << "        for (int64_t oy = 0; oy < " << out[2] << "; ++oy) {\n";
+      inputRow("          ");
+      os << "          float *to = row + oy * " << out[3] << ";\n"
+         << "          if (iy < 0 || iy >= " << in[2] << ") {\n"
+         << "            for (int64_t ox = 0; ox < " << out[3] << "; ++ox) to[ox] = 0.0f;\n"
+         << "            continue;\n"
+         << "          }\n"
+         << "          const float *from = image + iy * " << in[3] << ";\n"
+         << "          for (int64_t ox = 0; ox < " << out[3] << "; ++ox) {\n"
+         << "            const int64_t ix = ox * " << stride[1] << " - " << padding[1] << " + kx * "
+         << dilation[1] << ";\n"
+         << "            to[ox] = ix >= 0 && ix < " << in[3] << " ? from[ix] : 0.0f;\n"
+         << "          }\n"
+         << "        }\n"
+         << "      }\n"
+         << "    }\n";
+    }
+    std::string filters = "in1 + g * " + std::to_string(og * k);
+    if (forward) {
+      os << "    " << sgemm(true, false, false, og, n, k, filters, k, "col", n, "0.0f", matrix, n)
          << ";\n";
-    } else if (kind == "input") {
+      if (chunk > 1)
+        copyOutputs(/*gather=*/false);
+    } else if (backwardInput) {
       // in0: the output gradient, in1: the filters; out0: the input gradient.
-      os << "    "
-         << sgemm(true, true, false, k, p, og, "in1 + " + filters, k, "in0 + " + grad, p, "0.0f",
-                  "col", p)
+      if (chunk > 1)
+        copyOutputs(/*gather=*/true);
+      os << "    " << sgemm(true, true, false, k, n, og, filters, k, matrix, n, "0.0f", "col", n)
          << ";\n"
          << "    #pragma omp parallel for\n"
-         << "    for (int64_t c0 = 0; c0 < " << cg << "; ++c0)\n"
-         << "      for (int64_t r = c0 * " << w[2] * w[3] << "; r < (c0 + 1) * " << w[2] * w[3]
-         << "; ++r)\n"
-         << "        for (int64_t q = 0; q < " << p << "; ++q) {\n"
-         << "          int64_t iy, ix, c;\n"
-         << "          if (pixel(r, q, iy, ix, c))\n"
-         << "            out0[" << image << " + (c * " << in[2] << " + iy) * " << in[3]
-         << " + ix] += col[r * " << p << " + q];\n"
-         << "        }\n";
+         << "    for (int64_t c = 0; c < " << cg << "; ++c)\n"
+         << "      for (int64_t j = 0; j < " << chunk << "; ++j) {\n"
+         << "        float *image = out0 + (b0 + j) * " << inImage << " + (g * " << cg << " + c) * "
+         << plane << ";\n"
+         << "        for (int64_t ky = 0; ky < " << w[2] << "; ++ky)\n"
+         << "        for (int64_t kx = 0; kx < " << w[3] << "; ++kx) {\n"
+         << "          const float *row = col + ((c * " << w[2] << " + ky) * " << w[3]
+         << " + kx) * " << n << " + j * " << p << ";\n"
+         << "          for (int64_t oy = 0; oy < " << out[2] << "; ++oy) {\n";
+      inputRow("            ");
+      os << "            if (iy < 0 || iy >= " << in[2] << ") continue;\n"
+         << "            for (int64_t ox = 0; ox < " << out[3] << "; ++ox) {\n"
+         << "              const int64_t ix = ox * " << stride[1] << " - " << padding[1]
+         << " + kx * " << dilation[1] << ";\n"
+         << "              if (ix >= 0 && ix < " << in[3] << ") image[iy * " << in[3]
+         << " + ix] += row[oy * " << out[3] << " + ox];\n"
+         << "            }\n"
+         << "          }\n"
+         << "        }\n"
+         << "      }\n";
     } else {
       // in0: the input, in1: the output gradient; out0: the filter gradient.
-      os << im2col << "    "
-         << sgemm(true, false, true, og, k, p, "in1 + " + grad, p, "col", p, "b == 0 ? 0.0f : 1.0f",
-                  "out0 + " + filters, k)
+      if (chunk > 1)
+        copyOutputs(/*gather=*/true);
+      os << "    "
+         << sgemm(true, false, true, og, k, n, matrix, n, "col", n, "b0 == 0 ? 0.0f : 1.0f",
+                  "out0 + g * " + std::to_string(og * k), k)
          << ";\n";
     }
     os << "  }\n";

@@ -77,8 +77,9 @@ void checkKernels(const std::string &what, const std::vector<Tensor> &results, i
         ++found;
     EXPECT_EQ(found, loops) << *source;
   }
-  if (!calls.empty())
+  if (!calls.empty()) {
     EXPECT_NE(source->find(calls), std::string::npos) << "no " << calls << " in\n" << *source;
+  }
   codegen::CompiledLibrary library;
   std::string error;
   ASSERT_TRUE(codegen::compileHostLibrary(*source, library, error)) << error << "\n" << *source;
@@ -337,6 +338,21 @@ TEST(CpuKernel, LibraryGradients) {
               gradOf(batch, [&](const Tensor &x) { return conv(x, grouped); }));
   checkKernel("conv2d grouped backward filter",
               gradOf(grouped, [&](const Tensor &w) { return conv(batch, w); }));
+  // Note [Images per product]: 100 pixels want 3 images per product; a batch
+  // of 5 takes them one at a time, a batch of 6 three at a time.
+  Tensor taps = data({6, 2, 3, 3}, 5);
+  auto same = [](const Tensor &x, const Tensor &w) {
+    return F::conv2d(x, w, Tensor(), {1, 1}, {1, 1}, {1, 1}, 2);
+  };
+  for (int64_t images : {5, 6}) {
+    std::string chunk = images == 5 ? "b0 += 1)" : "b0 += 3)", batch = std::to_string(images);
+    Tensor x = data({images, 4, 10, 10}, 6);
+    checkKernel("conv2d, batch " + batch, same(x, taps), -1, chunk);
+    checkKernel("conv2d backward input, batch " + batch,
+                gradOf(x, [&](const Tensor &in) { return same(in, taps); }), -1, chunk);
+    checkKernel("conv2d backward filter, batch " + batch,
+                gradOf(taps, [&](const Tensor &w) { return same(x, w); }), -1, chunk);
+  }
   checkKernel("max_pool2d backward", gradOf(data({1, 2, 5, 5}), [](const Tensor &x) {
                 return F::max_pool2d(x, {2, 2}, {1, 1});
               }));
