@@ -209,18 +209,32 @@ private:
          << "        for (int64_t q = 0; q < " << p << "; ++q)\n"
          << "          " << (gather ? packed + " = " + element : element + " = " + packed) << ";\n";
     };
-    // Row r = (c, ky, kx) of the column matrix, column j * p + oy * OW + ox:
-    // the input pixel (iy, ix) of image b0 + j, or 0 in the padding; iy:
+    // Row r = (c, ky, kx) of the column matrix, column j * p + oy * OW + ox,
+    // holds the input pixel (iy, ix) = (oy * sy - py + ky * dy, ox * sx + off)
+    // of image b0 + j, or 0 in the padding, where off = kx * dx - px. The
+    // columns ox in [lo, hi) are the ones inside the image: the loops over
+    // them have no test, and vectorise.
+    int64_t sy = stride[0], sx = stride[1];
+    auto columns = [&](const std::string &indent) {
+      os << indent << "const int64_t off = kx * " << dilation[1] << " - " << padding[1] << ";\n"
+         << indent << "int64_t lo = off >= 0 ? 0 : (" << sx - 1 << " - off) / " << sx << ";\n"
+         << indent << "if (lo > " << out[3] << ") lo = " << out[3] << ";\n"
+         << indent << "int64_t hi = " << in[3] << " - off <= 0 ? 0 : (" << in[3] + sx - 1
+         << " - off) / " << sx << ";\n"
+         << indent << "if (hi > " << out[3] << ") hi = " << out[3] << ";\n"
+         << indent << "if (hi < lo) hi = lo;\n";
+    };
     auto inputRow = [&](const std::string &indent) {
-      os << indent << "const int64_t iy = oy * " << stride[0] << " - " << padding[0] << " + ky * "
+      os << indent << "const int64_t iy = oy * " << sy << " - " << padding[0] << " + ky * "
          << dilation[0] << ";\n";
     };
     if (!backwardInput) {
       os << "    #pragma omp parallel for\n"
          << "    for (int64_t r = 0; r < " << k << "; ++r) {\n"
          << "      const int64_t kx = r % " << w[3] << ", ky = r / " << w[3] << " % " << w[2]
-         << ", c = r / " << w[2] * w[3] << ";\n"
-         << "      for (int64_t j = 0; j < " << chunk << "; ++j) {\n"
+         << ", c = r / " << w[2] * w[3] << ";\n";
+      columns("      ");
+      os << "      for (int64_t j = 0; j < " << chunk << "; ++j) {\n"
          << "        const float *image = in0 + (b0 + j) * " << inImage << " + (g * " << cg
          << " + c) * " << plane << ";\n"
          << "        float *row = col + r * " << n << " + j * " << p << ";\n"
@@ -232,11 +246,10 @@ private:
          << "            continue;\n"
          << "          }\n"
          << "          const float *from = image + iy * " << in[3] << ";\n"
-         << "          for (int64_t ox = 0; ox < " << out[3] << "; ++ox) {\n"
-         << "            const int64_t ix = ox * " << stride[1] << " - " << padding[1] << " + kx * "
-         << dilation[1] << ";\n"
-         << "            to[ox] = ix >= 0 && ix < " << in[3] << " ? from[ix] : 0.0f;\n"
-         << "          }\n"
+         << "          for (int64_t ox = 0; ox < lo; ++ox) to[ox] = 0.0f;\n"
+         << "          for (int64_t ox = lo; ox < hi; ++ox) to[ox] = from[ox * " << sx
+         << " + off];\n"
+         << "          for (int64_t ox = hi; ox < " << out[3] << "; ++ox) to[ox] = 0.0f;\n"
          << "        }\n"
          << "      }\n"
          << "    }\n";
@@ -259,18 +272,17 @@ private:
          << "        float *image = out0 + (b0 + j) * " << inImage << " + (g * " << cg << " + c) * "
          << plane << ";\n"
          << "        for (int64_t ky = 0; ky < " << w[2] << "; ++ky)\n"
-         << "        for (int64_t kx = 0; kx < " << w[3] << "; ++kx) {\n"
-         << "          const float *row = col + ((c * " << w[2] << " + ky) * " << w[3]
+         << "        for (int64_t kx = 0; kx < " << w[3] << "; ++kx) {\n";
+      columns("          ");
+      os << "          const float *row = col + ((c * " << w[2] << " + ky) * " << w[3]
          << " + kx) * " << n << " + j * " << p << ";\n"
          << "          for (int64_t oy = 0; oy < " << out[2] << "; ++oy) {\n";
       inputRow("            ");
       os << "            if (iy < 0 || iy >= " << in[2] << ") continue;\n"
-         << "            for (int64_t ox = 0; ox < " << out[3] << "; ++ox) {\n"
-         << "              const int64_t ix = ox * " << stride[1] << " - " << padding[1]
-         << " + kx * " << dilation[1] << ";\n"
-         << "              if (ix >= 0 && ix < " << in[3] << ") image[iy * " << in[3]
-         << " + ix] += row[oy * " << out[3] << " + ox];\n"
-         << "            }\n"
+         << "            float *to = image + iy * " << in[3] << ";\n"
+         << "            const float *from = row + oy * " << out[3] << ";\n"
+         << "            for (int64_t ox = lo; ox < hi; ++ox) to[ox * " << sx
+         << " + off] += from[ox];\n"
          << "          }\n"
          << "        }\n"
          << "      }\n";

@@ -290,6 +290,10 @@ TEST(CpuKernel, LibraryOps) {
   checkKernel("matmul weight gradient", matmul(data({40, 37}).t(), data({40, 5}, 1)));
   checkKernel("conv2d grouped, strided", F::conv2d(data({2, 4, 7, 6}), data({6, 2, 3, 2}, 1),
                                                    Tensor(), {2, 1}, {1, 1}, {1, 2}, 2));
+  // Padding wider than the image reaches: the first tap's columns all lie in
+  // it (no column of the image is read twice or outside it).
+  checkKernel("conv2d padded past the image", F::conv2d(data({1, 1, 3, 3}), data({1, 1, 1, 2}, 1),
+                                                        Tensor(), {1, 1}, {0, 5}, {1, 12}));
   checkKernel("max_pool2d", F::max_pool2d(data({2, 3, 7, 7}), {3, 3}, {2, 2}, {1, 1}));
   checkKernel("avg_pool2d", F::avg_pool2d(data({1, 2, 6, 6}), {2, 3}, {2, 1}, {1, 1}));
   Tensor ids = from_vector<int64_t>({3, 0, 3, 1, 2, 2}, {2, 3});
@@ -338,6 +342,14 @@ TEST(CpuKernel, LibraryGradients) {
               gradOf(batch, [&](const Tensor &x) { return conv(x, grouped); }));
   checkKernel("conv2d grouped backward filter",
               gradOf(grouped, [&](const Tensor &w) { return conv(batch, w); }));
+  Tensor wide = data({1, 1, 1, 2}, 1), small = data({1, 1, 3, 3});
+  auto padded = [](const Tensor &x, const Tensor &w) {
+    return F::conv2d(x, w, Tensor(), {1, 1}, {0, 5}, {1, 12});
+  };
+  checkKernel("conv2d padded past the image backward input",
+              gradOf(small, [&](const Tensor &x) { return padded(x, wide); }));
+  checkKernel("conv2d padded past the image backward filter",
+              gradOf(wide, [&](const Tensor &w) { return padded(small, w); }));
   // Note [Images per product]: 100 pixels want 3 images per product; a batch
   // of 5 takes them one at a time, a batch of 6 three at a time.
   Tensor taps = data({6, 2, 3, 3}, 5);
