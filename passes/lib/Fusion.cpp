@@ -342,35 +342,45 @@ private:
   llvm::DenseMap<std::pair<Operation *, int>, Operation *> clones_;
 };
 
-/// Note [Scalars are copied, not shared] in FusionPolicy.h: the readers
-/// `copiedFor` names, but one when all readers are, get a copy of the value,
-/// placed just before them. Walking the block backwards reaches a copied
-/// op's operands after their new readers, so a whole scalar chain is copied.
+/// Note [Scalars are copied, not shared] in FusionPolicy.h: each reader that
+/// `takesScalarCopies` gets its own copy of the scalar ops it reaches through
+/// scalar ops only, each op copied once per reader however many paths lead
+/// to it, placed just before the reader. Originals no reader needs any more
+/// are erased.
 void copyScalarsPerReader(Block &block) {
-  SmallVector<Operation *> ops;
+  using sinter::fusion::isCopiedScalar;
+  SmallVector<Operation *> readers;
   for (Operation &op : block)
-    ops.push_back(&op);
+    if (sinter::fusion::takesScalarCopies(&op) && !isCopiedScalar(&op))
+      readers.push_back(&op);
   OpBuilder builder(block.getParent()->getContext());
-  for (Operation *op : llvm::reverse(ops)) {
-    if (op->getNumResults() != 1)
-      continue;
-    Value value = op->getResult(0);
-    llvm::SetVector<Operation *> readers;
-    bool keepsOriginal = false;
-    for (Operation *user : value.getUsers()) {
-      if (sinter::fusion::copiedFor(op, user))
-        readers.insert(user);
-      else
-        keepsOriginal = true;
+  llvm::SetVector<Operation *> copied;
+  for (Operation *reader : readers) {
+    llvm::SetVector<Operation *> scalars;
+    SmallVector<Value> work(reader->getOperands());
+    while (!work.empty()) {
+      Operation *op = work.pop_back_val().getDefiningOp();
+      if (op && isCopiedScalar(op) && scalars.insert(op))
+        work.append(op->operand_begin(), op->operand_end());
     }
-    if (readers.empty())
+    if (scalars.empty())
       continue;
-    for (Operation *reader : llvm::drop_begin(readers.getArrayRef(), keepsOriginal ? 0 : 1)) {
-      builder.setInsertionPoint(reader);
-      Value copy = builder.clone(*op)->getResult(0);
-      value.replaceUsesWithIf(copy, [&](OpOperand &use) { return use.getOwner() == reader; });
-    }
+    SmallVector<Operation *> ordered(scalars.begin(), scalars.end());
+    llvm::sort(ordered, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+    IRMapping copies;
+    builder.setInsertionPoint(reader);
+    for (Operation *op : ordered)
+      builder.clone(*op, copies);
+    for (OpOperand &use : reader->getOpOperands())
+      if (Value copy = copies.lookupOrNull(use.get()))
+        use.set(copy);
+    copied.insert(ordered.begin(), ordered.end());
   }
+  SmallVector<Operation *> originals(copied.begin(), copied.end());
+  llvm::sort(originals, [](Operation *a, Operation *b) { return b->isBeforeInBlock(a); });
+  for (Operation *op : originals) // readers before what they read
+    if (op->use_empty())
+      op->erase();
 }
 
 /// Replaces the ops of `group` with one sinter.fusion.

@@ -136,22 +136,19 @@ FusionDecision canRecompute(Value value, ArrayRef<Operation *> cone, ArrayRef<Va
   return FusionDecision::allow();
 }
 
-bool copiedFor(Operation *op, Operation *reader) {
-  if (op->getNumResults() != 1 || isa<RandomOp>(op) || !canFuse(reader))
+bool isCopiedScalar(Operation *op) {
+  if (op->getNumResults() != 1 || isa<RandomOp>(op))
     return false;
   // A value of one element, or a broadcast or reshape of one.
-  Value scalar;
   if (roleOf(op) == Role::Elementwise)
-    scalar = op->getResult(0);
-  else if (isa<BroadcastInDimOp, ReshapeOp>(op))
-    scalar = op->getOperand(0);
-  if (!scalar || elementsOf(scalar) != 1)
-    return false;
-  // A reader of one element is a link of a scalar chain: copied for each
-  // large reader at the chain's end in turn.
-  return llvm::any_of(reader->getResults(), [](Value v) {
-    return elementsOf(v) >= kCopiedForElements || elementsOf(v) == 1;
-  });
+    return elementsOf(op->getResult(0)) == 1;
+  return isa<BroadcastInDimOp, ReshapeOp>(op) && elementsOf(op->getOperand(0)) == 1;
+}
+
+bool takesScalarCopies(Operation *reader) {
+  return canFuse(reader) && llvm::any_of(reader->getResults(), [](Value v) {
+           return elementsOf(v) >= kCopiedForElements;
+         });
 }
 
 } // namespace sinter::fusion

@@ -421,7 +421,13 @@ private:
   }
 
   /// `v` at the loop index: a local's name, or a function's call.
-  std::string read(Value v) { return call(v, "i", loopCols == lastDim(v) ? "c" : ""); }
+  std::string read(Value v) { return call(v, "i", countedColumn(v, loopCols)); }
+
+  /// `c` when the loop over `columns` columns counts `v`'s column too (its
+  /// last dim is as long), else empty: the column is computed from the index.
+  static std::string countedColumn(Value v, int64_t columns) {
+    return lastDim(v) == columns ? "c" : "";
+  }
 
   /// Note [The column beside the index]
   /// Every value's function takes its linear index `i` and the index's
@@ -462,8 +468,8 @@ private:
   }
 
   /// Declares `int64_t <prefix><d>` for every coordinate of linear index `i`
-  /// in `shape`.
-  /// (the last one is the column `c`, Note [The column beside the index]).
+  /// in `shape`, the last one being the column `c` (Note [The column beside
+  /// the index]).
   void coordinates(ArrayRef<int64_t> shape, StringRef prefix) {
     // Unsigned: indices are never negative, and division by a power of two
     // becomes a shift (and a loop of them can vectorise).
@@ -637,8 +643,8 @@ private:
       rowStack += rowBytes;
       os << "  alignas(64) " << t << " " << buffer << "[" << cols << "];\n"
          << "  #pragma omp simd\n  for (int64_t c = 0; c < " << cols << "; ++c)\n    " << buffer
-         << "[c] = "
-         << call(v, "r * " + std::to_string(cols) + " + c", lastDim(v) == cols ? "c" : "") << ";\n";
+         << "[c] = " << call(v, "r * " + std::to_string(cols) + " + c", countedColumn(v, cols))
+         << ";\n";
       names[v] = n + "_stored";
       os << "  auto " << names[v] << " = [&" << buffer << ", r](int64_t i, int64_t) -> " << t
          << " { return " << buffer << "[i - r * " << cols << "]; };\n";
@@ -650,7 +656,7 @@ private:
     else if (rowMode)
       os << "  #pragma omp simd\n  for (int64_t c = 0; c < " << cols
          << "; ++c) {\n    const int64_t i = r * " << cols << " + c;\n    " << buffer
-         << "[i] = " << call(v, "i", lastDim(v) == cols ? "c" : "") << ";\n  }\n";
+         << "[i] = " << call(v, "i", countedColumn(v, cols)) << ";\n  }\n";
     else
       os << elementwise(elements(v)) << "  for (int64_t i = 0; i < " << elements(v)
          << "; ++i)\n    " << buffer << "[i] = " << call(v, "i") << ";\n";
@@ -671,8 +677,9 @@ private:
     // index, an operand with the same last dim has the same column.
     auto arg = [&](unsigned k, const std::string &index = "i", const std::string &column = "") {
       Value v = op.getOperand(k);
-      bool same = index == "i" && (inLoop ? loopCols : lastDim(result)) == lastDim(v);
-      return call(v, index, !column.empty() ? column : same ? "c" : "");
+      if (column.empty() && index == "i")
+        return call(v, index, countedColumn(v, inLoop ? loopCols : lastDim(result)));
+      return call(v, index, column);
     };
     // The operand's column among coordinates `coords` of its shape.
     auto lastOf = [](ArrayRef<std::string> coords) {
@@ -712,7 +719,7 @@ private:
       std::string combine = isSum ? "acc += x;" : "if (x > acc || x != x) acc = x;";
       std::string index = "r * " + std::to_string(colCount) + " + c";
       // The operand's column when a row is its last dim.
-      std::string column = lastDim(op.getOperand(0)) == colCount ? "c" : "";
+      std::string column = countedColumn(op.getOperand(0), colCount);
       os << "{\n    int64_t c = 0;\n    " << t << " acc = " << init << ";\n";
       if (colCount >= 4 * kLanes) {
         // A float maximum keeps a NaN seen in each lane apart (a select and

@@ -25,14 +25,19 @@ using namespace sinter;
 namespace F = nn::functional;
 
 /// Compiles and runs the step computing `outputs` (all f32), and compares
-/// each with the reference executor.
-void checkCompiledStep(const std::string &what, const std::vector<Tensor> &outputs) {
+/// each with the reference executor; `maxLaunches`, when given, bounds the
+/// program's launches.
+void checkCompiledStep(const std::string &what, const std::vector<Tensor> &outputs,
+                       int64_t maxLaunches = -1) {
   std::vector<lazy::NodePtr> nodes;
   for (const Tensor &t : outputs)
     nodes.push_back(lazy::node_of(t));
   compiler::CpuStep step;
   std::string error;
   ASSERT_TRUE(compiler::compileStepForCpu(nodes, step, error)) << error;
+  if (maxLaunches >= 0) {
+    EXPECT_LE(static_cast<int64_t>(step.program.launches.size()), maxLaunches);
+  }
   auto executable = runtime::CpuExecutable::load(step.program);
   ASSERT_TRUE(executable.ok()) << executable.status();
 
@@ -200,6 +205,20 @@ TEST(CompiledStep, DropoutDrawsNewMasksEveryStepFromOneProgram) {
 } // namespace
 
 namespace {
+
+TEST(CompiledStep, ADeepScalarChainIsCopiedOncePerLargeReader) {
+  // Note [Scalars are copied, not shared]: each level reads the one before
+  // twice (2^40 paths lead to the first), and each of the two large readers
+  // gets one copy of every level: two kernels.
+  Tensor s = from_vector<float>({0.5f}, {1});
+  for (int level = 0; level < 40; ++level)
+    s = exp(s * -1.0) * 0.5 + s * 0.5;
+  std::vector<float> values(1 << 16);
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = std::sin(0.37f * static_cast<float>(i));
+  Tensor a = from_vector(values, {256, 256}), b = from_vector(values, {1 << 16});
+  checkCompiledStep("a deep scalar chain", {a * s, b - s}, 2);
+}
 
 TEST(CompiledStep, ReadingAPendingTensorRunsItCompiled) {
   compiler::install();

@@ -105,11 +105,16 @@ FusionDecision canRecompute(mlir::Value value, llvm::ArrayRef<mlir::Operation *>
 /// independent as the computation, and the scheduler can update each
 /// parameter as soon as its gradient is complete. Only readers of at least
 /// `kCopiedForElements` elements get copies: small updates (biases, norms'
-/// weights) gain nothing from their own kernels and still share one.
-/// `copiedFor` says whether `reader` gets a copy of `op` (random numbers
-/// never do: a copy is a second draw in the program's text).
+/// weights) gain nothing from their own kernels and still share one. A
+/// reader gets one copy of every scalar op it reaches through scalar ops
+/// (the whole chain of bias corrections), however many paths lead to it, so
+/// the copies grow with readers times chain length, never with paths.
+/// `isCopiedScalar` says whether `op` is such a value (random numbers never
+/// are: a copy is a second draw in the program's text); `takesScalarCopies`
+/// whether `reader` gets its own.
 inline constexpr int64_t kCopiedForElements = 1 << 16;
-bool copiedFor(mlir::Operation *op, mlir::Operation *reader);
+bool isCopiedScalar(mlir::Operation *op);
+bool takesScalarCopies(mlir::Operation *reader);
 
 } // namespace sinter::fusion
 
