@@ -29,13 +29,16 @@ std::string elementType(Value v) { return cppElementType(v.getType()); }
 /// at 122-158. Measured on two threads, single products, row-major, 'T','N'
 /// (m x n x k: oneDNN / OpenBLAS GFLOP/s): 1024x256x1024 61 / 122,
 /// 256x1024x1024 68 / 141, 4096x256x1024 58 / 100, 1024x256x256 90 / 160,
-/// 256x256x1024 85 / 126, 256x256x256 158 / 154; convolutions' input
-/// gradients, with a small n or k, favour oneDNN: 576x1024x64 167 / 129,
-/// 4608x16x512 143 / 88. Untransposed products and batches of small
-/// matrices are as fast or faster in oneDNN (within 15%), so OpenBLAS takes
-/// exactly the single products with a transposed left matrix whose three
-/// dimensions are all at least 256; oneDNN the rest. OpenBLAS is its OpenMP
-/// build, so both libraries run on the kernels' OpenMP threads.
+/// 256x256x1024 85 / 126, 256x256x256 158 / 154. Convolutions' input
+/// gradients (Wᵀ times the output gradient) with a small n or k favour
+/// oneDNN: 576x1024x64 167 / 129, 4608x16x512 143 / 88; with 256 columns
+/// (Note [Images per product]) and 256 output channels they are about even:
+/// 1152x256x256 81-83 / 93-97, 2304x256x256 74-98 / 87-89, 4608x256x512
+/// 84 / 105. Untransposed products and batches of small matrices are as fast
+/// or faster in oneDNN (within 15%), so OpenBLAS takes exactly the single
+/// products with a transposed left matrix whose three dimensions are all at
+/// least 256; oneDNN the rest. OpenBLAS is its OpenMP build, so both
+/// libraries run on the kernels' OpenMP threads.
 bool openBlasMultiplies(bool single, bool transposeLhs, int64_t m, int64_t n, int64_t k) {
   return single && transposeLhs && std::min({m, n, k}) >= 256;
 }
@@ -49,8 +52,10 @@ bool openBlasMultiplies(bool single, bool transposeLhs, int64_t m, int64_t n, in
 /// `kColumnsPerProduct` columns where the batch allows: the chunk is the
 /// largest divisor of the batch up to ceil(kColumnsPerProduct / (OH*OW)), so
 /// every chunk is whole and the products' shapes are known when the kernel
-/// is written. Early layers (32x32 pixels: 1024 columns) keep one image per
-/// product, and the column matrix stays as large as the largest layer's.
+/// is written (a prime batch larger than that bound still multiplies image
+/// by image: a batch of 8 or 16 is what this is tuned for). Early layers (32x32 pixels: 1024
+/// columns) keep one image per product, and the column matrix stays as large as the largest
+/// layer's.
 constexpr int64_t kColumnsPerProduct = 256;
 
 int64_t imagesPerProduct(int64_t batch, int64_t pixels) {

@@ -294,6 +294,10 @@ TEST(CpuKernel, LibraryOps) {
   // it (no column of the image is read twice or outside it).
   checkKernel("conv2d padded past the image", F::conv2d(data({1, 1, 3, 3}), data({1, 1, 1, 2}, 1),
                                                         Tensor(), {1, 1}, {0, 5}, {1, 12}));
+  // Taps partly in the padding, partly in the image, at a column stride of 2.
+  checkKernel(
+      "conv2d strided, dilated, padded",
+      F::conv2d(data({1, 1, 5, 7}), data({1, 1, 1, 3}, 1), Tensor(), {1, 2}, {0, 3}, {1, 2}));
   checkKernel("max_pool2d", F::max_pool2d(data({2, 3, 7, 7}), {3, 3}, {2, 2}, {1, 1}));
   checkKernel("avg_pool2d", F::avg_pool2d(data({1, 2, 6, 6}), {2, 3}, {2, 1}, {1, 1}));
   Tensor ids = from_vector<int64_t>({3, 0, 3, 1, 2, 2}, {2, 3});
@@ -350,6 +354,16 @@ TEST(CpuKernel, LibraryGradients) {
               gradOf(small, [&](const Tensor &x) { return padded(x, wide); }));
   checkKernel("conv2d padded past the image backward filter",
               gradOf(wide, [&](const Tensor &w) { return padded(small, w); }));
+  // 16 images of 4x4 pixels share one product of 256 columns, and the input
+  // gradient's (288 x 256 by 256 output channels, left matrix transposed) runs
+  // in OpenBLAS (Note [Which library multiplies]).
+  Tensor deep = data({256, 32, 3, 3}, 7), tiles = data({16, 32, 4, 4}, 8);
+  checkKernel("conv2d backward input (OpenBLAS)",
+              gradOf(tiles,
+                     [&](const Tensor &x) {
+                       return F::conv2d(x, deep, Tensor(), {1, 1}, {1, 1});
+                     }),
+              -1, "cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, 288, 256, 256,");
   // Note [Images per product]: 100 pixels want 3 images per product; a batch
   // of 5 takes them one at a time, a batch of 6 three at a time.
   Tensor taps = data({6, 2, 3, 3}, 5);
