@@ -319,3 +319,50 @@ func.func @contiguous_slices_are_views(%w: tensor<6x4xf32>) -> (tensor<2x4xf32>,
   }
   return %r, %s#2 : tensor<2x4xf32>, tensor<2x4xf32>
 }
+
+// -----
+
+// The gradients of three slices that tile a tensor, each a concat of zeros
+// around its part, summed: one concat of the three parts.
+// CHECK-LABEL: func.func @sum_of_unslices
+// CHECK-SAME: (%[[A:.*]]: tensor<4x2xf32>, %[[B:.*]]: tensor<4x3xf32>, %[[C:.*]]: tensor<4x1xf32>)
+// CHECK-NEXT: %[[R:.*]] = sinter.concat(%[[A]], %[[B]], %[[C]]), dim = 1
+// CHECK-NEXT: return %[[R]]
+func.func @sum_of_unslices(%a: tensor<4x2xf32>, %b: tensor<4x3xf32>, %c: tensor<4x1xf32>) -> tensor<4x6xf32> {
+  %z4 = sinter.constant dense<0.0> : tensor<4x4xf32>
+  %z2 = sinter.constant dense<0.0> : tensor<4x2xf32>
+  %z1 = sinter.constant dense<0.0> : tensor<4x1xf32>
+  %z5 = sinter.constant dense<0.0> : tensor<4x5xf32>
+  %ga = sinter.concat (%a, %z4), dim = 1 : tensor<4x2xf32>, tensor<4x4xf32>
+  %gb = sinter.concat (%z2, %b, %z1), dim = 1 : tensor<4x2xf32>, tensor<4x3xf32>, tensor<4x1xf32>
+  %gc = sinter.concat (%z5, %c), dim = 1 : tensor<4x5xf32>, tensor<4x1xf32>
+  %0 = sinter.add %ga, %gb : tensor<4x6xf32>
+  %1 = sinter.add %0, %gc : tensor<4x6xf32>
+  return %1 : tensor<4x6xf32>
+}
+
+// -----
+
+// A splat piece is cut where the other concat has a boundary; a boundary
+// inside a piece that is not a splat constant leaves the sum as it is.
+// CHECK-LABEL: func.func @sums_of_concats
+// CHECK-SAME: (%[[A:.*]]: tensor<1x4xf32>, %[[B:.*]]: tensor<1x4xf32>, %[[Y:.*]]: tensor<1x4xf32>, %[[W:.*]]: tensor<1x4xf32>, %[[X:.*]]: tensor<3x4xf32>, %[[V:.*]]: tensor<2x4xf32>)
+// CHECK: %[[ONES:.*]] = sinter.constant dense<1.000000e+00> : tensor<1x4xf32>
+// CHECK-DAG: %[[S0:.*]] = sinter.add %[[B]], %[[ONES]] : tensor<1x4xf32>
+// CHECK-DAG: %[[S1:.*]] = sinter.add %[[Y]], %[[ONES]] : tensor<1x4xf32>
+// CHECK-DAG: %[[S2:.*]] = sinter.add %[[A]], %[[W]] : tensor<1x4xf32>
+// CHECK-DAG: %[[SPLIT:.*]] = sinter.concat(%[[S0]], %[[S1]], %[[S2]]), dim = 0
+// CHECK-DAG: %[[R:.*]] = sinter.concat(%[[V]], %[[X]]), dim = 0
+// CHECK-DAG: %[[S:.*]] = sinter.concat(%[[X]], %[[V]]), dim = 0
+// CHECK-DAG: %[[KEPT:.*]] = sinter.add %[[R]], %[[S]] : tensor<5x4xf32>
+// CHECK: return %[[SPLIT]], %[[KEPT]]
+func.func @sums_of_concats(%a: tensor<1x4xf32>, %b: tensor<1x4xf32>, %y: tensor<1x4xf32>, %w: tensor<1x4xf32>, %x: tensor<3x4xf32>, %v: tensor<2x4xf32>) -> (tensor<3x4xf32>, tensor<5x4xf32>) {
+  %ones = sinter.constant dense<1.0> : tensor<2x4xf32>
+  %p = sinter.concat (%ones, %a), dim = 0 : tensor<2x4xf32>, tensor<1x4xf32>
+  %q = sinter.concat (%b, %y, %w), dim = 0 : tensor<1x4xf32>, tensor<1x4xf32>, tensor<1x4xf32>
+  %0 = sinter.add %p, %q : tensor<3x4xf32>
+  %r = sinter.concat (%v, %x), dim = 0 : tensor<2x4xf32>, tensor<3x4xf32>
+  %s = sinter.concat (%x, %v), dim = 0 : tensor<3x4xf32>, tensor<2x4xf32>
+  %1 = sinter.add %r, %s : tensor<5x4xf32>
+  return %0, %1 : tensor<3x4xf32>, tensor<5x4xf32>
+}

@@ -254,6 +254,71 @@ void MatmulOp::getCanonicalizationPatterns(RewritePatternSet &patterns, MLIRCont
   patterns.add<FoldTransposeIntoMatmul>(context);
 }
 
+namespace {
+/// add(concat(a...), concat(b...)) along one dim -> concat of the sums of
+/// their pieces, cut at the union of both concats' boundaries. The gradient
+/// of a slice is a concat of zeros around it, so the gradients of slices
+/// that tile a tensor (the query, key and value parts of one projection)
+/// summed become one concat of the parts once the adds of zeros fold away,
+/// instead of a tensor-sized concat per part and their sums. Only splat
+/// constants are cut: where a boundary falls inside another piece, the
+/// pattern does not apply.
+struct AddOfConcats : OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  static SmallVector<int64_t> boundaries(ConcatOp concat) {
+    SmallVector<int64_t> at = {0};
+    for (Value input : concat.getInputs())
+      at.push_back(at.back() + cast<ShapedType>(input.getType()).getDimSize(concat.getDim()));
+    return at;
+  }
+
+  LogicalResult matchAndRewrite(AddOp op, PatternRewriter &rewriter) const override {
+    auto lhs = op.getLhs().getDefiningOp<ConcatOp>();
+    auto rhs = op.getRhs().getDefiningOp<ConcatOp>();
+    if (!lhs || !rhs || lhs.getDim() != rhs.getDim())
+      return failure();
+    int64_t dim = lhs.getDim();
+    SmallVector<int64_t> cuts = boundaries(lhs), other = boundaries(rhs);
+    cuts.append(other.begin(), other.end());
+    llvm::sort(cuts);
+    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    // The piece of `concat` over [from, to): an input, or a part of a splat
+    // (made only when `make`); null where neither.
+    auto piece = [&](ConcatOp concat, int64_t from, int64_t to, bool make) -> Value {
+      SmallVector<int64_t> at = boundaries(concat);
+      size_t k = std::upper_bound(at.begin(), at.end(), from) - at.begin() - 1;
+      Value input = concat.getInputs()[k];
+      if (at[k] == from && at[k + 1] == to)
+        return input;
+      DenseElementsAttr splat;
+      if (!matchPattern(input, m_Constant(&splat)) || !splat.isSplat())
+        return {};
+      if (!make)
+        return input;
+      auto type = cast<RankedTensorType>(input.getType());
+      SmallVector<int64_t> shape(type.getShape());
+      shape[dim] = to - from;
+      return rewriter.create<ConstantOp>(op.getLoc(), splat.resizeSplat(type.clone(shape)));
+    };
+    for (size_t i = 0; i + 1 < cuts.size(); ++i)
+      if (!piece(lhs, cuts[i], cuts[i + 1], false) || !piece(rhs, cuts[i], cuts[i + 1], false))
+        return failure();
+    SmallVector<Value> sums;
+    for (size_t i = 0; i + 1 < cuts.size(); ++i) {
+      Value a = piece(lhs, cuts[i], cuts[i + 1], true), b = piece(rhs, cuts[i], cuts[i + 1], true);
+      sums.push_back(rewriter.create<AddOp>(op.getLoc(), a.getType(), a, b));
+    }
+    rewriter.replaceOpWithNewOp<ConcatOp>(op, op.getType(), sums, dim);
+    return success();
+  }
+};
+} // namespace
+
+void AddOp::getCanonicalizationPatterns(RewritePatternSet &patterns, MLIRContext *context) {
+  patterns.add<AddOfConcats>(context);
+}
+
 OpFoldResult SliceOp::fold(FoldAdaptor) {
   if (getOperand().getType() == getType())
     return getOperand();

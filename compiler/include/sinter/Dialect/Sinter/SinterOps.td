@@ -79,6 +79,9 @@ class Sinter_BinaryOp<string mnemonic, Type type, string math, list<Trait> trait
 
 def Sinter_AddOp : Sinter_BinaryOp<"add", Sinter_NumericTensor, "a + b", [Commutative]> {
   let hasFolder = 1;
+  // The sum of two concats along one dim is a concat of sums (gradients of
+  // slices that tile a tensor become one concat of the parts).
+  let hasCanonicalizer = 1;
 }
 def Sinter_SubOp : Sinter_BinaryOp<"sub", Sinter_NumericTensor, "a - b"> { let hasFolder = 1; }
 def Sinter_MulOp : Sinter_BinaryOp<"mul", Sinter_NumericTensor, "a * b", [Commutative]> {
