@@ -26,10 +26,12 @@ int64_t elementsOf(Value value) { return cast<ShapedType>(value.getType()).getNu
 /// Why a Library op is not fused ("" for ops that may be).
 std::string libraryReason(Operation *op) {
   return llvm::TypeSwitch<Operation *, std::string>(op)
-      .Case<MatmulOp>(
-          [](auto) { return "matmul is a library call (cuBLASLt on GPU, oneDNN on CPU)"; })
-      .Case<Conv2dOp, Conv2dBackwardInputOp, Conv2dBackwardFilterOp>(
-          [](auto) { return "convolutions are library calls (cuDNN on GPU, oneDNN on CPU)"; })
+      .Case<MatmulOp>([](auto) {
+        return "matmul is a library call (cuBLASLt on GPU, oneDNN or OpenBLAS on CPU)";
+      })
+      .Case<Conv2dOp, Conv2dBackwardInputOp, Conv2dBackwardFilterOp>([](auto) {
+        return "convolutions are library calls (cuDNN on GPU, im2col and sgemm on CPU)";
+      })
       .Case<Pool2dOp, Pool2dBackwardOp>([](auto) { return "pooling windows are not fused yet"; })
       .Case<GatherOp, ScatterAddOp>(
           [](auto) { return "data-dependent indexing (gather, scatter_add) is not fused yet"; })

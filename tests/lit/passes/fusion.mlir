@@ -35,7 +35,7 @@ func.func @softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // CHECK: sinter.yield
 // CHECK: return %[[F]]#0, %[[F]]#1, %[[F]]#0
 func.func @matmul_epilogue(%x: tensor<4x16xf32>, %w: tensor<16x8xf32>, %b: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xi1>, tensor<4x8xf32>) {
-  // expected-remark@+1 {{kept as its own op: matmul is a library call (cuBLASLt on GPU, oneDNN on CPU)}}
+  // expected-remark@+1 {{kept as its own op: matmul is a library call (cuBLASLt on GPU, oneDNN or OpenBLAS on CPU)}}
   %y = sinter.matmul %x, %w : tensor<4x16xf32>, tensor<16x8xf32>
   %bb = sinter.broadcast_in_dim %b, dims = [1] : tensor<8xf32> -> tensor<4x8xf32>
   %z = sinter.add %y, %bb : tensor<4x8xf32>
