@@ -53,9 +53,9 @@ bool openBlasMultiplies(bool single, bool transposeLhs, int64_t m, int64_t n, in
 /// largest divisor of the batch up to ceil(kColumnsPerProduct / (OH*OW)), so
 /// every chunk is whole and the products' shapes are known when the kernel
 /// is written (a prime batch larger than that bound still multiplies image
-/// by image: a batch of 8 or 16 is what this is tuned for). Early layers (32x32 pixels: 1024
-/// columns) keep one image per product, and the column matrix stays as large as the largest
-/// layer's.
+/// by image: batches of 8 or 16 are what this is tuned for). Early layers
+/// (32x32 pixels: 1024 columns) keep one image per product, and the column
+/// matrix stays as large as the largest layer's.
 constexpr int64_t kColumnsPerProduct = 256;
 
 int64_t imagesPerProduct(int64_t batch, int64_t pixels) {
@@ -200,12 +200,12 @@ private:
        << "  for (int64_t g = 0; g < " << groups << "; ++g) {\n";
     // The output (gradient) of the chunk's images as one [og, n] matrix: in
     // place for one image, else gathered into `aux` (or scattered from it).
-    std::string outputs = std::string(forward ? "out0" : backwardInput ? "in0" : "in1");
-    std::string matrix = chunk == 1 ? outputs + " + b0 * " + std::to_string(outImage) + " + g * " +
-                                          std::to_string(og * p)
+    std::string convOutput = forward ? "out0" : backwardInput ? "in0" : "in1";
+    std::string matrix = chunk == 1 ? convOutput + " + b0 * " + std::to_string(outImage) +
+                                          " + g * " + std::to_string(og * p)
                                     : "aux";
     auto copyOutputs = [&](bool gather) {
-      std::string element = outputs + "[(b0 + j) * " + std::to_string(outImage) + " + (g * " +
+      std::string element = convOutput + "[(b0 + j) * " + std::to_string(outImage) + " + (g * " +
                             std::to_string(og) + " + o) * " + std::to_string(p) + " + q]";
       std::string packed = "aux[o * " + std::to_string(n) + " + j * " + std::to_string(p) + " + q]";
       os << "    #pragma omp parallel for\n"
