@@ -94,10 +94,8 @@ public:
     for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
       std::string t = cppElementType(arg.getType()), n = "a" + std::to_string(i);
       os << "  const " << t << " *in" << i << " = static_cast<const " << t << " *>(inputs[" << i
-         << "]);\n"
-         << "  auto " << n << " = [in" << i << "](int64_t i, int64_t) -> " << t << " { return in"
-         << i << "[i]; };\n";
-      names[arg] = n;
+         << "]);\n";
+      nameBuffer(arg, n, "in" + std::to_string(i), t);
     }
     auto yield = cast<YieldOp>(body.getTerminator());
     pointwise(body, yield);
@@ -446,6 +444,15 @@ private:
     return names[v] + "(" + index + ", " + (column.empty() ? columnOf(v, index) : column) + ")";
   }
 
+  /// Names `v` `name`: a function reading `buffer`, of element type `t`, at
+  /// its index.
+  void nameBuffer(Value v, const std::string &name, const std::string &buffer,
+                  const std::string &t) {
+    os << "  auto " << name << " = [" << buffer << "](int64_t i, int64_t) -> " << t << " { return "
+       << buffer << "[i]; };\n";
+    names[v] = name;
+  }
+
   /// The last dim of `v`'s shape (1 for a scalar).
   static int64_t lastDim(Value v) {
     ArrayRef<int64_t> shape = cast<ShapedType>(v.getType()).getShape();
@@ -560,10 +567,8 @@ private:
                  lastDim(op.getOperand(0)) == columns ? "j0 + c" : "")
          << ";\n"
          << "        " << combine << "\n      }\n    }\n"
-         << "    for (int64_t c = 0; c < width; ++c) " << buffer << "[j0 + c] = acc[c];\n  }\n"
-         << "  auto " << n << " = [" << buffer << "](int64_t i, int64_t) -> " << t << " { return "
-         << buffer << "[i]; };\n";
-      names[result] = n;
+         << "    for (int64_t c = 0; c < width; ++c) " << buffer << "[j0 + c] = acc[c];\n  }\n";
+      nameBuffer(result, n, buffer, t);
       return success();
     }
     os << parallel(elements(result), elements(op.getOperand(0))) << "  for (int64_t j = 0; j < "
@@ -587,10 +592,8 @@ private:
       os << "      acc += x;\n";
     else
       os << "      if (x > acc || x != x) acc = x;\n";
-    os << "    }\n    " << buffer << "[j] = acc;\n  }\n"
-       << "  auto " << n << " = [" << buffer << "](int64_t i, int64_t) -> " << t << " { return "
-       << buffer << "[i]; };\n";
-    names[result] = n;
+    os << "    }\n    " << buffer << "[j] = acc;\n  }\n";
+    nameBuffer(result, n, buffer, t);
     return success();
   }
 
@@ -660,9 +663,7 @@ private:
     else
       os << elementwise(elements(v)) << "  for (int64_t i = 0; i < " << elements(v)
          << "; ++i)\n    " << buffer << "[i] = " << call(v, "i") << ";\n";
-    names[v] = n + "_stored";
-    os << "  auto " << names[v] << " = [" << buffer << "](int64_t i, int64_t) -> " << t
-       << " { return " << buffer << "[i]; };\n";
+    nameBuffer(v, n + "_stored", buffer, t);
     return success();
   }
 
@@ -753,10 +754,8 @@ private:
       os << "    for (; c < " << colCount << "; ++c) {\n"
          << "      " << t << " x = " << arg(0, index, column) << ";\n"
          << "      " << combine << "\n";
-      os << "    }\n    " << buffer << "[r] = acc;\n  }\n"
-         << "  auto " << n << " = [" << buffer << "](int64_t i, int64_t) -> " << t << " { return "
-         << buffer << "[i]; };\n";
-      names[result] = n;
+      os << "    }\n    " << buffer << "[r] = acc;\n  }\n";
+      nameBuffer(result, n, buffer, t);
       return success();
     }
     if (auto constant = dyn_cast<ConstantOp>(op)) {

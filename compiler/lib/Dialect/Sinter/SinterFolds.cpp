@@ -279,14 +279,15 @@ struct AddOfConcats : OpRewritePattern<AddOp> {
     if (!lhs || !rhs || lhs.getDim() != rhs.getDim())
       return failure();
     int64_t dim = lhs.getDim();
-    SmallVector<int64_t> cuts = boundaries(lhs), other = boundaries(rhs);
-    cuts.append(other.begin(), other.end());
+    SmallVector<int64_t> lhsAt = boundaries(lhs), rhsAt = boundaries(rhs);
+    SmallVector<int64_t> cuts(lhsAt);
+    cuts.append(rhsAt.begin(), rhsAt.end());
     llvm::sort(cuts);
     cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
     // The piece of `concat` over [from, to): an input, or a part of a splat
     // (made only when `make`); null where neither.
-    auto piece = [&](ConcatOp concat, int64_t from, int64_t to, bool make) -> Value {
-      SmallVector<int64_t> at = boundaries(concat);
+    auto piece = [&](ConcatOp concat, ArrayRef<int64_t> at, int64_t from, int64_t to,
+                     bool make) -> Value {
       size_t k = std::upper_bound(at.begin(), at.end(), from) - at.begin() - 1;
       Value input = concat.getInputs()[k];
       if (at[k] == from && at[k + 1] == to)
@@ -302,11 +303,13 @@ struct AddOfConcats : OpRewritePattern<AddOp> {
       return rewriter.create<ConstantOp>(op.getLoc(), splat.resizeSplat(type.clone(shape)));
     };
     for (size_t i = 0; i + 1 < cuts.size(); ++i)
-      if (!piece(lhs, cuts[i], cuts[i + 1], false) || !piece(rhs, cuts[i], cuts[i + 1], false))
+      if (!piece(lhs, lhsAt, cuts[i], cuts[i + 1], false) ||
+          !piece(rhs, rhsAt, cuts[i], cuts[i + 1], false))
         return failure();
     SmallVector<Value> sums;
     for (size_t i = 0; i + 1 < cuts.size(); ++i) {
-      Value a = piece(lhs, cuts[i], cuts[i + 1], true), b = piece(rhs, cuts[i], cuts[i + 1], true);
+      Value a = piece(lhs, lhsAt, cuts[i], cuts[i + 1], true),
+            b = piece(rhs, rhsAt, cuts[i], cuts[i + 1], true);
       sums.push_back(rewriter.create<AddOp>(op.getLoc(), a.getType(), a, b));
     }
     rewriter.replaceOpWithNewOp<ConcatOp>(op, op.getType(), sums, dim);
