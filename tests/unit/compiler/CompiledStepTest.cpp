@@ -220,6 +220,45 @@ TEST(CompiledStep, ADeepScalarChainIsCopiedOncePerLargeReader) {
   checkCompiledStep("a deep scalar chain", {a * s, b - s}, 2);
 }
 
+TEST(CompiledStep, ExpIsExactWhereItUnderflowsAndAtSpecialValues) {
+  // The kernels' exp (sinter_exp) skips libmvec's slow path below -104,
+  // where expf is +0; above that it is libmvec's (whose special lanes are
+  // glibc's scalar expf: the same bits as std::exp). 40 values a row, so
+  // each lands in a vector of eight and in the scalar tail.
+  const std::vector<float> special = {-INFINITY, -1e30f,   -200.0f,  -104.5f,  -104.0f,
+                                      -103.98f,  -103.9f,  -100.0f,  -90.0f,   -87.5f,
+                                      -1.0f,     0.0f,     1.0f,     88.0f,    89.0f,
+                                      INFINITY,  NAN,      -0.0f,    -103.97f, -50.0f};
+  std::vector<float> values;
+  for (int i = 0; values.size() < 3 * 40; ++i)
+    values.push_back(special[(i * 7) % special.size()]);
+  compiler::install();
+  set_compiler_config({.enabled = true});
+  Tensor x = from_vector(values, {3, 40});
+  mark_step();
+  reset_metrics();
+  std::vector<float> got = exp(x).to_vector<float>();
+  set_compiler_config({});
+  EXPECT_EQ(metrics().compilations, 1) << metrics_report();
+  EXPECT_TRUE(metrics().fallback_reasons.empty()) << metrics_report();
+  ASSERT_EQ(got.size(), values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    float v = values[i], e = std::exp(v);
+    SCOPED_TRACE(testing::Message() << "exp(" << v << ") at " << i);
+    if (std::isnan(e)) {
+      EXPECT_TRUE(std::isnan(got[i]));
+    } else if (v < -87.0f || v > 87.0f || e == 0.0f || e == 1.0f) {
+      uint32_t gotBits, expectedBits;
+      std::memcpy(&gotBits, &got[i], sizeof gotBits);
+      std::memcpy(&expectedBits, &e, sizeof expectedBits);
+      EXPECT_EQ(gotBits, expectedBits) << "got " << got[i] << ", expected " << e;
+    } else { // libmvec's vector lanes may differ from expf in the last bit
+      EXPECT_LE(std::fabs(got[i] - e), std::fabs(std::nextafter(e, INFINITY) - e));
+    }
+  }
+  EXPECT_GT(std::exp(-103.9f), 0.0f) << "the test needs a value just above the underflow";
+}
+
 TEST(CompiledStep, ReadingAPendingTensorRunsItCompiled) {
   compiler::install();
   set_compiler_config({.enabled = true});

@@ -248,6 +248,18 @@ TEST(CpuKernel, CausalMaskedSoftmax) {
   Tensor scores = data({5, 5});
   Tensor rows = arange(5).unsqueeze(1), cols = arange(5);
   checkKernel("causal softmax", F::softmax(scores.masked_fill(cols > rows, -INFINITY), -1));
+  // Rows of 40 (lanes and a tail), as attention's, with the mask an input
+  // (another kernel's result): it is read as bytes and the select takes
+  // both arms, the forms GCC vectorises (a bool load, or an arm evaluated
+  // only when taken, kept the loop scalar).
+  std::vector<bool> causal;
+  for (int r = 0; r < 40; ++r)
+    for (int c = 0; c < 40; ++c)
+      causal.push_back(c > r);
+  Tensor masked = data({2, 3, 40, 40}).masked_fill(from_vector(causal, {40, 40}), -INFINITY);
+  checkKernel("causal softmax, rows of 40", F::softmax(masked, -1), -1, "sinter_select<float>(");
+  checkKernel("a mask read as bytes", F::softmax(masked, -1), -1,
+              "reinterpret_cast<const uint8_t *>(in");
 }
 
 TEST(CpuKernel, DropoutMatchesTheReferenceMask) {
