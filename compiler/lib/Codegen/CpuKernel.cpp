@@ -563,6 +563,51 @@ private:
 
   /// A reduction over any dims: for each result element, a loop over the
   /// reduced coordinates in increasing order (as the reference executor).
+  /// Declares `acc` and reduces into it the `count` values `load(c)` gives
+  /// for c = 0, 1, ... (a C++ expression of the column c): a long block in
+  /// kLanes interleaved partial results, combined pairwise, then the tail in
+  /// order, a fixed order for a given length (deterministic) and one the
+  /// compiler vectorises. `init` is the empty block's value.
+  void reduceBlock(bool isSum, const std::string &t, int64_t count, const std::string &init,
+                   llvm::function_ref<std::string(const std::string &)> load) {
+    os << "    int64_t c = 0;\n    " << t << " acc = " << init << ";\n";
+    if (count >= 4 * kLanes) {
+      // A float maximum keeps a NaN seen in each lane apart (a select and
+      // an or vectorise, where a branch on `x != x` did not) and puts it
+      // back before the lanes combine. GCC 12 vectorises the lanes only
+      // when told to (`omp simd`): without it, a softmax's row maximum was
+      // eight scalar compares and branches per eight elements.
+      bool nans = !isSum && t == "float";
+      os << "    " << t << " lane[" << kLanes << "];\n"
+         << (nans ? "    int nan[" + std::to_string(kLanes) + "];\n" : "")
+         << "    for (int k = 0; k < " << kLanes << "; ++k) lane[k] = " << init << ";\n"
+         << (nans ? "    for (int k = 0; k < " + std::to_string(kLanes) + "; ++k) nan[k] = 0;\n"
+                  : "")
+         << "    for (; c + " << kLanes << " <= " << count << "; c += " << kLanes << ")\n"
+         << "      #pragma omp simd\n"
+         << "      for (int k = 0; k < " << kLanes << "; ++k) {\n"
+         << "        " << t << " x = " << load("c + k") << ";\n"
+         << "        "
+         << (isSum  ? "lane[k] += x;"
+             : nans ? "lane[k] = x > lane[k] ? x : lane[k];\n        nan[k] |= x != x;"
+                    : "if (x > lane[k]) lane[k] = x;")
+         << "\n      }\n"
+         << (nans ? "    for (int k = 0; k < " + std::to_string(kLanes) +
+                        "; ++k) if (nan[k]) lane[k] = NAN;\n"
+                  : "")
+         << "    for (int w = " << kLanes / 2 << "; w > 0; w /= 2)\n"
+         << "      for (int k = 0; k < w; ++k) {\n"
+         << "        " << t << " x = lane[k + w];\n"
+         << "        " << (isSum ? "lane[k] += x;" : "if (x > lane[k] || x != x) lane[k] = x;")
+         << "\n      }\n"
+         << "    acc = lane[0];\n";
+    }
+    os << "    for (; c < " << count << "; ++c) {\n"
+       << "      " << t << " x = " << load("c") << ";\n"
+       << "      " << (isSum ? "acc += x;" : "if (x > acc || x != x) acc = x;") << "\n"
+       << "    }\n";
+  }
+
   LogicalResult emitGeneralReduction(Operation &op, bool isSum, ArrayRef<int64_t> dims,
                                      ArrayRef<int64_t> from, const std::string &t) {
     Value result = op.getResult(0);
@@ -602,6 +647,47 @@ private:
          << ";\n"
          << "        " << combine << "\n      }\n    }\n"
          << "    for (int64_t c = 0; c < width; ++c) " << buffer << "[j0 + c] = acc[c];\n  }\n";
+      nameBuffer(result, n, buffer, t);
+      return success();
+    }
+    // Trailing dims reduced after a kept one (a batch norm's statistics over
+    // N, H and W of NCHW): each output combines, outer step by outer step,
+    // contiguous blocks of the trailing dims, each reduced in lanes
+    // (reduceBlock) where the loop below took a dependent add and an index
+    // decomposition per element.
+    int64_t rank = static_cast<int64_t>(from.size()), trailing = 0, inner = 1;
+    while (trailing < rank && reduced[rank - 1 - trailing])
+      inner *= from[rank - 1 - trailing++];
+    if (trailing > 0 && inner >= kLanes && count > 0) {
+      ArrayRef<int64_t> outer = from.drop_back(trailing);
+      os << parallel(elements(result), elements(op.getOperand(0))) << "  for (int64_t j = 0; j < "
+         << elements(result) << "; ++j) {\n"
+         << "    " << t << " total = " << reductionInit(isSum, t) << ";\n";
+      // Kept coordinates from j, the outer reduced ones from q.
+      SmallVector<int64_t> outerSummed;
+      for (size_t d = 0; d < outer.size(); ++d)
+        if (reduced[d])
+          outerSummed.push_back(from[d]);
+      os << "    int64_t restj = j;\n";
+      for (int64_t d = static_cast<int64_t>(kept.size()) - 1; d >= 0; --d)
+        os << "    int64_t k" << d << " = restj % " << kept[d] << "; restj /= " << kept[d] << ";\n";
+      os << "    for (int64_t q = 0; q < " << count / inner << "; ++q) {\n"
+         << "      int64_t restq = q;\n";
+      for (int64_t d = static_cast<int64_t>(outerSummed.size()) - 1; d >= 0; --d)
+        os << "      int64_t s" << d << " = restq % " << outerSummed[d] << "; restq /= "
+           << outerSummed[d] << ";\n";
+      SmallVector<std::string> coords;
+      int64_t nk = 0, ns = 0;
+      for (size_t d = 0; d < outer.size(); ++d)
+        coords.push_back(reduced[d] ? "s" + std::to_string(ns++) : "k" + std::to_string(nk++));
+      os << "      const int64_t base = (" << linear(outer, coords) << ") * " << inner << ";\n"
+         << "     {\n";
+      bool counted = lastDim(op.getOperand(0)) == inner;
+      reduceBlock(isSum, t, inner, reductionInit(isSum, t), [&](const std::string &c) {
+        return call(op.getOperand(0), "base + " + c, counted ? c : "");
+      });
+      os << "      " << (isSum ? "total += acc;" : "if (acc > total || acc != acc) total = acc;")
+         << "\n     }\n    }\n    " << buffer << "[j] = total;\n  }\n";
       nameBuffer(result, n, buffer, t);
       return success();
     }
@@ -748,50 +834,14 @@ private:
       if (!rowMode)
         os << parallel(rowCount, rowCount * colCount) << "  for (int64_t r = 0; r < " << rowCount
            << "; ++r) ";
-      // A long row is reduced in kLanes interleaved partial results, combined
-      // pairwise, then the tail in order: a fixed order for a given row length
-      // (deterministic), and one the compiler can vectorise.
-      std::string combine = isSum ? "acc += x;" : "if (x > acc || x != x) acc = x;";
-      std::string index = "r * " + std::to_string(colCount) + " + c";
       // The operand's column when a row is its last dim.
       std::string column = countedColumn(op.getOperand(0), colCount);
-      os << "{\n    int64_t c = 0;\n    " << t << " acc = " << init << ";\n";
-      if (colCount >= 4 * kLanes) {
-        // A float maximum keeps a NaN seen in each lane apart (a select and
-        // an or vectorise, where a branch on `x != x` did not) and puts it
-        // back before the lanes combine. GCC 12 vectorises the lanes only
-        // when told to (`omp simd`): without it, a softmax's row maximum was
-        // eight scalar compares and branches per eight elements.
-        bool nans = !isSum && t == "float";
-        os << "    " << t << " lane[" << kLanes << "];\n"
-           << (nans ? "    int nan[" + std::to_string(kLanes) + "];\n" : "")
-           << "    for (int k = 0; k < " << kLanes << "; ++k) lane[k] = " << init << ";\n"
-           << (nans ? "    for (int k = 0; k < " + std::to_string(kLanes) + "; ++k) nan[k] = 0;\n"
-                    : "")
-           << "    for (; c + " << kLanes << " <= " << colCount << "; c += " << kLanes << ")\n"
-           << "      #pragma omp simd\n"
-           << "      for (int k = 0; k < " << kLanes << "; ++k) {\n"
-           << "        " << t
-           << " x = " << arg(0, index + " + k", column.empty() ? "" : column + " + k") << ";\n"
-           << "        "
-           << (isSum  ? "lane[k] += x;"
-               : nans ? "lane[k] = x > lane[k] ? x : lane[k];\n        nan[k] |= x != x;"
-                      : "if (x > lane[k]) lane[k] = x;")
-           << "\n      }\n"
-           << (nans ? "    for (int k = 0; k < " + std::to_string(kLanes) +
-                          "; ++k) if (nan[k]) lane[k] = NAN;\n"
-                    : "")
-           << "    for (int w = " << kLanes / 2 << "; w > 0; w /= 2)\n"
-           << "      for (int k = 0; k < w; ++k) {\n"
-           << "        " << t << " x = lane[k + w];\n"
-           << "        " << (isSum ? "lane[k] += x;" : "if (x > lane[k] || x != x) lane[k] = x;")
-           << "\n      }\n"
-           << "    acc = lane[0];\n";
-      }
-      os << "    for (; c < " << colCount << "; ++c) {\n"
-         << "      " << t << " x = " << arg(0, index, column) << ";\n"
-         << "      " << combine << "\n";
-      os << "    }\n    " << buffer << "[r] = acc;\n  }\n";
+      std::string row = "r * " + std::to_string(colCount) + " + ";
+      os << "{\n";
+      reduceBlock(isSum, t, colCount, init, [&](const std::string &c) {
+        return arg(0, row + c, column.empty() ? "" : c);
+      });
+      os << "    " << buffer << "[r] = acc;\n  }\n";
       nameBuffer(result, n, buffer, t);
       return success();
     }

@@ -277,6 +277,29 @@ TEST(CpuKernel, ReductionsOverLeadingDims) {
   checkKernel("sum over dim 0 of 3", data({6, 4, 30}).sum({0}));
 }
 
+TEST(CpuKernel, ReductionsOfTrailingBlocksAroundKeptDims) {
+  // A batch norm's statistics: N, H and W of NCHW summed, C kept. Each
+  // channel adds contiguous blocks of H x W, each reduced in lanes: blocks of
+  // 63 (seven lanes' worth and a tail of 7), of 40 with two kept dims around
+  // a reduced one, and of 16 (under four lanes' worth: added in order).
+  Tensor x = data({8, 6, 7, 9});
+  checkKernel("batch norm sums", x.sum({0, 2, 3}), -1, "const int64_t base = ");
+  checkKernel("kept dims around a reduced one", data({2, 3, 4, 40}, 1).sum({1, 3}));
+  checkKernel("short blocks", data({3, 5, 4, 4}, 2).sum({0, 2, 3}));
+  std::vector<int64_t> counts;
+  for (int64_t i = 0; i < 8 * 6 * 63; ++i)
+    counts.push_back((i * 7919) % 1000 - 500);
+  checkKernel("integer sums", from_vector(counts, {8, 6, 7, 9}).sum({0, 2, 3}));
+  // A NaN in a block's lanes, in its tail, and a channel of -infinity.
+  std::vector<float> values = x.to_vector<float>();
+  values[(0 * 6 + 1) * 63 + 5] = NAN;
+  values[(3 * 6 + 2) * 63 + 60] = NAN;
+  for (int n = 0; n < 8; ++n)
+    for (int p = 0; p < 63; ++p)
+      values[(n * 6 + 4) * 63 + p] = -INFINITY;
+  checkKernel("maxima with NaNs", from_vector(values, {8, 6, 7, 9}).amax({0, 2, 3}));
+}
+
 TEST(CpuKernel, DeepChainsOfReusedValuesStayLinear) {
   // Each value used twice: recomputing at every use would cost 2^30 per element.
   Tensor v = data({64});
