@@ -71,7 +71,8 @@ public:
        << "}\n\n"
        << "// Both arms computed, then one taken: a select the compiler vectorises\n"
        << "// (`p ? f(i) : 0` kept a branch and a scalar loop per element when f\n"
-       << "// loads). The arms are pure and their loads in bounds.\n"
+       << "// loads). The arms are pure, their loads in bounds, and no integer\n"
+       << "// division traps.\n"
        << "template <typename T> static inline T sinter_select(bool p, T a, T b) {\n"
        << "  return p ? a : b;\n"
        << "}\n\n"
@@ -561,15 +562,13 @@ private:
     return t == "float" ? "-INFINITY" : "std::numeric_limits<" + t + ">::lowest()";
   }
 
-  /// A reduction over any dims: for each result element, a loop over the
-  /// reduced coordinates in increasing order (as the reference executor).
-  /// Declares `acc` and reduces into it the `count` values `load(c)` gives
+  /// Declares `acc` and reduces into it the `count` values `element(c)` gives
   /// for c = 0, 1, ... (a C++ expression of the column c): a long block in
   /// kLanes interleaved partial results, combined pairwise, then the tail in
   /// order, a fixed order for a given length (deterministic) and one the
   /// compiler vectorises. `init` is the empty block's value.
   void reduceBlock(bool isSum, const std::string &t, int64_t count, const std::string &init,
-                   llvm::function_ref<std::string(const std::string &)> load) {
+                   llvm::function_ref<std::string(const std::string &)> element) {
     os << "    int64_t c = 0;\n    " << t << " acc = " << init << ";\n";
     if (count >= 4 * kLanes) {
       // A float maximum keeps a NaN seen in each lane apart (a select and
@@ -586,7 +585,7 @@ private:
          << "    for (; c + " << kLanes << " <= " << count << "; c += " << kLanes << ")\n"
          << "      #pragma omp simd\n"
          << "      for (int k = 0; k < " << kLanes << "; ++k) {\n"
-         << "        " << t << " x = " << load("c + k") << ";\n"
+         << "        " << t << " x = " << element("c + k") << ";\n"
          << "        "
          << (isSum  ? "lane[k] += x;"
              : nans ? "lane[k] = x > lane[k] ? x : lane[k];\n        nan[k] |= x != x;"
@@ -603,11 +602,14 @@ private:
          << "    acc = lane[0];\n";
     }
     os << "    for (; c < " << count << "; ++c) {\n"
-       << "      " << t << " x = " << load("c") << ";\n"
+       << "      " << t << " x = " << element("c") << ";\n"
        << "      " << (isSum ? "acc += x;" : "if (x > acc || x != x) acc = x;") << "\n"
        << "    }\n";
   }
 
+  /// A reduction over dims that are not all trailing: for each result
+  /// element, its reduced coordinates in increasing order (leading dims:
+  /// column blocks; trailing dims: contiguous blocks, each in lanes).
   LogicalResult emitGeneralReduction(Operation &op, bool isSum, ArrayRef<int64_t> dims,
                                      ArrayRef<int64_t> from, const std::string &t) {
     Value result = op.getResult(0);
@@ -877,9 +879,12 @@ private:
             .Case<DivOp>([&](auto) -> std::string {
               if (t == "float")
                 return arg(0) + " / " + arg(1);
-              // Integer division by zero gives 0, as the reference executor.
-              return "[&] { " + t + " b = " + arg(1) + "; return b == 0 ? " + t +
-                     "(0) : " + arg(0) + " / b; }()";
+              // Integer division by zero gives 0, as the reference executor,
+              // and the lowest value over -1 wraps to itself (-fwrapv) where
+              // the division instruction would trap: a select computes both
+              // arms (sinter_select), so no division may trap.
+              return "[&] { " + t + " a = " + arg(0) + ", b = " + arg(1) + "; return b == 0 ? " +
+                     t + "(0) : b == -1 ? -a : a / b; }()";
             })
             .Case<MaxOp, MinOp>([&](Operation *o) -> std::string {
               // Ties keep a, as std::max / std::min (visible on -0.0 and +0.0).

@@ -18,6 +18,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -25,6 +26,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <dlfcn.h>
 
 namespace {
@@ -248,18 +250,80 @@ TEST(CpuKernel, CausalMaskedSoftmax) {
   Tensor scores = data({5, 5});
   Tensor rows = arange(5).unsqueeze(1), cols = arange(5);
   checkKernel("causal softmax", F::softmax(scores.masked_fill(cols > rows, -INFINITY), -1));
-  // Rows of 40 (lanes and a tail), as attention's, with the mask an input
-  // (another kernel's result): it is read as bytes and the select takes
-  // both arms, the forms GCC vectorises (a bool load, or an arm evaluated
-  // only when taken, kept the loop scalar).
+  // Rows of 41 (five lanes' worth and a tail), as attention's, with the
+  // mask an input (another kernel's result): it is read as bytes and the
+  // select takes both arms, the forms GCC vectorises (a bool load, or an arm
+  // evaluated only when taken, kept the loop scalar).
   std::vector<bool> causal;
-  for (int r = 0; r < 40; ++r)
-    for (int c = 0; c < 40; ++c)
+  for (int r = 0; r < 41; ++r)
+    for (int c = 0; c < 41; ++c)
       causal.push_back(c > r);
-  Tensor masked = data({2, 3, 40, 40}).masked_fill(from_vector(causal, {40, 40}), -INFINITY);
-  checkKernel("causal softmax, rows of 40", F::softmax(masked, -1), -1, "sinter_select<float>(");
+  Tensor masked = data({2, 3, 41, 41}).masked_fill(from_vector(causal, {41, 41}), -INFINITY);
+  checkKernel("causal softmax, rows of 41", F::softmax(masked, -1), -1, "sinter_select<float>(");
   checkKernel("a mask read as bytes", F::softmax(masked, -1), -1,
               "reinterpret_cast<const uint8_t *>(in");
+  // A mask computed in the row kernel and read twice: kept on the row's
+  // stack as bools, read back as bytes.
+  Tensor scores41 = data({6, 41}, 3), keep = scores41 > 0.5;
+  checkKernel("a bool kept on the row stack",
+              F::softmax(scores41.masked_fill(keep, -INFINITY), -1) * keep.to(DType::f32), -1,
+              "alignas(64) bool ");
+}
+
+TEST(CpuKernel, IntegerDivisionNeverTraps) {
+  // The frontend divides floats only (`/` is true division), so the graph
+  // is written in the dialect. By zero: 0, as the reference executor. The
+  // lowest value over -1 wraps to itself, where x86's division instruction
+  // raises SIGFPE; and the select computes both arms (sinter_select), so a
+  // division whose result it discards must not trap either.
+  const char *text = R"mlir(
+    func.func @divide(%a: tensor<6xi64>, %b: tensor<6xi64>, %p: tensor<6xi1>)
+        -> (tensor<6xi64>, tensor<6xi64>) {
+      %q = sinter.div %a, %b : tensor<6xi64>
+      %r = sinter.select %p, %a, %q : tensor<6xi1>, tensor<6xi64>
+      return %q, %r : tensor<6xi64>, tensor<6xi64>
+    }
+  )mlir";
+  mlir::MLIRContext context;
+  context.loadDialect<ir::SinterDialect, mlir::func::FuncDialect>();
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(text, &context);
+  ASSERT_TRUE(module);
+  mlir::PassManager pm(&context);
+  pm.addNestedPass<mlir::func::FuncOp>(createSinterFusion());
+  ASSERT_TRUE(mlir::succeeded(pm.run(*module)));
+  auto function = *module->getOps<mlir::func::FuncOp>().begin();
+  auto fusions = function.getBody().front().getOps<ir::FusionOp>();
+  ASSERT_EQ(std::distance(fusions.begin(), fusions.end()), 1);
+  int64_t count = 0;
+  std::vector<std::vector<int64_t>> scratch;
+  mlir::FailureOr<std::string> source =
+      codegen::renderCpuKernels(*fusions.begin(), "kernel", count, &scratch);
+  ASSERT_TRUE(mlir::succeeded(source));
+  codegen::CompiledLibrary library;
+  std::string error;
+  ASSERT_TRUE(codegen::compileHostLibrary(*source, library, error)) << error << "\n" << *source;
+  void *handle = dlopen(library.path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  ASSERT_NE(handle, nullptr) << dlerror();
+  auto kernel = reinterpret_cast<Kernel>(dlsym(handle, "kernel0"));
+  ASSERT_NE(kernel, nullptr);
+  const int64_t lowest = std::numeric_limits<int64_t>::min();
+  int64_t a[6] = {lowest, 7, -7, 9, lowest, 5}, b[6] = {-1, 2, 2, 0, 3, -1};
+  bool p[6] = {true, false, false, true, false, false};
+  int64_t q[6] = {}, r[6] = {};
+  // The fusion's operands are the function's arguments, in order; its
+  // results, then its scratch buffers.
+  const void *inputs[3] = {a, b, p};
+  std::vector<void *> outputs = {q, r};
+  std::vector<std::vector<uint8_t>> scratchBuffers;
+  for (int64_t size : scratch.at(0))
+    outputs.push_back(scratchBuffers.emplace_back(size).data());
+  kernel(inputs, outputs.data());
+  const int64_t quotients[6] = {lowest, 3, -3, 0, lowest / 3, -5};
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(q[i], quotients[i]) << a[i] << " / " << b[i];
+    EXPECT_EQ(r[i], p[i] ? a[i] : quotients[i]) << "element " << i;
+  }
+  dlclose(handle);
 }
 
 TEST(CpuKernel, DropoutMatchesTheReferenceMask) {
