@@ -37,6 +37,19 @@ using Kernel = void (*)(const void *const *, void *const *);
 
 double compare(const std::vector<double> &got, const std::vector<double> &expected);
 
+/// Compiles `source` (kernels named kernel0, ...) with the host compiler and
+/// loads its first kernel.
+void loadKernel(const std::string &source, codegen::CompiledLibrary &library, void *&handle,
+                Kernel &kernel) {
+  std::string error;
+  ASSERT_TRUE(codegen::compileHostLibrary(source, library, error)) << error << "\n" << source;
+  // As runtime::CpuExecutable: OpenMP's threads outlive the library.
+  handle = dlopen(library.path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  ASSERT_NE(handle, nullptr) << dlerror();
+  kernel = reinterpret_cast<Kernel>(dlsym(handle, "kernel0"));
+  ASSERT_NE(kernel, nullptr);
+}
+
 /// Compiles the graph of `results` into one kernel, runs it, and checks
 /// every result against the reference executor. `loops`, when given, is the
 /// number of element loops the kernel's source must have; `calls`, when
@@ -83,13 +96,9 @@ void checkKernels(const std::string &what, const std::vector<Tensor> &results, i
     EXPECT_NE(source->find(calls), std::string::npos) << "no " << calls << " in\n" << *source;
   }
   codegen::CompiledLibrary library;
-  std::string error;
-  ASSERT_TRUE(codegen::compileHostLibrary(*source, library, error)) << error << "\n" << *source;
-  // As runtime::CpuExecutable: OpenMP's threads outlive the library.
-  void *handle = dlopen(library.path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-  ASSERT_NE(handle, nullptr) << dlerror();
-  auto kernel = reinterpret_cast<Kernel>(dlsym(handle, "kernel0"));
-  ASSERT_NE(kernel, nullptr);
+  void *handle = nullptr;
+  Kernel kernel = nullptr;
+  ASSERT_NO_FATAL_FAILURE(loadKernel(*source, library, handle, kernel));
 
   // The fusion's operands are function arguments: the graph's data nodes in
   // topological order.
@@ -300,12 +309,9 @@ TEST(CpuKernel, IntegerDivisionNeverTraps) {
       codegen::renderCpuKernels(*fusions.begin(), "kernel", count, &scratch);
   ASSERT_TRUE(mlir::succeeded(source));
   codegen::CompiledLibrary library;
-  std::string error;
-  ASSERT_TRUE(codegen::compileHostLibrary(*source, library, error)) << error << "\n" << *source;
-  void *handle = dlopen(library.path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-  ASSERT_NE(handle, nullptr) << dlerror();
-  auto kernel = reinterpret_cast<Kernel>(dlsym(handle, "kernel0"));
-  ASSERT_NE(kernel, nullptr);
+  void *handle = nullptr;
+  Kernel kernel = nullptr;
+  ASSERT_NO_FATAL_FAILURE(loadKernel(*source, library, handle, kernel));
   const int64_t lowest = std::numeric_limits<int64_t>::min();
   int64_t a[6] = {lowest, 7, -7, 9, lowest, 5}, b[6] = {-1, 2, 2, 0, 3, -1};
   bool p[6] = {true, false, false, true, false, false};
