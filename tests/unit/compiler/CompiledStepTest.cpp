@@ -225,10 +225,9 @@ TEST(CompiledStep, ExpIsExactWhereItUnderflowsAndAtSpecialValues) {
   // where expf is +0; above that it is libmvec's (whose special lanes are
   // glibc's scalar expf: the same bits as std::exp). 123 values: fifteen
   // vectors of eight and a scalar tail.
-  const std::vector<float> special = {-INFINITY, -1e30f,   -200.0f,  -104.5f,  -104.0f,
-                                      -103.98f,  -103.9f,  -100.0f,  -90.0f,   -87.5f,
-                                      -1.0f,     0.0f,     1.0f,     88.0f,    89.0f,
-                                      INFINITY,  NAN,      -0.0f,    -103.97f, -50.0f};
+  const std::vector<float> special = {
+      -INFINITY, -1e30f, -200.0f, -104.5f, -104.0f, -103.98f, -103.9f, -100.0f, -90.0f,   -87.5f,
+      -1.0f,     0.0f,   1.0f,    88.0f,   89.0f,   INFINITY, NAN,     -0.0f,   -103.97f, -50.0f};
   std::vector<float> values;
   for (int i = 0; values.size() < 3 * 41; ++i)
     values.push_back(special[(i * 7) % special.size()]);

@@ -26,8 +26,8 @@
 
 #include <cmath>
 #include <cstdio>
-#include <limits>
 #include <dlfcn.h>
+#include <limits>
 
 namespace {
 
@@ -295,7 +295,8 @@ TEST(CpuKernel, IntegerDivisionNeverTraps) {
   )mlir";
   mlir::MLIRContext context;
   context.loadDialect<ir::SinterDialect, mlir::func::FuncDialect>();
-  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(text, &context);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(text, &context);
   ASSERT_TRUE(module);
   mlir::PassManager pm(&context);
   pm.addNestedPass<mlir::func::FuncOp>(createSinterFusion());
