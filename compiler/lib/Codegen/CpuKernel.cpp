@@ -607,6 +607,30 @@ private:
        << "    }\n";
   }
 
+  /// In the loop over result elements j: declares the kept coordinates k0,
+  /// k1, ... (sizes `kept`) from j, opens the loop over `steps` steps q and
+  /// declares in it the coordinates s0, s1, ... of `shape`'s dims marked
+  /// `reduced`, from q. Returns the coordinate of each dim of `shape`.
+  SmallVector<std::string> openReductionSteps(ArrayRef<int64_t> shape, ArrayRef<bool> reduced,
+                                              ArrayRef<int64_t> kept, int64_t steps) {
+    os << "    int64_t restj = j;\n";
+    for (int64_t d = static_cast<int64_t>(kept.size()) - 1; d >= 0; --d)
+      os << "    int64_t k" << d << " = restj % " << kept[d] << "; restj /= " << kept[d] << ";\n";
+    os << "    for (int64_t q = 0; q < " << steps << "; ++q) {\n      int64_t restq = q;\n";
+    SmallVector<int64_t> summed;
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (reduced[d])
+        summed.push_back(shape[d]);
+    for (int64_t d = static_cast<int64_t>(summed.size()) - 1; d >= 0; --d)
+      os << "      int64_t s" << d << " = restq % " << summed[d] << "; restq /= " << summed[d]
+         << ";\n";
+    SmallVector<std::string> coords;
+    int64_t nk = 0, ns = 0;
+    for (size_t d = 0; d < shape.size(); ++d)
+      coords.push_back(reduced[d] ? "s" + std::to_string(ns++) : "k" + std::to_string(nk++));
+    return coords;
+  }
+
   /// A reduction over dims that are not all trailing: for each result
   /// element, its reduced coordinates in increasing order (leading dims:
   /// column blocks; trailing dims: contiguous blocks, each in lanes).
@@ -665,23 +689,8 @@ private:
       os << parallel(elements(result), elements(op.getOperand(0))) << "  for (int64_t j = 0; j < "
          << elements(result) << "; ++j) {\n"
          << "    " << t << " total = " << reductionInit(isSum, t) << ";\n";
-      // Kept coordinates from j, the outer reduced ones from q.
-      SmallVector<int64_t> outerSummed;
-      for (size_t d = 0; d < outer.size(); ++d)
-        if (reduced[d])
-          outerSummed.push_back(from[d]);
-      os << "    int64_t restj = j;\n";
-      for (int64_t d = static_cast<int64_t>(kept.size()) - 1; d >= 0; --d)
-        os << "    int64_t k" << d << " = restj % " << kept[d] << "; restj /= " << kept[d] << ";\n";
-      os << "    for (int64_t q = 0; q < " << count / inner << "; ++q) {\n"
-         << "      int64_t restq = q;\n";
-      for (int64_t d = static_cast<int64_t>(outerSummed.size()) - 1; d >= 0; --d)
-        os << "      int64_t s" << d << " = restq % " << outerSummed[d] << "; restq /= "
-           << outerSummed[d] << ";\n";
-      SmallVector<std::string> coords;
-      int64_t nk = 0, ns = 0;
-      for (size_t d = 0; d < outer.size(); ++d)
-        coords.push_back(reduced[d] ? "s" + std::to_string(ns++) : "k" + std::to_string(nk++));
+      SmallVector<std::string> coords = openReductionSteps(
+          outer, ArrayRef<bool>(reduced).take_front(outer.size()), kept, count / inner);
       os << "      const int64_t base = (" << linear(outer, coords) << ") * " << inner << ";\n"
          << "     {\n";
       bool counted = lastDim(op.getOperand(0)) == inner;
@@ -697,18 +706,7 @@ private:
        << elements(result) << "; ++j) {\n"
        << "    " << t << " acc = " << (count == 0 ? std::string("0") : reductionInit(isSum, t))
        << ";\n";
-    // Kept coordinates from j, reduced coordinates from q.
-    os << "    int64_t restj = j;\n";
-    for (int64_t d = static_cast<int64_t>(kept.size()) - 1; d >= 0; --d)
-      os << "    int64_t k" << d << " = restj % " << kept[d] << "; restj /= " << kept[d] << ";\n";
-    os << "    for (int64_t q = 0; q < " << count << "; ++q) {\n      int64_t restq = q;\n";
-    for (int64_t d = static_cast<int64_t>(summed.size()) - 1; d >= 0; --d)
-      os << "      int64_t s" << d << " = restq % " << summed[d] << "; restq /= " << summed[d]
-         << ";\n";
-    SmallVector<std::string> coords;
-    int64_t nk = 0, ns = 0;
-    for (size_t d = 0; d < from.size(); ++d)
-      coords.push_back(reduced[d] ? "s" + std::to_string(ns++) : "k" + std::to_string(nk++));
+    SmallVector<std::string> coords = openReductionSteps(from, reduced, kept, count);
     os << "      " << t << " x = " << call(op.getOperand(0), linear(from, coords)) << ";\n";
     if (isSum)
       os << "      acc += x;\n";
@@ -840,9 +838,8 @@ private:
       std::string column = countedColumn(op.getOperand(0), colCount);
       std::string row = "r * " + std::to_string(colCount) + " + ";
       os << "{\n";
-      reduceBlock(isSum, t, colCount, init, [&](const std::string &c) {
-        return arg(0, row + c, column.empty() ? "" : c);
-      });
+      reduceBlock(isSum, t, colCount, init,
+                  [&](const std::string &c) { return arg(0, row + c, column.empty() ? "" : c); });
       os << "    " << buffer << "[r] = acc;\n  }\n";
       nameBuffer(result, n, buffer, t);
       return success();
