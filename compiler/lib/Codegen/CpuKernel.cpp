@@ -52,8 +52,17 @@ public:
        << "#include <cmath>\n#include <cstdint>\n#include <cstring>\n#include <limits>\n"
        << "#include <memory>\n"
        << "#include <vector>\n"
-       << "#include <cblas.h>\n#include <oneapi/dnnl/dnnl.h>\n"
+       << "#include <cblas.h>\n#include <oneapi/dnnl/dnnl.h>\n#include <omp.h>\n"
        << "#include \"common/philox.h\"\n\n"
+       << "// Runs a small library call on the calling thread (Note [Small products\n"
+       << "// on one thread] in CpuLibrary.cpp): waking OpenMP's sleeping threads\n"
+       << "// would take longer than the call.\n"
+       << "template <typename F> static inline void sinter_on_one_thread(F call) {\n"
+       << "  const int threads = omp_get_max_threads();\n"
+       << "  omp_set_num_threads(1);\n"
+       << "  call();\n"
+       << "  omp_set_num_threads(threads);\n"
+       << "}\n\n"
        << "// glibc's vector math (libmvec): loops calling these vectorise.\n"
        << "extern \"C\" {\n";
     for (const char *f : {"expf", "logf", "tanhf", "erff", "sinf", "cosf"})

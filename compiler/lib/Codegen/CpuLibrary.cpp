@@ -10,8 +10,12 @@
 //===----------------------------------------------------------------------===//
 #include "sinter/Codegen/CpuKernel.h"
 
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/Host.h"
+
+#include <cstdlib>
 
 using namespace mlir;
 using namespace sinter::ir;
@@ -22,26 +26,51 @@ namespace {
 std::string elementType(Value v) { return cppElementType(v.getType()); }
 
 /// Note [Which library multiplies]
-/// oneDNN's sgemm (2.6, Debian 12) is slow on this class of CPUs (AVX2, no
-/// AVX-512) when the left matrix is transposed and the product is large: a
-/// weight gradient Xᵀ·dY of [1024 tokens x 1024] by [1024 x 256] ran at 61
-/// GFLOP/s on two threads, where OpenBLAS 0.3.21 (and MKL, under PyTorch) ran
-/// at 122-158. Measured on two threads, single products, row-major, 'T','N'
-/// (m x n x k: oneDNN / OpenBLAS GFLOP/s): 1024x256x1024 61 / 122,
-/// 256x1024x1024 68 / 141, 4096x256x1024 58 / 100, 1024x256x256 90 / 160,
-/// 256x256x1024 85 / 126, 256x256x256 158 / 154. Convolutions' input
-/// gradients (Wᵀ times the output gradient) with a small n or k favour
-/// oneDNN: 576x1024x64 167 / 129, 4608x16x512 143 / 88; with 256 columns
-/// (Note [Images per product]) and 256 output channels they are about even:
-/// 1152x256x256 81-83 / 93-97, 2304x256x256 74-98 / 87-89, 4608x256x512
-/// 84 / 105. Untransposed products and batches of small matrices are as fast
-/// or faster in oneDNN (within 15%), so OpenBLAS takes exactly the single
-/// products with a transposed left matrix whose three dimensions are all at
-/// least 256; oneDNN the rest. OpenBLAS is its OpenMP build, so both
-/// libraries run on the kernels' OpenMP threads.
+/// oneDNN's sgemm (2.6, Debian 12) is slow on CPUs where it runs its AVX2
+/// kernels (no AVX-512) when the left matrix is transposed and the product
+/// is large: a weight gradient Xᵀ·dY of [1024 tokens x 1024] by [1024 x 256]
+/// ran at 61 GFLOP/s on two threads of a Zen 3 machine, where OpenBLAS 0.3.21
+/// (and MKL, under PyTorch) ran at 122-158. Measured there on two threads,
+/// single products, row-major, 'T','N' (m x n x k: oneDNN / OpenBLAS
+/// GFLOP/s): 1024x256x1024 61 / 122, 256x1024x1024 68 / 141, 4096x256x1024
+/// 58 / 100, 1024x256x256 90 / 160, 256x256x1024 85 / 126, 256x256x256
+/// 158 / 154. Convolutions' input gradients (Wᵀ times the output gradient)
+/// with a small n or k favour oneDNN: 576x1024x64 167 / 129, 4608x16x512
+/// 143 / 88; with 256 columns (Note [Images per product]) and 256 output
+/// channels they are about even: 1152x256x256 81-83 / 93-97, 2304x256x256
+/// 74-98 / 87-89, 4608x256x512 84 / 105. Untransposed products and batches of
+/// small matrices are as fast or faster in oneDNN (within 15%), so, where
+/// oneDNN runs AVX2 kernels, OpenBLAS takes exactly the single products with
+/// a transposed left matrix whose three dimensions are all at least 256;
+/// oneDNN the rest.
+///
+/// Where oneDNN runs its AVX-512 kernels it is faster at every shape of the
+/// zoo, transposed or not: on two threads of a Zen 5 machine (AVX-512;
+/// OpenBLAS 0.3.21 does not know the CPU and runs its Haswell kernels),
+/// 'T','N' 1024x256x1024 370-415 / 210-225, 256x1024x1024 383-400 /
+/// 229-243, 4096x256x1024 383-391 / 218-228, 256x256x1024 436-449 /
+/// 196-207, and untransposed products 430-520 / 210-260. The same machine
+/// with oneDNN capped at AVX2 (DNNL_MAX_CPU_ISA=AVX2) shows the old picture
+/// (1024x256x1024 'T','N': 160 / 258). So the choice follows the ISA oneDNN
+/// runs (`oneDnnRunsAvx512`: the host's features, capped by
+/// DNNL_MAX_CPU_ISA); both libraries run on the kernels' OpenMP threads
+/// (OpenBLAS is its OpenMP build).
 bool openBlasMultiplies(bool single, bool transposeLhs, int64_t m, int64_t n, int64_t k) {
-  return single && transposeLhs && std::min({m, n, k}) >= 256;
+  return !oneDnnRunsAvx512() && single && transposeLhs && std::min({m, n, k}) >= 256;
 }
+
+/// Note [Small products on one thread]
+/// Kernels run with OpenMP's idle threads asleep (CpuExecutable::load sets
+/// OMP_WAIT_POLICY=passive), so a library call that splits its work wakes
+/// them, which took 35-45 us on a 2-core virtual machine: a [64 x 256] by
+/// [256 x 10] product (an MLP's last layer) took 38 us on two threads and
+/// 2.5 us on one, a [256 x 64] by [64 x 256] one 65 and 34 us; from about
+/// 25 MFLOP on, two threads win (256x256x256: 130 us on one, 117 on two).
+/// A single product under `kSerialProductFlops` therefore runs on the
+/// calling thread (on bare metal, where waking takes a few microseconds, the
+/// bound costs little: a product of 8 MFLOP takes ~35 us on one thread).
+/// Products of a batch already run one per thread.
+constexpr double kSerialProductFlops = 1 << 23;
 
 /// Note [Images per product]
 /// A convolution multiplies each image's column matrix [Cg*KH*KW, OH*OW]
@@ -67,13 +96,19 @@ int64_t imagesPerProduct(int64_t batch, int64_t pixels) {
 }
 
 /// One row-major C = alpha op(A) op(B) + beta C, by the library of Note
-/// [Which library multiplies]; the pointers and `beta` are C++ expressions.
-/// `single`: the product is not one of a batch run in parallel.
+/// [Which library multiplies], on one thread when small (Note [Small products
+/// on one thread]); the pointers and `beta` are C++ expressions. `single`:
+/// the product is not one of a batch run in parallel.
 std::string sgemm(bool single, bool transposeA, bool transposeB, int64_t m, int64_t n, int64_t k,
                   const std::string &a, int64_t lda, const std::string &b, int64_t ldb,
                   const std::string &beta, const std::string &c, int64_t ldc) {
   std::string call;
   llvm::raw_string_ostream os(call);
+  bool serial =
+      single && 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) <
+                    kSerialProductFlops;
+  if (serial)
+    os << "sinter_on_one_thread([&] { ";
   if (openBlasMultiplies(single, transposeA, m, n, k))
     os << "cblas_sgemm(CblasRowMajor, " << (transposeA ? "CblasTrans" : "CblasNoTrans") << ", "
        << (transposeB ? "CblasTrans" : "CblasNoTrans");
@@ -81,6 +116,8 @@ std::string sgemm(bool single, bool transposeA, bool transposeB, int64_t m, int6
     os << "dnnl_sgemm(" << (transposeA ? "'T'" : "'N'") << ", " << (transposeB ? "'T'" : "'N'");
   os << ", " << m << ", " << n << ", " << k << ", 1.0f, " << a << ", " << lda << ", " << b << ", "
      << ldb << ", " << beta << ", " << c << ", " << ldc << ")";
+  if (serial)
+    os << "; })";
   return call;
 }
 
@@ -415,6 +452,28 @@ private:
 };
 
 } // namespace
+
+// Not by asking oneDNN (dnnl_get_effective_cpu_isa): loading it here would
+// load OpenMP before CpuExecutable::load sets its wait policy and before a
+// tool sets OMP_NUM_THREADS, and OpenMP reads both once, when it loads.
+bool oneDnnRunsAvx512() {
+  static const bool avx512 = [] {
+    // oneDNN's avx512_core: AVX-512 F, CD, BW, DQ and VL.
+    llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+    for (const char *feature : {"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"})
+      if (!features.lookup(feature))
+        return false;
+    // DNNL_MAX_CPU_ISA caps what oneDNN dispatches to: AVX512_CORE and up,
+    // AVX10_* and ALL keep its AVX-512 kernels; SSE41, AVX, AVX2* do not.
+    const char *cap = std::getenv("DNNL_MAX_CPU_ISA");
+    if (cap == nullptr || *cap == '\0')
+      return true;
+    llvm::StringRef isa(cap);
+    return isa.starts_with_insensitive("avx512") || isa.starts_with_insensitive("avx10") ||
+           isa.equals_insensitive("all");
+  }();
+  return avx512;
+}
 
 bool isLibraryKernel(Operation *op) {
   return isa<MatmulOp, Conv2dOp, Conv2dBackwardInputOp, Conv2dBackwardFilterOp, Pool2dOp,

@@ -26,6 +26,12 @@ namespace sinter::codegen {
 /// "int32_t", "int64_t", "bool"), or "" where the CPU renderer has none yet.
 std::string cppElementType(mlir::Type tensorType);
 
+/// Whether oneDNN runs its AVX-512 kernels on this machine (the host CPU's
+/// features, capped by DNNL_MAX_CPU_ISA as oneDNN caps them): it then multiplies every matrix
+/// product; otherwise OpenBLAS takes the large ones with a transposed left
+/// matrix (Note [Which library multiplies] in CpuLibrary.cpp).
+bool oneDnnRunsAvx512();
+
 /// Whether `op` is run by a library kernel (matmul, convolutions, pooling,
 /// gather, scatter_add, concat, argmax) rather than by a fusion.
 bool isLibraryKernel(mlir::Operation *op);
