@@ -413,19 +413,73 @@ TEST(CpuKernel, LibraryOps) {
   checkKernel("argmax", data({4, 6, 3}).argmax(1));
 }
 
+/// The call a single product with a transposed left matrix and every
+/// dimension at least 256 starts with (Note [Which library multiplies]):
+/// OpenBLAS's where oneDNN runs AVX2 kernels, oneDNN's where it runs AVX-512.
+std::string largeTransposedProduct(bool transposeB, int64_t m, int64_t n, int64_t k) {
+  std::string shape = std::to_string(m) + ", " + std::to_string(n) + ", " + std::to_string(k) + ",";
+  if (codegen::oneDnnRunsAvx512())
+    return std::string("dnnl_sgemm('T', ") + (transposeB ? "'T'" : "'N'") + ", " + shape;
+  return std::string("cblas_sgemm(CblasRowMajor, CblasTrans, ") +
+         (transposeB ? "CblasTrans" : "CblasNoTrans") + ", " + shape;
+}
+
 TEST(CpuKernel, TransposedProductsRunInTheLibraryThatIsFasterForThem) {
-  // Note [Which library multiplies]: a single product with the left matrix
-  // transposed and every dimension at least 256 runs in OpenBLAS; a smaller
-  // one, or one of a batch, in oneDNN. Sizes are no multiple of any block.
-  checkKernel("weight gradient (OpenBLAS)", matmul(data({300, 260}).t(), data({300, 257}, 1)), -1,
-              "cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, 260, 257, 300,");
-  checkKernel("both transposed (OpenBLAS)", matmul(data({256, 270}).t(), data({258, 256}, 1).t()),
-              -1, "cblas_sgemm(CblasRowMajor, CblasTrans, CblasTrans, 270, 258, 256,");
+  // Note [Which library multiplies]: where oneDNN runs AVX2 kernels, a single
+  // product with the left matrix transposed and every dimension at least 256
+  // runs in OpenBLAS, and a smaller one, or one of a batch, in oneDNN; where
+  // it runs AVX-512 kernels every product runs in oneDNN. ctest runs this
+  // case twice, once with DNNL_MAX_CPU_ISA=AVX2 (codegen.matmul_library_avx2),
+  // so both choices are compiled and checked on an AVX-512 machine. Sizes are
+  // no multiple of any block.
+  std::printf("oneDNN runs %s kernels here\n", codegen::oneDnnRunsAvx512() ? "AVX-512" : "AVX2");
+  checkKernel("weight gradient", matmul(data({300, 260}).t(), data({300, 257}, 1)), -1,
+              largeTransposedProduct(false, 260, 257, 300));
+  checkKernel("both transposed", matmul(data({256, 270}).t(), data({258, 256}, 1).t()), -1,
+              largeTransposedProduct(true, 270, 258, 256));
   checkKernel("k under 256 (oneDNN)", matmul(data({255, 300}).t(), data({255, 257}, 1)), -1,
               "dnnl_sgemm('T', 'N', 300, 257, 255,");
   checkKernel("a batch (oneDNN)",
               matmul(data({2, 300, 260}).transpose(1, 2), data({2, 300, 257}, 1)), -1,
               "dnnl_sgemm('T', 'N', 260, 257, 300,");
+}
+
+TEST(CpuKernel, OneDnnIsaFollowsItsCap) {
+  // DNNL_MAX_CPU_ISA below AVX-512 (the AVX2 run of this suite) takes
+  // oneDNN's AVX-512 kernels away, and with them the products it would take.
+  const char *cap = std::getenv("DNNL_MAX_CPU_ISA");
+  if (cap == nullptr || std::string(cap) != "AVX2")
+    GTEST_SKIP() << "runs under DNNL_MAX_CPU_ISA=AVX2 (ctest codegen.matmul_library_avx2)";
+  EXPECT_FALSE(codegen::oneDnnRunsAvx512());
+}
+
+TEST(CpuKernel, SmallProductsRunOnOneThread) {
+  // Note [Small products on one thread]: a single product under 2^23 flops
+  // runs on the calling thread, and the kernel leaves the thread count as it
+  // found it; a larger one, and a batch (one product per thread), do not.
+  using ThreadCount = int (*)();
+  checkKernel("small product (64 x 256 x 10)", matmul(data({64, 256}), data({256, 10}, 1)), -1,
+              "sinter_on_one_thread([&] { dnnl_sgemm('N', 'N', 64, 10, 256,");
+  // The OpenMP runtime the kernel loaded: its thread count is unchanged.
+  auto threads = reinterpret_cast<ThreadCount>(dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
+  void *openmp = nullptr;
+  if (threads == nullptr) {
+    openmp = dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD);
+    ASSERT_NE(openmp, nullptr) << "the kernel did not load OpenMP";
+    threads = reinterpret_cast<ThreadCount>(dlsym(openmp, "omp_get_max_threads"));
+  }
+  ASSERT_NE(threads, nullptr);
+  int before = threads();
+  checkKernel("small product again", matmul(data({64, 256}, 2), data({256, 10}, 3)), -1,
+              "sinter_on_one_thread(");
+  EXPECT_EQ(threads(), before);
+  if (openmp != nullptr)
+    dlclose(openmp);
+  // The call starts its line: no sinter_on_one_thread around it.
+  checkKernel("large product (160 x 256 x 256)", matmul(data({160, 256}), data({256, 256}, 1)), -1,
+              "\n    dnnl_sgemm('N', 'N', 160, 256, 256,");
+  checkKernel("a batch of small products", matmul(data({2, 64, 256}), data({2, 256, 10}, 1)), -1,
+              "\n    dnnl_sgemm('N', 'N', 64, 10, 256,");
 }
 
 TEST(CpuKernel, LibraryGradients) {
@@ -462,14 +516,15 @@ TEST(CpuKernel, LibraryGradients) {
               gradOf(wide, [&](const Tensor &w) { return padded(small, w); }));
   // 16 images of 4x4 pixels share one product of 256 columns, and the input
   // gradient's (288 x 256 by 256 output channels, left matrix transposed) runs
-  // in OpenBLAS (Note [Which library multiplies]).
+  // in OpenBLAS where oneDNN runs AVX2 kernels (Note [Which library
+  // multiplies]).
   Tensor deep = data({256, 32, 3, 3}, 7), tiles = data({16, 32, 4, 4}, 8);
-  checkKernel("conv2d backward input (OpenBLAS)",
+  checkKernel("conv2d backward input, large product",
               gradOf(tiles,
                      [&](const Tensor &x) {
                        return F::conv2d(x, deep, Tensor(), {1, 1}, {1, 1});
                      }),
-              -1, "cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, 288, 256, 256,");
+              -1, largeTransposedProduct(false, 288, 256, 256));
   // Note [Images per product]: 100 pixels want 3 images per product; a batch
   // of 5 takes them one at a time, a batch of 6 three at a time.
   Tensor taps = data({6, 2, 3, 3}, 5);
