@@ -60,17 +60,18 @@ bool openBlasMultiplies(bool single, bool transposeLhs, int64_t m, int64_t n, in
 }
 
 /// Note [Small products on one thread]
-/// Kernels run with OpenMP's idle threads asleep (CpuExecutable::load sets
-/// OMP_WAIT_POLICY=passive), so a library call that splits its work wakes
-/// them, which took 35-45 us on a 2-core virtual machine: a [64 x 256] by
-/// [256 x 10] product (an MLP's last layer) took 38 us on two threads and
-/// 2.5 us on one, a [256 x 64] by [64 x 256] one 65 and 34 us; from about
-/// 25 MFLOP on, two threads win (256x256x256: 130 us on one, 117 on two).
-/// A single product under `kSerialProductFlops` therefore runs on the
-/// calling thread (on bare metal, where waking takes a few microseconds, the
-/// bound costs little: a product of 8 MFLOP takes ~35 us on one thread).
-/// Products of a batch already run one per thread.
-constexpr double kSerialProductFlops = 1 << 23;
+/// A library call that splits its work over OpenMP's threads needs them
+/// awake. Between kernels they spin for about 0.3 ms, then sleep (Note
+/// [OpenMP's idle threads] in runtime/lib/Program.cpp), and waking one took
+/// 35-45 us on a 2-core virtual machine: there a [64 x 256] by [256 x 10]
+/// product (an MLP's last layer) took 38 us on two threads whose second
+/// slept, 2.4 us on two awake ones, and 2.5 us on one. With the threads
+/// awake, two win from about 2 MFLOP on (128x128x64: 7.7 us on one, 5.6 on
+/// two; 256x256x64: 32 / 23 us). A single product under
+/// `kSerialProductFlops` therefore runs on the calling thread: as fast as
+/// two when they are awake, and no wake when they are not. Products of a
+/// batch already run one per thread.
+constexpr double kSerialProductFlops = 1 << 20;
 
 /// Note [Images per product]
 /// A convolution multiplies each image's column matrix [Cg*KH*KW, OH*OW]
@@ -86,6 +87,10 @@ constexpr double kSerialProductFlops = 1 << 23;
 /// (32x32 pixels: 1024 columns) keep one image per product, and the column
 /// matrix stays as large as the largest layer's.
 constexpr int64_t kColumnsPerProduct = 256;
+
+/// Filter gradients with fewer filters per group than this are computed
+/// transposed (Note [Transposed filter gradients]).
+constexpr int64_t kTransposedGradientRows = 128;
 
 int64_t imagesPerProduct(int64_t batch, int64_t pixels) {
   int64_t wanted = std::min(batch, (kColumnsPerProduct + pixels - 1) / pixels);
@@ -238,6 +243,18 @@ private:
       scratch.push_back(og * n * 4);
       os << "  float *aux = static_cast<float *>(outputs[2]);\n";
     }
+    // Note [Transposed filter gradients]: with fewer than 128 filters per
+    // group (and more rows than filters), the filter gradient is computed
+    // transposed, [k x og] = columns · gradientᵀ, into `wt`, and transposed
+    // into place after the last chunk. oneDNN splits a product of 64 rows
+    // badly over two threads: 'N','T' 64x576x1024 (the first ResNet stage)
+    // took 575 us on two threads and 415 on one, 576x64x1024 268 us on two.
+    // From 128 rows on both forms run alike (128x576x256 142 / 133 us).
+    bool transposedGradient = !forward && !backwardInput && og < kTransposedGradientRows && k > og;
+    if (transposedGradient) {
+      scratch.push_back(groups * og * k * 4);
+      os << "  float *wt = static_cast<float *>(outputs[" << scratch.size() << "]);\n";
+    }
     os << "  for (int64_t b0 = 0; b0 < " << in[0] << "; b0 += " << chunk << ")\n"
        << "  for (int64_t g = 0; g < " << groups << "; ++g) {\n";
     // The output (gradient) of the chunk's images as one [og, n] matrix: in
@@ -337,12 +354,24 @@ private:
       // in0: the input, in1: the output gradient; out0: the filter gradient.
       if (chunk > 1)
         copyOutputs(/*gather=*/true);
-      os << "    "
-         << sgemm(true, false, true, og, k, n, matrix, n, "col", n, "b0 == 0 ? 0.0f : 1.0f",
-                  "out0 + g * " + std::to_string(og * k), k)
-         << ";\n";
+      if (transposedGradient)
+        os << "    "
+           << sgemm(true, false, true, k, og, n, "col", n, matrix, n, "b0 == 0 ? 0.0f : 1.0f",
+                    "wt + g * " + std::to_string(og * k), og)
+           << ";\n";
+      else
+        os << "    "
+           << sgemm(true, false, true, og, k, n, matrix, n, "col", n, "b0 == 0 ? 0.0f : 1.0f",
+                    "out0 + g * " + std::to_string(og * k), k)
+           << ";\n";
     }
     os << "  }\n";
+    if (transposedGradient)
+      os << "  #pragma omp parallel for if (" << groups * og * k << " >= 32768)\n"
+         << "  for (int64_t go = 0; go < " << groups * og << "; ++go)\n"
+         << "    for (int64_t r = 0; r < " << k << "; ++r)\n"
+         << "      out0[go * " << k << " + r] = wt[(go / " << og << " * " << k << " + r) * " << og
+         << " + go % " << og << "];\n";
     return success();
   }
 

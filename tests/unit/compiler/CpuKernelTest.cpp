@@ -454,7 +454,7 @@ TEST(CpuKernel, OneDnnIsaFollowsItsCap) {
 }
 
 TEST(CpuKernel, SmallProductsRunOnOneThread) {
-  // Note [Small products on one thread]: a single product under 2^23 flops
+  // Note [Small products on one thread]: a single product under 2^20 flops
   // runs on the calling thread, and the kernel leaves the thread count as it
   // found it; a larger one, and a batch (one product per thread), do not.
   using ThreadCount = int (*)();
