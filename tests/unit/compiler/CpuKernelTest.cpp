@@ -494,9 +494,21 @@ TEST(CpuKernel, LibraryGradients) {
                 return F::conv2d(x, filter, Tensor(), {2, 2}, {1, 1});
               }));
   Tensor image = data({2, 3, 6, 6});
-  checkKernel("conv2d backward filter", gradOf(filter, [&](const Tensor &w) {
-                return F::conv2d(image, w, Tensor(), {2, 2}, {1, 1});
-              }));
+  // 4 filters of 27 taps: the gradient is computed transposed, [27 x 4],
+  // then put in place (Note [Transposed filter gradients]); 128 filters:
+  // directly.
+  checkKernel("conv2d backward filter",
+              gradOf(filter,
+                     [&](const Tensor &w) {
+                       return F::conv2d(image, w, Tensor(), {2, 2}, {1, 1});
+                     }),
+              -1, "dnnl_sgemm('N', 'T', 27, 4, 18, 1.0f, col, 18,");
+  checkKernel("conv2d backward filter, 128 filters",
+              gradOf(data({128, 3, 3, 3}, 9),
+                     [&](const Tensor &w) {
+                       return F::conv2d(image, w, Tensor(), {2, 2}, {1, 1});
+                     }),
+              -1, "dnnl_sgemm('N', 'T', 128, 27, 18,");
   // Grouped, strided and dilated: every index of the im2col kernels.
   Tensor grouped = data({6, 2, 3, 2}, 3), batch = data({2, 4, 7, 6}, 4);
   auto conv = [](const Tensor &x, const Tensor &w) {
