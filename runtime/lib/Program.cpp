@@ -137,8 +137,9 @@ StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::load(Program program) {
   // mlp's 0.39 -> 0.27 and gpt-mini's eager step 211 -> 162 ms with the
   // spin. libgomp's own default, 300,000 spins, was no faster, and keeps a
   // core busy ten times as long after the last kernel of a step. The user's
-  // OMP_WAIT_POLICY or GOMP_SPINCOUNT wins. Read once, when OpenMP loads
-  // (with the first kernel library).
+  // OMP_WAIT_POLICY or GOMP_SPINCOUNT wins (passive for several processes
+  // that share the cores). Read once, when OpenMP loads (with the first
+  // kernel library).
   if (std::getenv("OMP_WAIT_POLICY") == nullptr && std::getenv("GOMP_SPINCOUNT") == nullptr)
     setenv("GOMP_SPINCOUNT", "30000", /*overwrite=*/0);
   std::unique_ptr<CpuExecutable> executable(new CpuExecutable());
