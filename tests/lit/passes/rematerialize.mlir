@@ -1,6 +1,7 @@
 // RUN: sinter-opt %s --split-input-file --sinter-rematerialize="min-bytes=1024" | FileCheck %s
 // RUN: sinter-opt %s --split-input-file --sinter-rematerialize="explain=1 min-bytes=1024" --verify-diagnostics > /dev/null
 // RUN: sinter-opt %s --split-input-file --sinter-rematerialize="budget=60000 min-bytes=1024" | FileCheck %s --check-prefix=BUDGET
+// RUN: sinter-opt %s --split-input-file --sinter-rematerialize="budget=471040 min-bytes=1024" | FileCheck %s --check-prefix=CHOICE
 
 // A GELU-like output %g is read right away (the forward matmul) and again
 // after the step's peak (the weight gradient's matmul), while its input %h
@@ -219,4 +220,74 @@ func.func @conv_kept(%x: tensor<2x4x16x16xf32>, %w: tensor<8x4x3x3xf32>, %p: ten
     sinter.yield %e : tensor<8x4x3x3xf32>
   }
   return %a, %s, %dh, %dn, %w2 : tensor<2x8x16x16xf32>, tensor<128x128xf32>, tensor<2x8x16x16xf32>, tensor<2x4x16x16xf32>, tensor<8x4x3x3xf32>
+}
+
+// -----
+
+// Note [Two ways to trade]: under a budget of 460 KiB (the peak is 484 KiB,
+// at %s) either of two trades fits. Recomputing the matmul result %h (64
+// KiB) before its late use %dh saves the most bytes but runs 2 M N K =
+// 524,288 operations again; recomputing the row softmax %sm (32 KiB) before
+// %dsm, from %c (which %dsm reads anyway), saves half as much for about
+// 24,000. The cheaper trade is made; the matmul runs once.
+// CHOICE-LABEL: func.func @cheapest_fit
+// CHOICE: sinter.matmul %{{.*}}, %arg1 :
+// CHOICE: sinter.reduce_max
+// CHOICE-NOT: sinter.matmul %{{.*}}, %arg1 :
+// CHOICE: sinter.reduce_max
+// CHOICE-NOT: sinter.matmul %{{.*}}, %arg1 :
+// CHOICE: return
+func.func @cheapest_fit(%x: tensor<64x16xf32>, %w: tensor<16x256xf32>, %y: tensor<32x256xf32>, %p: tensor<128x128xf32>, %q: tensor<128x256xf32>) -> (tensor<64x256xf32>, tensor<32x256xf32>, tensor<128x256xf32>, tensor<64x256xf32>, tensor<16x256xf32>, tensor<32x256xf32>) {
+  %n = sinter.fusion %x : (tensor<64x16xf32>) -> tensor<64x16xf32> {
+  ^bb0(%in: tensor<64x16xf32>):
+    %t = sinter.neg %in : tensor<64x16xf32>
+    sinter.yield %t : tensor<64x16xf32>
+  }
+  %h = sinter.matmul %n, %w : tensor<64x16xf32>, tensor<16x256xf32>
+  %a = sinter.fusion %h : (tensor<64x256xf32>) -> tensor<64x256xf32> {
+  ^bb0(%in: tensor<64x256xf32>):
+    %t = sinter.tanh %in : tensor<64x256xf32>
+    sinter.yield %t : tensor<64x256xf32>
+  }
+  %c = sinter.fusion %y : (tensor<32x256xf32>) -> tensor<32x256xf32> {
+  ^bb0(%in: tensor<32x256xf32>):
+    %t = sinter.neg %in : tensor<32x256xf32>
+    sinter.yield %t : tensor<32x256xf32>
+  }
+  %sm = sinter.fusion %c : (tensor<32x256xf32>) -> tensor<32x256xf32> {
+  ^bb0(%in: tensor<32x256xf32>):
+    %m = sinter.reduce_max %in, dims = [1] : tensor<32x256xf32>
+    %mb = sinter.broadcast_in_dim %m, dims = [0] : tensor<32xf32> -> tensor<32x256xf32>
+    %d = sinter.sub %in, %mb : tensor<32x256xf32>
+    %e = sinter.exp %d : tensor<32x256xf32>
+    sinter.yield %e : tensor<32x256xf32>
+  }
+  %b = sinter.fusion %sm : (tensor<32x256xf32>) -> tensor<32x256xf32> {
+  ^bb0(%in: tensor<32x256xf32>):
+    %t = sinter.tanh %in : tensor<32x256xf32>
+    sinter.yield %t : tensor<32x256xf32>
+  }
+  %big = sinter.matmul %p, %q : tensor<128x128xf32>, tensor<128x256xf32>
+  %s = sinter.fusion %big : (tensor<128x256xf32>) -> tensor<128x256xf32> {
+  ^bb0(%in: tensor<128x256xf32>):
+    %e = sinter.exp %in : tensor<128x256xf32>
+    sinter.yield %e : tensor<128x256xf32>
+  }
+  %dh = sinter.fusion %h : (tensor<64x256xf32>) -> tensor<64x256xf32> {
+  ^bb0(%in: tensor<64x256xf32>):
+    %e = sinter.exp %in : tensor<64x256xf32>
+    sinter.yield %e : tensor<64x256xf32>
+  }
+  %dw = sinter.matmul %n, %dh transpose_lhs : tensor<64x16xf32>, tensor<64x256xf32>
+  %w2 = sinter.fusion %w, %dw : (tensor<16x256xf32>, tensor<16x256xf32>) -> tensor<16x256xf32> {
+  ^bb0(%a0: tensor<16x256xf32>, %b0: tensor<16x256xf32>):
+    %d = sinter.sub %a0, %b0 : tensor<16x256xf32>
+    sinter.yield %d : tensor<16x256xf32>
+  }
+  %dsm = sinter.fusion %sm, %c : (tensor<32x256xf32>, tensor<32x256xf32>) -> tensor<32x256xf32> {
+  ^bb0(%a1: tensor<32x256xf32>, %b1: tensor<32x256xf32>):
+    %m = sinter.mul %a1, %b1 : tensor<32x256xf32>
+    sinter.yield %m : tensor<32x256xf32>
+  }
+  return %a, %b, %s, %dh, %w2, %dsm : tensor<64x256xf32>, tensor<32x256xf32>, tensor<128x256xf32>, tensor<64x256xf32>, tensor<16x256xf32>, tensor<32x256xf32>
 }
