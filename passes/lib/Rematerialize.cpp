@@ -12,7 +12,9 @@
 // grows holds its bytes longer. Each trade is simulated on the whole order
 // (the bytes live at every kernel, Note [Scheduling for memory]) and made
 // only if it lowers the bytes live at the peak without raising the peak;
-// the best such trade goes first, then the next at the new peak.
+// the best such trade goes first (without a budget, the one that lowers
+// the bytes at the peak the most; over one, Note [Two ways to trade]),
+// then the next at the new peak.
 //
 // Pointwise fusions are always recomputed so (an activation such as GELU's,
 // a copy or slice of a weight), as torch.compile's min-cut partitioner
@@ -186,7 +188,8 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
   /// The best trade at the current peak, or none: of the fusion results
   /// (and, over a budget, matmul and convolution results) live at the peak
   /// for a later use, the one whose recomputation before
-  /// that use lowers the bytes live at the peak the most without raising the
+  /// that use lowers the bytes live at the peak the most (or, by `choice`,
+  /// saves the most bytes per extra operation) without raising the
   /// peak anywhere else (each trade simulated on the whole order). An
   /// operand that is gone by then is recomputed too when its producer may
   /// be (a chain, producers first); otherwise it is kept longer.
@@ -314,7 +317,7 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
         } else {
           // Of the trades that lower the bytes at the peak without raising
           // the peak, the one that saves the most bytes for each operation
-          // it runs again (plus one per element of the value, which is
+          // it runs again (plus one per 4 bytes of the value, which is
           // written again; Note [Two ways to trade]).
           if (newPeak > live[peak] || atPeak >= live[peak])
             continue;
@@ -416,6 +419,7 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
             trade.result, sinter::passes::bytesOf(original), use->getLoc(),
             trade.chain.order.size(), trade.saving, operations);
     }
+    outcome.peak = arenaPeak(sinter::passes::dataflowOf(function));
     return outcome;
   }
 

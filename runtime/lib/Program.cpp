@@ -130,18 +130,24 @@ std::string formatKernelProfile(const std::vector<KernelProfileRow> &rows, size_
 
 StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::load(Program program) {
   // Note [OpenMP's idle threads]: between two kernels OpenMP's idle threads
-  // spin for about 0.3 ms (libgomp: 30,000 spins), then sleep. Sleeping at
-  // once (OMP_WAIT_POLICY=passive) made each parallel region wake a thread
-  // with a system call and wait for it: on a 2-core virtual machine 35-45
-  // us a wake, gpt-mini's compiled step 81 -> 70 ms, resnet18's 133 -> 93,
-  // mlp's 0.39 -> 0.27 and gpt-mini's eager step 211 -> 162 ms with the
-  // spin. libgomp's own default, 300,000 spins, was no faster, and keeps a
-  // core busy ten times as long after the last kernel of a step. The user's
-  // OMP_WAIT_POLICY or GOMP_SPINCOUNT wins (passive for several processes
-  // that share the cores). Read once, when OpenMP loads (with the first
-  // kernel library).
-  if (std::getenv("OMP_WAIT_POLICY") == nullptr && std::getenv("GOMP_SPINCOUNT") == nullptr)
-    setenv("GOMP_SPINCOUNT", "30000", /*overwrite=*/0);
+  // spin 30,000 times (libgomp reckons 100,000 spins a millisecond), then
+  // sleep. Sleeping at once (OMP_WAIT_POLICY=passive) made each parallel
+  // region wake a thread with a system call and wait for it: on a 2-core
+  // virtual machine 35-45 us a wake, gpt-mini's compiled step 81 -> 70 ms,
+  // resnet18's 133 -> 93, mlp's 0.39 -> 0.27 and gpt-mini's eager step
+  // 211 -> 162 ms with the spin. libgomp's own default, 300,000 spins, was
+  // no faster, and keeps a core busy ten times as long after the last
+  // kernel of a step. A user's OMP_WAIT_POLICY or GOMP_SPINCOUNT (not
+  // empty) wins: passive suits several processes sharing the cores. Read
+  // once, when OpenMP loads (with the first kernel library). Kernels built
+  // by clang (CXX=clang++) run on LLVM's OpenMP, which ignores this and
+  // spins for its own KMP_BLOCKTIME.
+  auto set = [](const char *name) {
+    const char *value = std::getenv(name);
+    return value != nullptr && *value != '\0';
+  };
+  if (!set("OMP_WAIT_POLICY") && !set("GOMP_SPINCOUNT"))
+    setenv("GOMP_SPINCOUNT", "30000", /*overwrite=*/1);
   std::unique_ptr<CpuExecutable> executable(new CpuExecutable());
   // RTLD_NODELETE: a kernel library stays mapped after its last executable,
   // and so do the OpenMP and oneDNN runtimes it pulled in, whose worker

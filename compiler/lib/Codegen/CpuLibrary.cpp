@@ -61,7 +61,7 @@ bool openBlasMultiplies(bool single, bool transposeLhs, int64_t m, int64_t n, in
 
 /// Note [Small products on one thread]
 /// A library call that splits its work over OpenMP's threads needs them
-/// awake. Between kernels they spin for about 0.3 ms, then sleep (Note
+/// awake. Between kernels they spin a while (30,000 times), then sleep (Note
 /// [OpenMP's idle threads] in runtime/lib/Program.cpp), and waking one took
 /// 35-45 us on a 2-core virtual machine: there a [64 x 256] by [256 x 10]
 /// product (an MLP's last layer) took 38 us on two threads whose second
@@ -487,9 +487,20 @@ private:
 
 } // namespace
 
+bool oneDnnCapKeepsAvx512(llvm::StringRef cap) {
+  // The values oneDNN 2.6 accepts below avx512_core; anything else (the
+  // AVX-512 and AMX levels, ALL, an unknown value, which oneDNN ignores)
+  // keeps its AVX-512 kernels.
+  for (const char *below : {"SSE41", "AVX", "AVX2", "AVX2_VNNI", "AVX512_MIC", "AVX512_MIC_4OPS"})
+    if (cap.trim().equals_insensitive(below))
+      return false;
+  return true;
+}
+
 // Not by asking oneDNN (dnnl_get_effective_cpu_isa): loading it here would
-// load OpenMP before CpuExecutable::load sets its wait policy and before a
-// tool sets OMP_NUM_THREADS, and OpenMP reads both once, when it loads.
+// load OpenMP before CpuExecutable::load sets how its idle threads wait and
+// before a tool sets OMP_NUM_THREADS, and OpenMP reads both once, when it
+// loads.
 bool oneDnnRunsAvx512() {
   static const bool avx512 = [] {
     // oneDNN's avx512_core: AVX-512 F, CD, BW, DQ and VL.
@@ -497,14 +508,11 @@ bool oneDnnRunsAvx512() {
     for (const char *feature : {"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"})
       if (!features.lookup(feature))
         return false;
-    // DNNL_MAX_CPU_ISA caps what oneDNN dispatches to: AVX512_CORE and up,
-    // AVX10_* and ALL keep its AVX-512 kernels; SSE41, AVX, AVX2* do not.
-    const char *cap = std::getenv("DNNL_MAX_CPU_ISA");
-    if (cap == nullptr || *cap == '\0')
-      return true;
-    llvm::StringRef isa(cap);
-    return isa.starts_with_insensitive("avx512") || isa.starts_with_insensitive("avx10") ||
-           isa.equals_insensitive("all");
+    // oneDNN reads ONEDNN_MAX_CPU_ISA, else DNNL_MAX_CPU_ISA.
+    for (const char *variable : {"ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA"})
+      if (const char *cap = std::getenv(variable); cap != nullptr && *cap != '\0')
+        return oneDnnCapKeepsAvx512(cap);
+    return true;
   }();
   return avx512;
 }

@@ -444,6 +444,17 @@ TEST(CpuKernel, TransposedProductsRunInTheLibraryThatIsFasterForThem) {
               "dnnl_sgemm('T', 'N', 260, 257, 300,");
 }
 
+TEST(CpuKernel, OneDnnCapsBelowAvx512AreNamed) {
+  // oneDNN 2.6's ISA names below avx512_core take its AVX-512 kernels away;
+  // the others, ALL, and a value oneDNN ignores keep them.
+  for (const char *below :
+       {"SSE41", "AVX", "AVX2", "avx2", " AVX2 ", "AVX2_VNNI", "AVX512_MIC", "AVX512_MIC_4OPS"})
+    EXPECT_FALSE(codegen::oneDnnCapKeepsAvx512(below)) << below;
+  for (const char *kept : {"AVX512_CORE", "avx512_core_vnni", "AVX512_CORE_BF16", "AVX512_CORE_AMX",
+                           "ALL", "AVX2X", ""})
+    EXPECT_TRUE(codegen::oneDnnCapKeepsAvx512(kept)) << kept;
+}
+
 TEST(CpuKernel, OneDnnIsaFollowsItsCap) {
   // DNNL_MAX_CPU_ISA below AVX-512 (the AVX2 run of this suite) takes
   // oneDNN's AVX-512 kernels away, and with them the products it would take.
@@ -458,23 +469,24 @@ TEST(CpuKernel, SmallProductsRunOnOneThread) {
   // runs on the calling thread, and the kernel leaves the thread count as it
   // found it; a larger one, and a batch (one product per thread), do not.
   using ThreadCount = int (*)();
+  using SetThreadCount = void (*)(int);
   checkKernel("small product (64 x 256 x 10)", matmul(data({64, 256}), data({256, 10}, 1)), -1,
               "sinter_on_one_thread([&] { dnnl_sgemm('N', 'N', 64, 10, 256,");
-  // The OpenMP runtime the kernel loaded: its thread count is unchanged.
-  auto threads = reinterpret_cast<ThreadCount>(dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
-  void *openmp = nullptr;
-  if (threads == nullptr) {
-    openmp = dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD);
-    ASSERT_NE(openmp, nullptr) << "the kernel did not load OpenMP";
-    threads = reinterpret_cast<ThreadCount>(dlsym(openmp, "omp_get_max_threads"));
-  }
+  // The OpenMP runtime the kernel loaded: a thread count set before the
+  // kernel (3, which nothing else sets) is the count after it.
+  void *openmp = dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(openmp, nullptr) << "the kernel did not load OpenMP";
+  auto threads = reinterpret_cast<ThreadCount>(dlsym(openmp, "omp_get_max_threads"));
+  auto setThreads = reinterpret_cast<SetThreadCount>(dlsym(openmp, "omp_set_num_threads"));
   ASSERT_NE(threads, nullptr);
+  ASSERT_NE(setThreads, nullptr);
   int before = threads();
+  setThreads(3);
   checkKernel("small product again", matmul(data({64, 256}, 2), data({256, 10}, 3)), -1,
               "sinter_on_one_thread(");
-  EXPECT_EQ(threads(), before);
-  if (openmp != nullptr)
-    dlclose(openmp);
+  EXPECT_EQ(threads(), 3);
+  setThreads(before);
+  dlclose(openmp);
   // The call starts its line: no sinter_on_one_thread around it.
   checkKernel("large product (160 x 256 x 256)", matmul(data({160, 256}), data({256, 256}, 1)), -1,
               "\n    dnnl_sgemm('N', 'N', 160, 256, 256,");

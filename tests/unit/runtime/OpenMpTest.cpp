@@ -40,6 +40,14 @@ TEST(OpenMpIdleThreads, SpinBrieflyByDefault) {
   EXPECT_EQ(std::getenv("OMP_WAIT_POLICY"), nullptr);
 }
 
+TEST(OpenMpIdleThreads, AnEmptySettingIsNoChoice) {
+  // libgomp reads an empty OMP_WAIT_POLICY as unset: the default applies.
+  setenv("OMP_WAIT_POLICY", "", 1);
+  setenv("GOMP_SPINCOUNT", "", 1);
+  ASSERT_NO_FATAL_FAILURE(loadMissingLibrary());
+  EXPECT_STREQ(std::getenv("GOMP_SPINCOUNT"), "30000");
+}
+
 TEST(OpenMpIdleThreads, TheUsersWaitPolicyWins) {
   setenv("OMP_WAIT_POLICY", "passive", 1);
   unsetenv("GOMP_SPINCOUNT");

@@ -26,9 +26,15 @@ namespace sinter::codegen {
 /// "int32_t", "int64_t", "bool"), or "" where the CPU renderer has none yet.
 std::string cppElementType(mlir::Type tensorType);
 
+/// Whether a cap on oneDNN's ISA (the value of ONEDNN_MAX_CPU_ISA or
+/// DNNL_MAX_CPU_ISA) leaves it its AVX-512 kernels: false for SSE41, AVX,
+/// AVX2, AVX2_VNNI and the Xeon Phi levels, true for the rest (the
+/// AVX-512 and AMX levels, ALL, and values oneDNN ignores).
+bool oneDnnCapKeepsAvx512(llvm::StringRef cap);
+
 /// Whether oneDNN runs its AVX-512 kernels on this machine (the host CPU's
-/// features, capped by DNNL_MAX_CPU_ISA as oneDNN caps them): it then multiplies every matrix
-/// product; otherwise OpenBLAS takes the large ones with a transposed left
+/// features, capped by ONEDNN_MAX_CPU_ISA or DNNL_MAX_CPU_ISA as oneDNN caps them): it then
+/// multiplies every matrix product; otherwise OpenBLAS takes the large ones with a transposed left
 /// matrix (Note [Which library multiplies] in CpuLibrary.cpp).
 bool oneDnnRunsAvx512();
 

@@ -63,7 +63,11 @@ def SinterRematerialize : Pass<"sinter-rematerialize", "::mlir::func::FuncOp"> {
     fusions are always traded so; with `budget` (bytes of the arena: what is
     written and not returned) and the peak still over it, any fusion
     (reductions included) and matmuls in such chains, until the simulated peak
-    is within the budget or nothing is left to trade. Other library calls are
+    is within the budget or nothing is left to trade; over a budget the trades
+    are chosen two ways, each on a copy of the function (the largest saving
+    first; the most bytes saved per extra operation first), and the way that
+    fits with fewer extra operations is made (Note [Two ways to trade]). Other
+    library calls are
     never recomputed, nor is a value smaller than `min-bytes`, nor anything
     whose recomputation would read an argument later than the step does (it
     could no longer be donated). With `explain`, each trade
