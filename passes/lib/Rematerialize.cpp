@@ -161,14 +161,16 @@ struct Trade {
 /// the same plan size), but a ResNet's with more (resnet18 within 24 MiB:
 /// 0.75 -> 2.0 GFLOP), its cheap trades each freeing little. So both run,
 /// each on a copy of the function, and the one kept fits the budget (or
-/// else reaches the lower peak) with fewer extra operations; it then runs
-/// on the function itself.
+/// else reaches the lower peak) with fewer extra operations, and its body
+/// becomes the function's.
 enum class Choice { LargestSaving, BytesPerOperation };
 
 /// What trading did to a function: values recomputed, the extra
-/// operations, and the simulated peak after.
+/// operations, the simulated peak after, and (with `explain`) a remark for
+/// each trade, at the kernel whose result it recomputes.
 struct Outcome {
   int64_t count = 0, operations = 0, peak = 0;
+  llvm::SmallVector<std::pair<Operation *, std::string>> remarks;
 };
 
 struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
@@ -348,27 +350,18 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
     return sinter::planner::simulatedPeak(flow.flow, order);
   }
 
-  /// Trades in `function` until it fits the budget or nothing is left,
-  /// choosing each over a budget by `choice`; remarks with `remarks`.
-  Outcome trade(func::FuncOp function, Choice choice, bool remarks) {
-    Outcome outcome;
-    if (!function.getBody().hasOneBlock())
-      return outcome;
-    // Pointwise trades first, always; then, over a budget, any fusion's
-    // (and matmuls in their chains).
-    bool pointwiseDone = false;
+  /// Trades in `function`, adding to `outcome`: pointwise fusions' results
+  /// while any lowers the peak (`onlyPointwise`), else any recomputable
+  /// result, each chosen by `choice`, until the function fits the budget or
+  /// nothing is left to trade.
+  void trade(func::FuncOp function, bool onlyPointwise, Choice choice, Outcome &outcome) {
     for (int round = 0; round < 1000; ++round) {
       sinter::passes::FunctionFlow flow = sinter::passes::dataflowOf(function);
-      outcome.peak = arenaPeak(flow);
-      if (pointwiseDone && (budget == 0 || outcome.peak <= budget))
-        return outcome;
-      Trade trade = bestTrade(flow, /*onlyPointwise=*/!pointwiseDone, choice);
-      if (trade.chain.order.empty()) {
-        if (pointwiseDone)
-          return outcome;
-        pointwiseDone = true;
-        continue;
-      }
+      if (!onlyPointwise && arenaPeak(flow) <= budget)
+        break;
+      Trade trade = bestTrade(flow, onlyPointwise, choice);
+      if (trade.chain.order.empty())
+        break;
       Operation *use = flow.kernels[trade.before];
       Operation *last = flow.kernels[trade.chain.order.back()];
       OpBuilder builder(use);
@@ -412,22 +405,38 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
       (void)applyOpPatternsAndFold(clones, FrozenRewritePatternSet(std::move(prune)), config);
       ++outcome.count;
       outcome.operations += operations;
-      if (remarks)
-        last->emitRemark() << llvm::formatv(
-            "result {0} ({1} bytes) recomputed before its use at {2} instead of kept ({3} "
-            "kernel(s) run again): {4} fewer bytes at the peak, {5} extra operations",
-            trade.result, sinter::passes::bytesOf(original), use->getLoc(),
-            trade.chain.order.size(), trade.saving, operations);
+      if (explain)
+        outcome.remarks.emplace_back(
+            last, llvm::formatv("result {0} ({1} bytes) recomputed before its use at {2} "
+                                "instead of kept ({3} kernel(s) run again): {4} fewer bytes at "
+                                "the peak, {5} extra operations",
+                                trade.result, sinter::passes::bytesOf(original), use->getLoc(),
+                                trade.chain.order.size(), trade.saving, operations)
+                      .str());
     }
     outcome.peak = arenaPeak(sinter::passes::dataflowOf(function));
-    return outcome;
+  }
+
+  /// Emits the remarks `outcome` holds, and forgets them.
+  static void emitRemarks(Outcome &outcome) {
+    for (auto &[kernel, text] : outcome.remarks)
+      kernel->emitRemark() << text;
+    outcome.remarks.clear();
   }
 
   void runOnOperation() override {
     func::FuncOp function = getOperation();
-    Choice choice = Choice::LargestSaving;
-    if (budget > 0) {
-      // Note [Two ways to trade]: each choice on a copy; the better kept.
+    if (!function.getBody().hasOneBlock())
+      return;
+    // Pointwise trades first, always.
+    Outcome outcome;
+    trade(function, /*onlyPointwise=*/true, Choice::LargestSaving, outcome);
+    emitRemarks(outcome);
+    if (budget > 0 && outcome.peak > budget) {
+      // Over a budget, any fusion's (and matmuls in their chains), chosen
+      // both ways, each on a copy (Note [Two ways to trade]); the copy that
+      // fits with fewer extra operations (else reaches the lower peak)
+      // becomes the function.
       auto better = [&](const Outcome &a, const Outcome &b) {
         bool aFits = a.peak <= budget, bFits = b.peak <= budget;
         if (aFits != bFits)
@@ -436,18 +445,26 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
           return a.peak < b.peak;
         return a.operations < b.operations;
       };
-      Outcome kept;
-      for (Choice candidate : {Choice::LargestSaving, Choice::BytesPerOperation}) {
+      func::FuncOp kept;
+      Outcome keptOutcome;
+      for (Choice choice : {Choice::LargestSaving, Choice::BytesPerOperation}) {
         func::FuncOp copy = function.clone();
-        Outcome outcome = trade(copy, candidate, /*remarks=*/false);
-        copy.erase();
-        if (candidate == Choice::LargestSaving || better(outcome, kept)) {
-          kept = outcome;
-          choice = candidate;
+        Outcome tried = outcome;
+        trade(copy, /*onlyPointwise=*/false, choice, tried);
+        if (kept && !better(tried, keptOutcome)) {
+          copy.erase();
+          continue;
         }
+        if (kept)
+          kept.erase();
+        kept = copy;
+        keptOutcome = std::move(tried);
       }
+      function.getBody().takeBody(kept.getBody());
+      kept.erase();
+      outcome = std::move(keptOutcome);
+      emitRemarks(outcome);
     }
-    Outcome outcome = trade(function, choice, explain);
     // What was traded, for the compiler's metrics: [recomputed, operations].
     if (outcome.count > 0)
       function->setAttr(

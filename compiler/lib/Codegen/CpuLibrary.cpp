@@ -354,16 +354,15 @@ private:
       // in0: the input, in1: the output gradient; out0: the filter gradient.
       if (chunk > 1)
         copyOutputs(/*gather=*/true);
-      if (transposedGradient)
-        os << "    "
-           << sgemm(true, false, true, k, og, n, "col", n, matrix, n, "b0 == 0 ? 0.0f : 1.0f",
-                    "wt + g * " + std::to_string(og * k), og)
-           << ";\n";
-      else
-        os << "    "
-           << sgemm(true, false, true, og, k, n, matrix, n, "col", n, "b0 == 0 ? 0.0f : 1.0f",
-                    "out0 + g * " + std::to_string(og * k), k)
-           << ";\n";
+      // [og x k] = gradient · columnsᵀ into out0, or its transpose into wt.
+      int64_t rows = transposedGradient ? k : og, width = transposedGradient ? og : k;
+      std::string lhs = transposedGradient ? "col" : matrix;
+      std::string rhs = transposedGradient ? matrix : "col";
+      std::string into = transposedGradient ? "wt" : "out0";
+      os << "    "
+         << sgemm(true, false, true, rows, width, n, lhs, n, rhs, n, "b0 == 0 ? 0.0f : 1.0f",
+                  into + " + g * " + std::to_string(og * k), width)
+         << ";\n";
     }
     os << "  }\n";
     if (transposedGradient)
