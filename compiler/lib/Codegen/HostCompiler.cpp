@@ -67,14 +67,15 @@ std::string compilerVersion(const std::string &compiler) {
 } // namespace
 
 /// Note [Finding the kernel helpers]
-/// Generated kernels include Sinter's kernel helpers (kernels/common/). A
+/// Generated kernels include Sinter's kernel helpers (kernels/cpu/, kernels/common/). A
 /// Sinter installed as a package has them under <prefix>/include/sinter/kernels,
 /// next to <prefix>/lib with the compiler library; a build tree has them in
 /// the source tree it was built from. SINTER_KERNELS_DIR names another folder.
 const std::string &kernelsIncludeDir() {
   static const std::string *dir = [] {
     auto has = [](const std::string &candidate) {
-      return llvm::sys::fs::exists(candidate + "/common/philox.h");
+      return llvm::sys::fs::exists(candidate + "/cpu/kernel.h") &&
+             llvm::sys::fs::exists(candidate + "/common/philox.h");
     };
     if (const char *env = std::getenv("SINTER_KERNELS_DIR"); env != nullptr && *env != '\0')
       return new std::string(env);
@@ -95,8 +96,11 @@ namespace {
 
 /// The helpers generated kernels include: part of the cache key.
 std::string includedHeaders() {
-  auto buffer = llvm::MemoryBuffer::getFile(kernelsIncludeDir() + "/common/philox.h");
-  return buffer ? (*buffer)->getBuffer().str() : std::string();
+  std::string text;
+  for (const char *header : {"/cpu/kernel.h", "/common/philox.h"})
+    if (auto buffer = llvm::MemoryBuffer::getFile(kernelsIncludeDir() + header))
+      text += (*buffer)->getBuffer().str();
+  return text;
 }
 
 // -fwrapv: integer overflow wraps, as in the reference executor and on GPUs.
