@@ -236,7 +236,7 @@ private:
     if (readers.empty())
       return;
     // The recipe: the group's ops that compute `value` from the group's
-    // inputs, its row reductions and constants.
+    // inputs, its row reductions, the values it stores anyway and constants.
     SmallVector<Operation *> cone;
     llvm::SetVector<Value> reads;
     llvm::SmallPtrSet<Operation *, 16> seen;
@@ -254,10 +254,19 @@ private:
           continue; // cloned into every fusion anyway
         auto it = producer ? groupOf_.find(producer) : groupOf_.end();
         bool inside = it != groupOf_.end() && it->second == g;
-        if (inside && sinter::fusion::roleOf(producer) != Role::Reduction)
-          work.push_back(producer);
-        else
+        if (!inside || sinter::fusion::roleOf(producer) == Role::Reduction) {
           reads.insert(operand);
+        } else if (!storedBy(g, operand)) {
+          work.push_back(producer);
+        } else if (auto broadcast = dyn_cast<BroadcastInDimOp>(producer);
+                   broadcast && readByKernelsOnly(operand)) {
+          // Stored as its small operand (BroadcastFusionResultsIntoReaders).
+          if (seen.insert(broadcast).second)
+            cone.push_back(broadcast);
+          reads.insert(broadcast.getOperand());
+        } else {
+          reads.insert(operand);
+        }
       }
     }
     if (FusionDecision d = sinter::fusion::canRecompute(value, cone, reads.getArrayRef()); !d) {
@@ -316,6 +325,24 @@ private:
     report(value.getDefiningOp(),
            text("recomputed in ", readers.size(), " later kernel(s) instead of stored (",
                 cone.size(), " ops)"));
+  }
+
+  /// Whether group `g` stores `value` (one of its results) for another
+  /// kernel. Values before `value` in the group were offered to their
+  /// readers first, so what they still store is settled. A recipe reads
+  /// such a value instead of computing it (Note [Recompute, do not store]).
+  bool storedBy(int g, Value value) {
+    return llvm::any_of(value.getUsers(), [&](Operation *user) {
+      auto it = groupOf_.find(user);
+      return it == groupOf_.end() || it->second != g;
+    });
+  }
+
+  /// Whether every reader of `value` becomes a fusion (no library call or
+  /// return needs it in memory at its own size).
+  bool readByKernelsOnly(Value value) {
+    return llvm::all_of(value.getUsers(),
+                        [&](Operation *user) { return groupOf_.count(user) != 0; });
   }
 
   void merge(int from, int into) {

@@ -200,6 +200,50 @@ func.func @store_when_recomputing_reads_more(%x: tensor<4x8xf32>, %z: tensor<4x8
 
 // -----
 
+// A layer norm's normalized input (%h) is not stored for the backward pass:
+// its readers compute it from the centered input and the row's 1/sigma,
+// which the forward kernel stores anyway (the centered input for the
+// backward, the broadcast of 1/sigma at its row size once canonicalized).
+// Before, its recipe reached through %c to %a and %b (two tensors) and %h
+// was stored too: one tensor of the layer's size more.
+// CHECK-LABEL: func.func @recipe_reads_stored_values
+// CHECK: %[[F:.*]]:4 = sinter.fusion %arg0, %arg1
+// CHECK: %[[R:.*]] = sinter.rsqrt
+// CHECK: sinter.yield %{{.*}}, %[[R]], %{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<4x1xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+// CHECK: sinter.matmul %[[F]]#3
+// CHECK: sinter.fusion %{{.*}}, %[[F]]#0, %[[F]]#2, %[[F]]#1 :
+// CHECK-NEXT: ^bb0(%{{.*}}: tensor<4x8xf32>, %[[C:.*]]: tensor<4x8xf32>, %{{.*}}: tensor<4x8xf32>, %[[S:.*]]: tensor<4x1xf32>):
+// CHECK: %[[B:.*]] = sinter.broadcast_in_dim %[[S]]
+// CHECK-NEXT: sinter.mul %[[C]], %[[B]]
+func.func @recipe_reads_stored_values(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  %x = sinter.add %a, %b : tensor<4x8xf32>
+  %s = sinter.reduce_sum %x, dims = [1] keepdim : tensor<4x8xf32>
+  %sb = sinter.broadcast_in_dim %s, dims = [0, 1] : tensor<4x1xf32> -> tensor<4x8xf32>
+  // expected-remark@+1 {{stored for a later kernel, not recomputed there: recomputing it would read 2 tensors of its size instead of it}}
+  %c = sinter.sub %x, %sb : tensor<4x8xf32>
+  %q = sinter.mul %c, %c : tensor<4x8xf32>
+  %v = sinter.reduce_sum %q, dims = [1] keepdim : tensor<4x8xf32>
+  %r = sinter.rsqrt %v : tensor<4x1xf32>
+  // expected-remark@+1 {{stored for a later kernel, not recomputed there: its recipe has 'sinter.rsqrt' of another size, [4, 1]}}
+  %rb = sinter.broadcast_in_dim %r, dims = [0, 1] : tensor<4x1xf32> -> tensor<4x8xf32>
+  // expected-remark@+1 {{recomputed in 1 later kernel(s) instead of stored (2 ops)}}
+  %h = sinter.mul %c, %rb : tensor<4x8xf32>
+  %y = sinter.exp %h : tensor<4x8xf32>
+  // expected-remark@+1 {{kept as its own op: matmul is a library call}}
+  %n = sinter.matmul %y, %w : tensor<4x8xf32>, tensor<8x8xf32>
+  // The "backward": reads the centered input, 1/sigma and %h.
+  // expected-remark@+1 {{not fused with its operand 'sinter.sub': the result would reach the fusion again through 'sinter.matmul'}}
+  %d1 = sinter.mul %n, %c : tensor<4x8xf32>
+  // expected-remark@+1 {{not fused with its operand 'sinter.broadcast_in_dim': the result would reach the fusion again through 'sinter.matmul'}}
+  %d2 = sinter.mul %d1, %rb : tensor<4x8xf32>
+  // expected-remark@+1 {{not fused with its operand 'sinter.mul': the result would reach the fusion again through 'sinter.matmul'}}
+  %d3 = sinter.mul %n, %h : tensor<4x8xf32>
+  %d4 = sinter.add %d2, %d3 : tensor<4x8xf32>
+  return %d4 : tensor<4x8xf32>
+}
+
+// -----
+
 // Note [Scalars are copied, not shared]: two parameter updates of 65,536
 // elements that share only a scaled learning rate (a scalar product,
 // broadcast once after CSE) are two kernels, each with its own copy of the

@@ -87,7 +87,14 @@ FusionDecision fitsDomain(mlir::Operation *op, const Domain &domain);
 /// the backward: memory traffic, not arithmetic, bounds these kernels, and
 /// the value is never stored. `canRecompute` decides from the value's
 /// recipe inside its fusion (`cone`: the ops that compute it from the fusion's
-/// inputs and row reductions) and the values it would read (`reads`).
+/// inputs, row reductions and the values the fusion stores anyway) and the
+/// values it would read (`reads`). A stored broadcast is read as its small
+/// operand, the size it is stored at once canonicalized. A layer norm's
+/// normalized input is then computed again from the centered input and the
+/// row's 1/sigma, both kept for its backward pass: one tensor of the layer's
+/// size less a norm (gpt-mini's step 88.1 -> 79.1 MiB, bert-mini's 72.1 ->
+/// 64.5). Reading a stored value longer never adds memory: its extra
+/// lifetime lies within that of the value no longer stored.
 inline constexpr int64_t kMaxRecomputedOps = 16;
 FusionDecision canRecompute(mlir::Value value, llvm::ArrayRef<mlir::Operation *> cone,
                             llvm::ArrayRef<mlir::Value> reads);
