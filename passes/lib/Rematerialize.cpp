@@ -19,22 +19,19 @@
 // Pointwise fusions are always recomputed so (an activation such as GELU's,
 // a copy or slice of a weight), as torch.compile's min-cut partitioner
 // recomputes pointwise ops by default: fewer bytes, a little more
-// arithmetic. With `budget` (bytes of the arena: what the kernels write,
-// results included, Note [Results in the arena]) and the peak still over
-// it, any fusion may be (layer norms, softmaxes), and so may a matmul's or
-// a convolution's result (an MLP's first projection, kept for its
-// activation's gradient, recomputed from the layer-norm output the weight
-// gradient keeps anyway; a convolution's output, kept for its batch norm's
-// gradient, from the input its filter gradient keeps) and the matmuls and
-// convolutions in a chain that feeds one, until the simulated peak fits or
-// nothing is left to trade, as XLA's rematerialization does under a memory
-// limit. Never recomputed: other library calls, values under `min-bytes`
-// (not worth a launch), and anything that would read an argument later
-// than the step does (it could no longer be donated, Note [Donation]).
-// Each trade is a remark: the value, the bytes it saves at the peak and the
-// extra arithmetic (an operation per element of each op it runs again;
-// 2 M N K for a matmul; 2 per output element and filter tap for a
-// convolution).
+// arithmetic; so is a fusion's result that a new pointwise fusion computes
+// from the fusion's other results (Note [Recomputed from its siblings]). With `budget` (bytes of
+// the arena: what the kernels write, results included, Note [Results in the arena]) and the peak
+// still over it, any fusion may be (layer norms, softmaxes), and so may a matmul's or a
+// convolution's result (an MLP's first projection, kept for its activation's gradient, recomputed
+// from the layer-norm output the weight gradient keeps anyway; a convolution's output, kept for its
+// batch norm's gradient, from the input its filter gradient keeps) and the matmuls and convolutions
+// in a chain that feeds one, until the simulated peak fits or nothing is left to trade, as XLA's
+// rematerialization does under a memory limit. Never recomputed: other library calls, values under
+// `min-bytes` (not worth a launch), and anything that would read an argument later than the step
+// does (it could no longer be donated, Note [Donation]). Each trade is a remark: the value, the
+// bytes it saves at the peak and the extra arithmetic (an operation per element of each op it runs
+// again; 2 M N K for a matmul; 2 per output element and filter tap for a convolution).
 //
 //===----------------------------------------------------------------------===//
 #include "Dataflow.h"
@@ -145,8 +142,14 @@ llvm::SmallVector<unsigned> neededOperands(Operation *op, unsigned result) {
 /// also be recomputed by a new fusion that runs only the ops between it and
 /// the fusion's other results (and inputs), when no reduction is among
 /// them: a pointwise kernel, traded as such, with or without a budget.
-/// gpt-mini's step: 79.1 -> 70.1 MiB, bert-mini's 64.0 -> 56.0, nine and
-/// eight layer norms' outputs.
+/// gpt-mini's step: 79.1 -> 71.1 MiB, bert-mini's 64.0 -> 56.0, nine and
+/// eight layer norms' outputs. Under a budget such a trade can cost more
+/// than it saves: the MLP's first projection, recomputed for its
+/// activation's gradient from the norm's output that its weight gradient
+/// kept, finds that output gone, and gpt-mini's largest batch within 256
+/// MiB fell from 52 to 43. So a budget's trades also start from the
+/// function with pointwise trades made without these, and the better of
+/// both starts is kept (Note [Two ways to trade]).
 struct SiblingRecipe {
   llvm::SmallVector<Operation *> ops;  // of the fusion's body, in its order
   llvm::SmallVector<unsigned> inputs;  // the fusion's inputs it reads
@@ -266,17 +269,18 @@ struct Trade {
 /// the extra arithmetic (bert-mini within 39 MiB: 13.4 -> 4.5 GFLOP a step,
 /// the same plan size), but a ResNet's with more (resnet18 within 24 MiB:
 /// 0.75 -> 2.0 GFLOP), its cheap trades each freeing little. So both run,
-/// each on a copy of the function, and the one kept fits the budget (or
+/// each on a copy of the function (from each of two starts, Note
+/// [Recomputed from its siblings]), and the one kept fits the budget (or
 /// else reaches the lower peak) with fewer extra operations, and its body
 /// becomes the function's.
 enum class Choice { LargestSaving, BytesPerOperation };
 
 /// What trading did to a function: values recomputed, the extra
 /// operations, the simulated peak after, and (with `explain`) a remark for
-/// each trade, at the kernel whose result it recomputes.
+/// each trade, at the location of the kernel whose result it recomputes.
 struct Outcome {
   int64_t count = 0, operations = 0, peak = 0;
-  llvm::SmallVector<std::pair<Operation *, std::string>> remarks;
+  llvm::SmallVector<std::pair<Location, std::string>> remarks;
 };
 
 struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
@@ -301,8 +305,8 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
   /// peak anywhere else (each trade simulated on the whole order). An
   /// operand that is gone by then is recomputed too when its producer may
   /// be (a chain, producers first); otherwise it is kept longer.
-  Trade bestTrade(const sinter::passes::FunctionFlow &flow, bool onlyPointwise,
-                  Choice choice) const {
+  Trade bestTrade(const sinter::passes::FunctionFlow &flow, bool onlyPointwise, Choice choice,
+                  bool siblings) const {
     const sinter::planner::Dataflow &data = flow.flow;
     size_t count = data.kernels.size();
     std::vector<int> order(count);
@@ -380,7 +384,7 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
         };
         // Note [Recomputed from its siblings]: one new kernel reading the
         // fusion's other results.
-        if (fusion)
+        if (fusion && siblings)
           if (std::optional<SiblingRecipe> recipe = siblingRecipe(fusion, r)) {
             sinter::planner::Dataflow traded = data;
             sinter::planner::Dataflow::Kernel clone;
@@ -509,13 +513,15 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
   /// Trades in `function`, adding to `outcome`: pointwise fusions' results
   /// while any lowers the peak (`onlyPointwise`), else any recomputable
   /// result, each chosen by `choice`, until the function fits the budget or
-  /// nothing is left to trade.
-  void trade(func::FuncOp function, bool onlyPointwise, Choice choice, Outcome &outcome) {
+  /// nothing is left to trade; with `siblings`, results recomputed from
+  /// their kernel's other results too (Note [Recomputed from its siblings]).
+  void trade(func::FuncOp function, bool onlyPointwise, Choice choice, bool siblings,
+             Outcome &outcome) {
     for (int round = 0; round < 1000; ++round) {
       sinter::passes::FunctionFlow flow = sinter::passes::dataflowOf(function);
       if (!onlyPointwise && arenaPeak(flow) <= budget)
         break;
-      Trade trade = bestTrade(flow, onlyPointwise, choice);
+      Trade trade = bestTrade(flow, onlyPointwise, choice, siblings);
       if (trade.chain.order.empty())
         break;
       Operation *use = flow.kernels[trade.before];
@@ -569,7 +575,7 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
       outcome.operations += operations;
       if (explain)
         outcome.remarks.emplace_back(
-            last,
+            last->getLoc(),
             llvm::formatv(
                 "result {0} ({1} bytes) recomputed before its use at {2} "
                 "instead of kept ({3}): {4} fewer bytes at the peak, {5} extra "
@@ -586,8 +592,8 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
 
   /// Emits the remarks `outcome` holds, and forgets them.
   static void emitRemarks(Outcome &outcome) {
-    for (auto &[kernel, text] : outcome.remarks)
-      kernel->emitRemark() << text;
+    for (auto &[location, text] : outcome.remarks)
+      mlir::emitRemark(location) << text;
     outcome.remarks.clear();
   }
 
@@ -595,15 +601,22 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
     func::FuncOp function = getOperation();
     if (!function.getBody().hasOneBlock())
       return;
-    // Pointwise trades first, always.
-    Outcome outcome;
-    trade(function, /*onlyPointwise=*/true, Choice::LargestSaving, outcome);
-    emitRemarks(outcome);
+    // Pointwise trades first, always. Under a budget, also on a copy
+    // without results recomputed from their siblings: those may leave the
+    // budget's trades less to work with (Note [Recomputed from its
+    // siblings]).
+    Outcome outcome, plainOutcome;
+    func::FuncOp plain;
+    if (budget > 0) {
+      plain = function.clone();
+      trade(plain, /*onlyPointwise=*/true, Choice::LargestSaving, /*siblings=*/false, plainOutcome);
+    }
+    trade(function, /*onlyPointwise=*/true, Choice::LargestSaving, /*siblings=*/true, outcome);
     if (budget > 0 && outcome.peak > budget) {
       // Over a budget, any fusion's (and matmuls in their chains), chosen
-      // both ways, each on a copy (Note [Two ways to trade]); the copy that
-      // fits with fewer extra operations (else reaches the lower peak)
-      // becomes the function.
+      // both ways, from both starts, each on a copy (Note [Two ways to
+      // trade]); the copy that fits with fewer extra operations (else
+      // reaches the lower peak) becomes the function.
       auto better = [&](const Outcome &a, const Outcome &b) {
         bool aFits = a.peak <= budget, bFits = b.peak <= budget;
         if (aFits != bFits)
@@ -614,24 +627,28 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
       };
       func::FuncOp kept;
       Outcome keptOutcome;
-      for (Choice choice : {Choice::LargestSaving, Choice::BytesPerOperation}) {
-        func::FuncOp copy = function.clone();
-        Outcome tried = outcome;
-        trade(copy, /*onlyPointwise=*/false, choice, tried);
-        if (kept && !better(tried, keptOutcome)) {
-          copy.erase();
-          continue;
+      for (bool siblings : {true, false}) {
+        for (Choice choice : {Choice::LargestSaving, Choice::BytesPerOperation}) {
+          func::FuncOp copy = (siblings ? function : plain).clone();
+          Outcome tried = siblings ? outcome : plainOutcome;
+          trade(copy, /*onlyPointwise=*/false, choice, siblings, tried);
+          if (kept && !better(tried, keptOutcome)) {
+            copy.erase();
+            continue;
+          }
+          if (kept)
+            kept.erase();
+          kept = copy;
+          keptOutcome = std::move(tried);
         }
-        if (kept)
-          kept.erase();
-        kept = copy;
-        keptOutcome = std::move(tried);
       }
       function.getBody().takeBody(kept.getBody());
       kept.erase();
       outcome = std::move(keptOutcome);
-      emitRemarks(outcome);
     }
+    if (plain)
+      plain.erase();
+    emitRemarks(outcome);
     // What was traded, for the compiler's metrics: [recomputed, operations].
     if (outcome.count > 0)
       function->setAttr(

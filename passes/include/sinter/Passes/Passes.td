@@ -58,9 +58,13 @@ def SinterRematerialize : Pass<"sinter-rematerialize", "::mlir::func::FuncOp"> {
     before that op: the fusion is cloned there, with the producers of its
     inputs that are gone by then, up to 4 deep (Note [Rematerialization] in
     `passes/lib/Rematerialize.cpp`); each clone computes only what is read of
-    it. Each trade is simulated on the whole function and made only if it
-    lowers the bytes live at the peak without raising the peak. Pointwise
-    fusions are always traded so; with `budget` (bytes of the arena: what is
+    it. A fusion's result may instead be computed by a new fusion from the
+    fusion's other results, when only pointwise ops lie between them (a layer
+    norm's output from its centered input and 1/sigma; Note [Recomputed from
+    its siblings]). Each trade is simulated on the whole function and made
+    only if it lowers the bytes live at the peak without raising the peak.
+    Pointwise fusions, and results recomputed from their siblings, are always
+    traded so; with `budget` (bytes of the arena: what is
     written and not returned) and the peak still over it, any fusion
     (reductions included) and matmuls in such chains, until the simulated peak
     is within the budget or nothing is left to trade; over a budget the trades
