@@ -57,6 +57,11 @@ int64_t elementsOf(Operation *op) {
   return cast<ShapedType>(op->getResult(0).getType()).getNumElements();
 }
 
+int64_t bytesOf(Value value) {
+  auto type = cast<ShapedType>(value.getType());
+  return type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+}
+
 class Grouping {
 public:
   explicit Grouping(bool explain) : explain_(explain) {}
@@ -236,44 +241,56 @@ private:
     if (readers.empty())
       return;
     // The recipe: the group's ops that compute `value` from the group's
-    // inputs, its row reductions, the values it stores anyway and constants.
+    // inputs, its row reductions and constants, and (with `readStored`) the
+    // values it stores anyway, when no larger than `value`.
     SmallVector<Operation *> cone;
     llvm::SetVector<Value> reads;
-    llvm::SmallPtrSet<Operation *, 16> seen;
-    SmallVector<Operation *> work = {value.getDefiningOp()};
-    while (!work.empty()) {
-      Operation *op = work.pop_back_val();
-      if (!seen.insert(op).second)
-        continue;
-      cone.push_back(op);
-      if (cone.size() > static_cast<size_t>(sinter::fusion::kMaxRecomputedOps))
-        break; // canRecompute says why
-      for (Value operand : op->getOperands()) {
-        Operation *producer = operand.getDefiningOp();
-        if (producer && sinter::fusion::roleOf(producer) == Role::Constant)
-          continue; // cloned into every fusion anyway
-        auto it = producer ? groupOf_.find(producer) : groupOf_.end();
-        bool inside = it != groupOf_.end() && it->second == g;
-        if (!inside || sinter::fusion::roleOf(producer) == Role::Reduction) {
-          reads.insert(operand);
-        } else if (!storedBy(g, operand)) {
-          work.push_back(producer);
-        } else if (auto broadcast = dyn_cast<BroadcastInDimOp>(producer);
-                   broadcast && readByKernelsOnly(operand)) {
-          // Stored as its small operand (BroadcastFusionResultsIntoReaders).
-          if (seen.insert(broadcast).second)
-            cone.push_back(broadcast);
-          reads.insert(broadcast.getOperand());
-        } else {
-          reads.insert(operand);
+    auto recipe = [&](bool readStored) {
+      cone.clear();
+      reads.clear();
+      llvm::SmallPtrSet<Operation *, 16> seen;
+      SmallVector<Operation *> work = {value.getDefiningOp()};
+      while (!work.empty()) {
+        Operation *op = work.pop_back_val();
+        if (!seen.insert(op).second)
+          continue;
+        cone.push_back(op);
+        if (cone.size() > static_cast<size_t>(sinter::fusion::kMaxRecomputedOps))
+          break; // canRecompute says why
+        for (Value operand : op->getOperands()) {
+          Operation *producer = operand.getDefiningOp();
+          if (producer && sinter::fusion::roleOf(producer) == Role::Constant)
+            continue; // cloned into every fusion anyway
+          auto it = producer ? groupOf_.find(producer) : groupOf_.end();
+          bool inside = it != groupOf_.end() && it->second == g;
+          auto broadcast = inside ? dyn_cast<BroadcastInDimOp>(producer) : nullptr;
+          if (!inside || sinter::fusion::roleOf(producer) == Role::Reduction) {
+            reads.insert(operand);
+          } else if (!readStored || !storedBy(g, operand) ||
+                     (!broadcast && bytesOf(operand) > bytesOf(value))) {
+            work.push_back(producer);
+          } else if (broadcast && readByKernelsOnly(operand)) {
+            // Stored as its small operand (BroadcastFusionResultsIntoReaders).
+            if (seen.insert(broadcast).second)
+              cone.push_back(broadcast);
+            reads.insert(broadcast.getOperand());
+          } else if (broadcast) {
+            work.push_back(producer);
+          } else {
+            reads.insert(operand);
+          }
         }
       }
-    }
-    if (FusionDecision d = sinter::fusion::canRecompute(value, cone, reads.getArrayRef()); !d) {
-      report(value.getDefiningOp(),
-             text("stored for a later kernel, not recomputed there: ", d.reason()));
-      return;
-    }
+      return sinter::fusion::canRecompute(value, cone, reads.getArrayRef());
+    };
+    // Reading a stored value can make a recipe read two tensors where
+    // computing that value again read one: then the recipe computes it.
+    if (!recipe(/*readStored=*/true))
+      if (FusionDecision d = recipe(/*readStored=*/false); !d) {
+        report(value.getDefiningOp(),
+               text("stored for a later kernel, not recomputed there: ", d.reason()));
+        return;
+      }
     for (int h : readers) {
       const Group &reader = groups_[h];
       for (Operation *op : cone) {

@@ -162,9 +162,11 @@ struct SiblingRecipe {
 std::optional<SiblingRecipe> siblingRecipe(FusionOp fusion, unsigned result) {
   Block &body = fusion.getBody().front();
   Operation *yield = body.getTerminator();
+  // A result nothing reads any more (its readers moved to a clone) would
+  // come back to life: the recipe computes it instead.
   llvm::DenseMap<Value, unsigned> others;
   for (auto [i, value] : llvm::enumerate(yield->getOperands()))
-    if (i != result)
+    if (i != result && !fusion.getResult(i).use_empty())
       others.try_emplace(value, static_cast<unsigned>(i));
   Value target = yield->getOperand(result);
   if (others.count(target))
@@ -279,7 +281,7 @@ enum class Choice { LargestSaving, BytesPerOperation };
 /// operations, the simulated peak after, and (with `explain`) a remark for
 /// each trade, at the location of the kernel whose result it recomputes.
 struct Outcome {
-  int64_t count = 0, operations = 0, peak = 0;
+  int64_t count = 0, operations = 0, peak = 0, fromSiblings = 0;
   llvm::SmallVector<std::pair<Location, std::string>> remarks;
 };
 
@@ -535,6 +537,7 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
         clone = buildFromSiblings(builder, cast<FusionOp>(last), trade.result, *trade.fromSiblings);
         clones.push_back(clone);
         operations = operationsOf(*trade.fromSiblings);
+        ++outcome.fromSiblings;
       } else {
         for (int kernel : trade.chain.order) {
           clone = builder.clone(*flow.kernels[kernel], copies);
@@ -601,17 +604,19 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
     func::FuncOp function = getOperation();
     if (!function.getBody().hasOneBlock())
       return;
-    // Pointwise trades first, always. Under a budget, also on a copy
-    // without results recomputed from their siblings: those may leave the
+    // Pointwise trades first, always. Under a budget they may leave the
     // budget's trades less to work with (Note [Recomputed from its
-    // siblings]).
+    // siblings]): then also on a copy without results recomputed from their
+    // siblings.
     Outcome outcome, plainOutcome;
-    func::FuncOp plain;
-    if (budget > 0) {
-      plain = function.clone();
-      trade(plain, /*onlyPointwise=*/true, Choice::LargestSaving, /*siblings=*/false, plainOutcome);
-    }
+    func::FuncOp plain = budget > 0 ? function.clone() : func::FuncOp();
     trade(function, /*onlyPointwise=*/true, Choice::LargestSaving, /*siblings=*/true, outcome);
+    if (plain && outcome.peak > budget && outcome.fromSiblings > 0) {
+      trade(plain, /*onlyPointwise=*/true, Choice::LargestSaving, /*siblings=*/false, plainOutcome);
+    } else if (plain) {
+      plain.erase();
+      plain = func::FuncOp();
+    }
     if (budget > 0 && outcome.peak > budget) {
       // Over a budget, any fusion's (and matmuls in their chains), chosen
       // both ways, from both starts, each on a copy (Note [Two ways to
@@ -628,9 +633,12 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
       func::FuncOp kept;
       Outcome keptOutcome;
       for (bool siblings : {true, false}) {
+        // Without sibling trades among the pointwise ones both starts are
+        // the function; the budget's trades still go both ways.
+        func::FuncOp start = siblings || !plain ? function : plain;
         for (Choice choice : {Choice::LargestSaving, Choice::BytesPerOperation}) {
-          func::FuncOp copy = (siblings ? function : plain).clone();
-          Outcome tried = siblings ? outcome : plainOutcome;
+          func::FuncOp copy = start.clone();
+          Outcome tried = siblings || !plain ? outcome : plainOutcome;
           trade(copy, /*onlyPointwise=*/false, choice, siblings, tried);
           if (kept && !better(tried, keptOutcome)) {
             copy.erase();

@@ -244,6 +244,27 @@ func.func @recipe_reads_stored_values(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>, 
 
 // -----
 
+// Reading a stored value must not make a recipe read more: %y read through
+// %t (stored for the matmul) would read two tensors, %x and %t, so %y's
+// reader computes %t again from %x, as before stored values were read.
+// CHECK-LABEL: func.func @recipe_computes_what_reading_would_double
+// CHECK: %[[T:.*]] = sinter.fusion %arg0 : (tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK: %[[N:.*]] = sinter.matmul %[[T]], %arg1
+// CHECK: sinter.fusion %arg0, %[[N]] :
+// CHECK: sinter.exp
+func.func @recipe_computes_what_reading_would_double(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  %t = sinter.exp %x : tensor<4x8xf32>
+  // expected-remark@+1 {{recomputed in 1 later kernel(s) instead of stored (2 ops)}}
+  %y = sinter.mul %x, %t : tensor<4x8xf32>
+  // expected-remark@+1 {{kept as its own op: matmul is a library call}}
+  %n = sinter.matmul %t, %w : tensor<4x8xf32>, tensor<8x8xf32>
+  // expected-remark@+1 {{not fused with its operand 'sinter.mul': the result would reach the fusion again through 'sinter.matmul'}}
+  %d = sinter.mul %n, %y : tensor<4x8xf32>
+  return %d : tensor<4x8xf32>
+}
+
+// -----
+
 // Note [Scalars are copied, not shared]: two parameter updates of 65,536
 // elements that share only a scaled learning rate (a scalar product,
 // broadcast once after CSE) are two kernels, each with its own copy of the

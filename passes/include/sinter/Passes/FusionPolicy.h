@@ -93,8 +93,11 @@ FusionDecision fitsDomain(mlir::Operation *op, const Domain &domain);
 /// normalized input is then computed again from the centered input and the
 /// row's 1/sigma, both kept for its backward pass: one tensor of the layer's
 /// size less a norm (gpt-mini's step 88.1 -> 79.1 MiB, bert-mini's 72.1 ->
-/// 64.0). Reading a stored value longer never adds memory: its extra
-/// lifetime lies within that of the value no longer stored.
+/// 64.0). A stored value is read only when no larger than the value (a
+/// broadcast at its small operand's size), so reading it longer never adds
+/// memory: its extra lifetime lies within that of the value no longer
+/// stored. When reading stored values would make a recipe read two
+/// tensors, the recipe computes them again as before.
 inline constexpr int64_t kMaxRecomputedOps = 16;
 FusionDecision canRecompute(mlir::Value value, llvm::ArrayRef<mlir::Operation *> cone,
                             llvm::ArrayRef<mlir::Value> reads);
