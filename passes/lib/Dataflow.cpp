@@ -10,7 +10,7 @@ int64_t bytesOf(mlir::Value value) {
   return type.getNumElements() * width;
 }
 
-FunctionFlow dataflowOf(mlir::func::FuncOp function, const InPlaceRule &inPlace) {
+FunctionFlow dataflowOf(mlir::func::FuncOp function) {
   FunctionFlow result;
   planner::Dataflow &flow = result.flow;
   auto add = [&](mlir::Value value, bool argument) {
@@ -43,9 +43,6 @@ FunctionFlow dataflowOf(mlir::func::FuncOp function, const InPlaceRule &inPlace)
       kernel.reads.push_back(result.valueOf.lookup(v));
     for (mlir::Value v : op.getResults())
       kernel.writes.push_back(add(v, /*argument=*/false));
-    if (inPlace && mlir::isa<ir::FusionOp>(op))
-      for (auto [w, r] : inPlace(&op))
-        kernel.inPlace.emplace_back(static_cast<int>(w), static_cast<int>(r));
     flow.kernels.push_back(std::move(kernel));
     result.kernels.push_back(&op);
   }

@@ -12,7 +12,6 @@
 #define SINTER_PASSES_LIB_DATAFLOW_H
 
 #include "sinter/Passes/MemoryPlanner.h"
-#include "sinter/Passes/Passes.h"
 
 #include "sinter/Dialect/Sinter/SinterOps.h"
 
@@ -39,10 +38,8 @@ inline bool isKernel(mlir::Operation *op) {
 inline bool isView(mlir::Operation *op) { return mlir::isa<ir::ReshapeOp, ir::SliceOp>(op); }
 
 /// The function's kernels in their current order. Results nothing reads
-/// cost nothing (canonicalization drops them). With `inPlace`, each
-/// fusion's results that it allows to be written over an input of their
-/// size are paired with it (planner::Dataflow::Kernel::inPlace).
-FunctionFlow dataflowOf(mlir::func::FuncOp function, const InPlaceRule &inPlace = {});
+/// cost nothing (canonicalization drops them).
+FunctionFlow dataflowOf(mlir::func::FuncOp function);
 
 /// The bytes of a tensor value.
 int64_t bytesOf(mlir::Value value);

@@ -173,29 +173,6 @@ std::vector<int64_t> liveBytes(const Dataflow &flow, const std::vector<int> &ord
     delta[lives.first[v]] += flow.bytes[v];
     delta[lives.last[v] + 1] -= flow.bytes[v];
   }
-  // A write taking the memory of a read value that dies at its kernel
-  // (`inPlace`, as reuseInPlace pairs them: each value taken once, never a
-  // constant, an argument's or a returned value) costs nothing there.
-  std::vector<bool> written(flow.bytes.size(), false), taken(flow.bytes.size(), false);
-  for (const Dataflow::Kernel &kernel : flow.kernels)
-    for (int v : kernel.writes)
-      written[v] = true;
-  for (size_t k = 0; k < order.size(); ++k) {
-    const Dataflow::Kernel &kernel = flow.kernels[order[k]];
-    std::vector<bool> wrote(kernel.writes.size(), false);
-    for (auto [w, r] : kernel.inPlace) {
-      int out = kernel.writes[w], in = kernel.reads[r];
-      if (wrote[w] || taken[in] || !written[in] || flow.argument[in] || flow.returned[in] ||
-          flow.returned[out] || donatedValue(flow, in) || flow.bytes[in] != flow.bytes[out] ||
-          lives.last[in] != static_cast<int64_t>(k) ||
-          std::count(kernel.writes.begin(), kernel.writes.end(), in) > 0)
-        continue;
-      wrote[w] = true;
-      taken[in] = true;
-      delta[k] -= flow.bytes[out];
-      delta[k + 1] += flow.bytes[out];
-    }
-  }
   std::vector<int64_t> live(order.size(), 0);
   int64_t running = 0;
   for (size_t k = 0; k < order.size(); ++k)

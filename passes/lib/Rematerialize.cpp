@@ -291,10 +291,6 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
   /// How deep a chain of producers is recomputed for one value.
   static constexpr int kMaxChain = 4;
 
-  /// Which results the memory planner may write over an input (none when
-  /// unset: sinter-opt's pass).
-  sinter::InPlaceRule inPlace;
-
   /// Whether the kernel at `k` may run again: a fusion (only pointwise ones
   /// without a budget); a matmul or a convolution too over a budget.
   bool recomputable(Operation *op, bool onlyPointwise) const {
@@ -524,7 +520,7 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
   void trade(func::FuncOp function, bool onlyPointwise, Choice choice, bool siblings,
              Outcome &outcome) {
     for (int round = 0; round < 1000; ++round) {
-      sinter::passes::FunctionFlow flow = sinter::passes::dataflowOf(function, inPlace);
+      sinter::passes::FunctionFlow flow = sinter::passes::dataflowOf(function);
       if (!onlyPointwise && arenaPeak(flow) <= budget)
         break;
       Trade trade = bestTrade(flow, onlyPointwise, choice, siblings);
@@ -594,7 +590,7 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
                 trade.saving, operations)
                 .str());
     }
-    outcome.peak = arenaPeak(sinter::passes::dataflowOf(function, inPlace));
+    outcome.peak = arenaPeak(sinter::passes::dataflowOf(function));
   }
 
   /// Emits the remarks `outcome` holds, and forgets them.
@@ -670,10 +666,3 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
 };
 
 } // namespace
-
-std::unique_ptr<mlir::Pass>
-sinter::createSinterRematerialize(const SinterRematerializeOptions &options, InPlaceRule inPlace) {
-  auto pass = std::make_unique<Rematerialize>(options);
-  pass->inPlace = std::move(inPlace);
-  return pass;
-}

@@ -32,44 +32,14 @@
 
 namespace sinter::compiler {
 
-namespace {
-bool writableInPlace(ir::FusionOp fusion, unsigned operand, unsigned result);
-bool writesInOneLoop(ir::FusionOp fusion);
-bool readsOnlyWhereItWrites(ir::FusionOp fusion, unsigned operand, unsigned result);
-
-/// The (result, operand) pairs of `fusion`, of one size in bytes, that it
-/// may write in place (writableInPlace), for the rematerialization pass's
-/// simulation; whether one loop writes every result is decided once.
-std::vector<std::pair<unsigned, unsigned>> inPlacePairs(mlir::Operation *op) {
-  auto fusion = mlir::cast<ir::FusionOp>(op);
-  auto bytes = [](mlir::Value v) {
-    auto type = mlir::cast<mlir::ShapedType>(v.getType());
-    return type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
-  };
-  std::vector<std::pair<unsigned, unsigned>> pairs;
-  std::optional<bool> oneLoop;
-  for (unsigned r = 0; r < op->getNumResults(); ++r)
-    for (unsigned i = 0; i < op->getNumOperands(); ++i) {
-      if (bytes(op->getOperand(i)) != bytes(op->getResult(r)) ||
-          !readsOnlyWhereItWrites(fusion, i, r))
-        continue;
-      if (!oneLoop)
-        oneLoop = writesInOneLoop(fusion);
-      if (*oneLoop)
-        pairs.emplace_back(r, i);
-    }
-  return pairs;
-}
-} // namespace
-
 void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options) {
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
   pm.addNestedPass<mlir::func::FuncOp>(createSinterFusion({.explain = options.explain}));
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addNestedPass<mlir::func::FuncOp>(createSinterSchedule());
-  pm.addNestedPass<mlir::func::FuncOp>(createSinterRematerialize(
-      {.budget = options.memoryBudget, .explain = options.explain}, inPlacePairs));
+  pm.addNestedPass<mlir::func::FuncOp>(
+      createSinterRematerialize({.budget = options.memoryBudget, .explain = options.explain}));
   pm.addPass(mlir::createCanonicalizerPass());
 }
 
@@ -441,12 +411,6 @@ int64_t offsetOf(const runtime::Program::Launch &launch, size_t j) {
 /// through ops that keep the index (or reductions, computed before the
 /// writes).
 bool writableInPlace(ir::FusionOp fusion, unsigned operand, unsigned result) {
-  return writesInOneLoop(fusion) && readsOnlyWhereItWrites(fusion, operand, result);
-}
-
-/// Whether one loop writes all of `fusion`'s results (they have one size, or
-/// it is a row kernel): the first half of writableInPlace.
-bool writesInOneLoop(ir::FusionOp fusion) {
   auto yield = mlir::cast<ir::YieldOp>(fusion.getBody().front().getTerminator());
   auto elements = [](mlir::Value v) {
     return mlir::cast<mlir::ShapedType>(v.getType()).getNumElements();
@@ -454,12 +418,8 @@ bool writesInOneLoop(ir::FusionOp fusion) {
   bool oneSize = llvm::all_of(yield.getValues(), [&](mlir::Value v) {
     return elements(v) == elements(yield.getOperand(0));
   });
-  return oneSize || codegen::rendersRowByRow(fusion);
-}
-
-/// The second half of writableInPlace: the operand reaches the result, and
-/// every other, only through ops that keep the index (or reductions).
-bool readsOnlyWhereItWrites(ir::FusionOp fusion, unsigned operand, unsigned result) {
+  if (!oneSize && !codegen::rendersRowByRow(fusion))
+    return false; // results of several sizes, and not a row kernel: a loop per result
   llvm::SmallVector<mlir::Value> work = {fusion.getBody().front().getArgument(operand)};
   llvm::DenseSet<mlir::Operation *> seen;
   bool reachesResult = false;

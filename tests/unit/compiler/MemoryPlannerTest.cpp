@@ -162,27 +162,6 @@ TEST(Scheduling, LiveBytesCountWritersToLastReaders) {
   EXPECT_EQ(simulatedPeak(flow, {0, 1, 2}), 111);
 }
 
-TEST(Scheduling, AWriteInPlaceCostsNothingWhereItsInputDies) {
-  // value 0: argument; 1 (100 bytes) written by kernel 0; kernel 1 reads 1
-  // and writes 2 (100) and may write it over 1 (`inPlace`); kernel 2 reads
-  // 2 and writes 3 (1, returned).
-  Dataflow flow = flowOf({1000, 100, 100, 1}, 1,
-                         {{{0}, {1}}, {{1}, {2}, {}, {{0, 0}}}, {{2}, {3}}}, {3});
-  EXPECT_EQ(liveBytes(flow, {0, 1, 2}), (std::vector<int64_t>{100, 100, 101}));
-  // Where the input is read again later it does not die there: two buffers.
-  Dataflow later = flowOf({1000, 100, 100, 1}, 1,
-                          {{{0}, {1}}, {{1}, {2}, {}, {{0, 0}}}, {{1, 2}, {3}}}, {3});
-  EXPECT_EQ(liveBytes(later, {0, 1, 2}), (std::vector<int64_t>{100, 200, 201}));
-  // Nor over an argument, a returned value, or a value of another size.
-  Dataflow argument = flowOf({100, 100, 1}, 1, {{{0}, {1}, {}, {{0, 0}}}, {{1}, {2}}}, {2});
-  EXPECT_EQ(liveBytes(argument, {0, 1}), (std::vector<int64_t>{100, 101}));
-  Dataflow returned = flowOf({1000, 100, 100}, 1, {{{0}, {1}}, {{1}, {2}, {}, {{0, 0}}}}, {1});
-  EXPECT_EQ(liveBytes(returned, {0, 1}), (std::vector<int64_t>{100, 200}));
-  Dataflow sizes = flowOf({1000, 100, 50, 1}, 1,
-                          {{{0}, {1}}, {{1}, {2}, {}, {{0, 0}}}, {{2}, {3}}}, {3});
-  EXPECT_EQ(liveBytes(sizes, {0, 1, 2}), (std::vector<int64_t>{100, 150, 51}));
-}
-
 TEST(Scheduling, BranchesRunOneAtATime) {
   // Two branches, each a big value (1000) reduced to a small one (1), then
   // joined. Written breadth first, both big values are live at once (with

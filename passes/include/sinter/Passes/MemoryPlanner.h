@@ -87,10 +87,6 @@ struct Dataflow {
     /// write: the readers of a value this one overwrites (an update written
     /// into its parameter's memory, Note [Donation]).
     std::vector<int> after = {};
-    /// (write, read) index pairs: the write may take the read value's
-    /// memory when that value dies here (Note [In-place kernels] in
-    /// compiler/lib/Compiler/Pipeline.cpp); the simulation then counts one.
-    std::vector<std::pair<int, int>> inPlace = {};
   };
   std::vector<int64_t> bytes; // per value
   std::vector<bool> argument; // per value: the caller's (costs nothing)
