@@ -69,10 +69,10 @@ def SinterRematerialize : Pass<"sinter-rematerialize", "::mlir::func::FuncOp"> {
     (reductions included) and matmuls in such chains, until the simulated peak
     is within the budget or nothing is left to trade; over a budget the trades
     are chosen two ways, each on a copy of the function (the largest saving
-    first; the most bytes saved per extra operation first), and the way that
-    fits with fewer extra operations is made (Note [Two ways to trade]). Other
-    library calls are
-    never recomputed, nor is a value smaller than `min-bytes`, nor anything
+    first; the most bytes saved per extra operation first), starting both
+    with and without the results recomputed from their siblings, and the way
+    that fits with fewer extra operations is made (Note [Two ways to trade]).
+    Other library calls are never recomputed, nor is a value smaller than `min-bytes`, nor anything
     whose recomputation would read an argument later than the step does (it
     could no longer be donated). With `explain`, each trade
     is a remark: the bytes it saves at the peak and its extra operations. The
