@@ -11,6 +11,8 @@
 // the user's lines.
 //
 //===----------------------------------------------------------------------===//
+#include "Dataflow.h"
+
 #include "sinter/Passes/FusionPolicy.h"
 #include "sinter/Passes/Passes.h"
 
@@ -55,11 +57,6 @@ struct Group {
 
 int64_t elementsOf(Operation *op) {
   return cast<ShapedType>(op->getResult(0).getType()).getNumElements();
-}
-
-int64_t bytesOf(Value value) {
-  auto type = cast<ShapedType>(value.getType());
-  return type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
 }
 
 class Grouping {
@@ -267,7 +264,8 @@ private:
           if (!inside || sinter::fusion::roleOf(producer) == Role::Reduction) {
             reads.insert(operand);
           } else if (!readStored || !storedBy(g, operand) ||
-                     (!broadcast && bytesOf(operand) > bytesOf(value))) {
+                     (!broadcast &&
+                      sinter::passes::bytesOf(operand) > sinter::passes::bytesOf(value))) {
             work.push_back(producer);
           } else if (broadcast && readByKernelsOnly(operand)) {
             // Stored as its small operand (BroadcastFusionResultsIntoReaders).

@@ -20,18 +20,22 @@
 // a copy or slice of a weight), as torch.compile's min-cut partitioner
 // recomputes pointwise ops by default: fewer bytes, a little more
 // arithmetic; so is a fusion's result that a new pointwise fusion computes
-// from the fusion's other results (Note [Recomputed from its siblings]). With `budget` (bytes of
-// the arena: what the kernels write, results included, Note [Results in the arena]) and the peak
-// still over it, any fusion may be (layer norms, softmaxes), and so may a matmul's or a
-// convolution's result (an MLP's first projection, kept for its activation's gradient, recomputed
-// from the layer-norm output the weight gradient keeps anyway; a convolution's output, kept for its
-// batch norm's gradient, from the input its filter gradient keeps) and the matmuls and convolutions
-// in a chain that feeds one, until the simulated peak fits or nothing is left to trade, as XLA's
-// rematerialization does under a memory limit. Never recomputed: other library calls, values under
-// `min-bytes` (not worth a launch), and anything that would read an argument later than the step
-// does (it could no longer be donated, Note [Donation]). Each trade is a remark: the value, the
-// bytes it saves at the peak and the extra arithmetic (an operation per element of each op it runs
-// again; 2 M N K for a matmul; 2 per output element and filter tap for a convolution).
+// from the fusion's other results (Note [Recomputed from its siblings]).
+// With `budget` (bytes of the arena: what the kernels write, results
+// included, Note [Results in the arena]) and the peak still over it, any
+// fusion may be (layer norms, softmaxes), and so may a matmul's or a
+// convolution's result (an MLP's first projection, kept for its activation's
+// gradient, recomputed from the layer-norm output the weight gradient keeps
+// anyway; a convolution's output, kept for its batch norm's gradient, from
+// the input its filter gradient keeps) and the matmuls and convolutions in a
+// chain that feeds one, until the simulated peak fits or nothing is left to
+// trade, as XLA's rematerialization does under a memory limit. Never
+// recomputed: other library calls, values under `min-bytes` (not worth a
+// launch), and anything that would read an argument later than the step does
+// (it could no longer be donated, Note [Donation]). Each trade is a remark:
+// the value, the bytes it saves at the peak and the extra arithmetic (an
+// operation per element of each op it runs again; 2 M N K for a matmul; 2
+// per output element and filter tap for a convolution).
 //
 //===----------------------------------------------------------------------===//
 #include "Dataflow.h"
@@ -58,6 +62,20 @@ using sinter::ir::FusionOp;
 
 namespace {
 
+/// The extra arithmetic of running fusion body ops `ops` again: an
+/// operation per element of every elementwise op and reduction.
+int64_t operationsOf(llvm::ArrayRef<Operation *> ops) {
+  int64_t operations = 0;
+  for (Operation *inner : ops) {
+    sinter::fusion::Role role = sinter::fusion::roleOf(inner);
+    if (role == sinter::fusion::Role::Elementwise)
+      operations += cast<ShapedType>(inner->getResult(0).getType()).getNumElements();
+    else if (role == sinter::fusion::Role::Reduction)
+      operations += cast<ShapedType>(inner->getOperand(0).getType()).getNumElements();
+  }
+  return operations;
+}
+
 /// The extra arithmetic of running `op` again for `results`: for a fusion,
 /// an operation per element of every elementwise op and reduction they are
 /// computed from; for a matmul, a multiply-add per product term (2 M N K);
@@ -83,17 +101,7 @@ int64_t operationsOf(Operation *op, llvm::ArrayRef<unsigned> results) {
   while (!work.empty())
     if (Operation *def = work.pop_back_val().getDefiningOp(); def && used.insert(def).second)
       llvm::append_range(work, def->getOperands());
-  int64_t operations = 0;
-  for (Operation &inner : cast<FusionOp>(op).getBody().front().without_terminator()) {
-    if (!used.contains(&inner))
-      continue;
-    sinter::fusion::Role role = sinter::fusion::roleOf(&inner);
-    if (role == sinter::fusion::Role::Elementwise)
-      operations += cast<ShapedType>(inner.getResult(0).getType()).getNumElements();
-    else if (role == sinter::fusion::Role::Reduction)
-      operations += cast<ShapedType>(inner.getOperand(0).getType()).getNumElements();
-  }
-  return operations;
+  return operationsOf(llvm::to_vector(used));
 }
 
 /// Whether `fusion` reduces (a row sum, a softmax): dearer to run again
@@ -204,16 +212,6 @@ std::optional<SiblingRecipe> siblingRecipe(FusionOp fusion, unsigned result) {
   return recipe;
 }
 
-/// The extra arithmetic of a sibling recipe: an operation per element of
-/// each elementwise op.
-int64_t operationsOf(const SiblingRecipe &recipe) {
-  int64_t operations = 0;
-  for (Operation *op : recipe.ops)
-    if (sinter::fusion::roleOf(op) == sinter::fusion::Role::Elementwise)
-      operations += cast<ShapedType>(op->getResult(0).getType()).getNumElements();
-  return operations;
-}
-
 /// A fusion computing `fusion`'s result `result` from its other results
 /// (`recipe`), built at `builder`'s insertion point.
 FusionOp buildFromSiblings(OpBuilder &builder, FusionOp fusion, unsigned result,
@@ -241,6 +239,16 @@ FusionOp buildFromSiblings(OpBuilder &builder, FusionOp fusion, unsigned result,
   inside.create<sinter::ir::YieldOp>(fusion.getLoc(), mapping.lookup(yield->getOperand(result)));
   builder.setInsertionPointAfter(copy);
   return copy;
+}
+
+/// A value of `bytes` added to `flow` for a kernel the simulation adds
+/// (not an argument, not returned); its id.
+int addValue(sinter::planner::Dataflow &flow, int64_t bytes) {
+  flow.bytes.push_back(bytes);
+  flow.argument.push_back(false);
+  flow.returned.push_back(false);
+  flow.donated.push_back(false);
+  return static_cast<int>(flow.bytes.size()) - 1;
 }
 
 /// The kernels recomputed for one value and the results wanted of each.
@@ -400,11 +408,7 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
                      readers[operand].back() < at;
             });
             if (!keepsArgument) {
-              int copy = static_cast<int>(traded.bytes.size());
-              traded.bytes.push_back(data.bytes[v]);
-              traded.argument.push_back(false);
-              traded.returned.push_back(false);
-              traded.donated.push_back(false);
+              int copy = addValue(traded, data.bytes[v]);
               clone.writes.push_back(copy);
               traded.kernels.push_back(std::move(clone));
               Trade candidate;
@@ -415,7 +419,7 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
               candidate.fromSiblings = recipe;
               consider(
                   traded, {static_cast<int>(traded.kernels.size()) - 1}, copy,
-                  [&] { return operationsOf(*recipe); }, std::move(candidate));
+                  [&] { return operationsOf(recipe->ops); }, std::move(candidate));
             }
           }
         if (!rerun)
@@ -475,13 +479,9 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
             clone.reads.push_back(copyOf.count(operand) ? copyOf[operand] : operand);
           }
           for (auto [w, out] : llvm::enumerate(data.kernels[kernel].writes)) {
-            int copy = static_cast<int>(traded.bytes.size());
             // Only the results the chain wants are written.
             bool read = llvm::is_contained(wanted, static_cast<unsigned>(w));
-            traded.bytes.push_back(read ? data.bytes[out] : 0);
-            traded.argument.push_back(false);
-            traded.returned.push_back(false);
-            traded.donated.push_back(false);
+            int copy = addValue(traded, read ? data.bytes[out] : 0);
             copyOf[out] = copy;
             clone.writes.push_back(copy);
           }
@@ -536,7 +536,7 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
       if (trade.fromSiblings) {
         clone = buildFromSiblings(builder, cast<FusionOp>(last), trade.result, *trade.fromSiblings);
         clones.push_back(clone);
-        operations = operationsOf(*trade.fromSiblings);
+        operations = operationsOf(trade.fromSiblings->ops);
         ++outcome.fromSiblings;
       } else {
         for (int kernel : trade.chain.order) {
@@ -635,10 +635,10 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
       for (bool siblings : {true, false}) {
         // Without sibling trades among the pointwise ones both starts are
         // the function; the budget's trades still go both ways.
-        func::FuncOp start = siblings || !plain ? function : plain;
+        bool fromFunction = siblings || !plain;
         for (Choice choice : {Choice::LargestSaving, Choice::BytesPerOperation}) {
-          func::FuncOp copy = start.clone();
-          Outcome tried = siblings || !plain ? outcome : plainOutcome;
+          func::FuncOp copy = (fromFunction ? function : plain).clone();
+          Outcome tried = fromFunction ? outcome : plainOutcome;
           trade(copy, /*onlyPointwise=*/false, choice, siblings, tried);
           if (kept && !better(tried, keptOutcome)) {
             copy.erase();
