@@ -7,4 +7,4 @@ cd "$(dirname "$0")/.."
 ./tools/install_deps.sh
 ./tools/build.sh build -DSINTER_WARNINGS_AS_ERRORS=ON
 cd build
-ctest --output-on-failure -j "${SINTER_JOBS:-$(nproc)}"
+ctest --output-on-failure -j "${SINTER_JOBS:-$(nproc)}" -LE long

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -73,7 +74,7 @@ TEST(PhiloxOnDevice, EveryNumberEqualsTheHosts) {
   ASSERT_TRUE(uniform->copyToHost(gotUniform.data(), bytes).ok());
   ASSERT_TRUE(normal->copyToHost(gotNormal.data(), bytes).ok());
 
-  long long uniformMismatches = 0;
+  long long uniformMismatches = 0, normalMismatches = 0;
   double worstNormal = 0;
   for (long long i = 0; i < n; ++i) {
     auto index = static_cast<unsigned long long>(i);
@@ -82,12 +83,17 @@ TEST(PhiloxOnDevice, EveryNumberEqualsTheHosts) {
       ++uniformMismatches;
     // Normals go through log/sqrt/cos, whose last bits differ between CUDA's
     // and glibc's libm (each within 2 ulp of exact).
+    // Element by element, so that a NaN counts (std::max would skip it).
     float want = kernels::philoxNormal(seed, stream, index);
-    worstNormal = std::max(worstNormal, std::abs(double(gotNormal[i]) - want) /
-                                            std::max(1.0, std::abs(double(want))));
+    double relative = std::abs(double(gotNormal[i]) - want) / std::max(1.0, std::abs(double(want)));
+    if (!(relative <= 4e-6))
+      ++normalMismatches;
+    else
+      worstNormal = std::max(worstNormal, relative);
   }
   EXPECT_EQ(uniformMismatches, 0);
-  EXPECT_LE(worstNormal, 4e-6) << "largest difference of a normal draw, relative";
+  EXPECT_EQ(normalMismatches, 0) << "normal draws more than 4e-6 (relative) from the host's";
+  std::printf("normal draws within %.2g (relative) of the host's\n", worstNormal);
 }
 
 TEST(PhiloxOnDevice, LaunchErrorsNameTheKernel) {

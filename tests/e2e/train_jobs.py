@@ -34,6 +34,22 @@ def run(args, job=None, name="job"):
     return result.returncode, result.stdout + result.stderr
 
 
+def ran_as(output_dir, mode, steps, text=""):
+    """Every one of at least `steps` steps of the job in `output_dir` ran
+    `mode` ("compiled" or "eager"), none on the reference executor."""
+    with open(os.path.join(output_dir, "summary.json")) as f:
+        summary = json.load(f)
+    check(summary["fallbacks"] == 0,
+          f"{output_dir}: {summary['fallbacks']} fallbacks to the reference executor: "
+          f"{summary['fallback_reasons']}\n{text}")
+    check(summary[mode + "_steps"] >= steps,
+          f"{output_dir}: {summary[mode + '_steps']} {mode} steps, expected at least {steps}")
+    other = "eager" if mode == "compiled" else "compiled"
+    check(summary[other + "_steps"] == 0,
+          f"{output_dir}: {summary[other + '_steps']} {other} steps in a {mode} job")
+    return summary
+
+
 def rows(output_dir, split):
     with open(os.path.join(output_dir, "metrics.jsonl")) as f:
         return [r for r in map(json.loads, f) if r["split"] == split]
@@ -128,8 +144,7 @@ def case_main_job():
     code, text = run(["--output-dir", d], open(os.path.join(
         os.path.dirname(__file__), "..", "..", "examples", "jobs", "mlp-fashion-mnist.json")).read())
     check(code == 0, f"main job failed:\n{text}")
-    with open(os.path.join(d, "summary.json")) as f:
-        summary = json.load(f)
+    summary = ran_as(d, "compiled", 937, text)
     print(f"test accuracy {summary['test_accuracy']:.4f}, compiled "
           f"{summary['compiled_samples_per_s']:.0f} samples/s, eager "
           f"{summary['eager_samples_per_s']:.0f}")
@@ -177,14 +192,18 @@ def resume_with(compiler):
     args = ["--model", "mlp", "--steps", "40", "--batch-size", "32", "--set", "eval_every=10",
             "--set", "eval_batches=2", "--set", "checkpoint_every=15", "--compiler", compiler]
     a, b = out("through-" + compiler), out("resumed-" + compiler)
+    mode = "compiled" if compiler == "on" else "eager"
     code, text = run(args + ["--output-dir", a])
     check(code == 0, f"uninterrupted run failed:\n{text}")
+    ran_as(a, mode, 40, text)
     code, text = run(args + ["--output-dir", b, "--stop-at", "23"])
     check(code == 0 and "stopped after step 23 (--stop-at); continue with --resume" in text,
           f"interrupted run:\n{text}")
+    check("reference executor" not in text, f"the interrupted run fell back:\n{text}")
     check(len(rows(b, "train")) == 23, "the interrupted run logged other than 23 steps")
     code, text = run(args + ["--output-dir", b, "--resume"])
     check(code == 0 and "at step 23" in text, f"resumed run:\n{text}")
+    ran_as(b, mode, 40 - 23, text)
     through, resumed = rows(a, "train"), rows(b, "train")
     check(len(through) == 40 and len(resumed) == 40,
           f"{len(through)} and {len(resumed)} training rows, expected 40")
@@ -266,8 +285,7 @@ def case_language_model():
                                           "learning_rate": 0.002, "eval_every": 75,
                                           "eval_batches": 8, "log_every": 25}})
     check(code == 0, f"gpt-mini job failed:\n{text}")
-    with open(os.path.join(d, "summary.json")) as f:
-        summary = json.load(f)
+    summary = ran_as(d, "compiled", 150, text)
     val, unigram = summary["val_loss"], summary["unigram_loss"]
     print(f"val loss {val:.4f}, unigram baseline {unigram:.4f}")
     check(val < unigram - 0.3, f"validation loss {val} is not clearly below the unigram {unigram}")
@@ -329,6 +347,52 @@ def case_bpe_tokenizer():
                       "--set", f"tokenizer={d}/tokenizer", "--set", "eval_batches=1",
                       "--output-dir", out("bpe-reused")])
     check(code == 0 and "vocabulary 320" in text, f"reusing the vocabulary:\n{text}")
+
+
+def case_no_host_compiler():
+    """Without a host compiler (and an empty kernel cache) a compiled job
+    stops at its first step, saying which compiler is missing and how to
+    fix it; allowed to fall back, it trains on the reference executor and
+    says so in its output and summary (Note [Fallbacks are said])."""
+    env = dict(os.environ, CXX="/nonexistent-compiler",
+               SINTER_CACHE_DIR=out("empty-kernel-cache"))
+    args = [TRAIN, "--model", "mlp", "--steps", "2", "--batch-size", "8", "--set",
+            "eval_batches=1"]
+    for compiler in ["on", "off"]:
+        d = out("no-compiler-" + compiler)
+        result = subprocess.run(args + ["--compiler", compiler, "--output-dir", d], env=env,
+                                capture_output=True, text=True, timeout=600)
+        text = result.stdout + result.stderr
+        check(result.returncode == 2, f"compiler {compiler}: exit status {result.returncode}, "
+              f"expected 2:\n{text}")
+        for words in ["cannot be compiled", "compiler_config.allow_fallback",
+                      "CXX is '/nonexistent-compiler', which is not an executable program",
+                      "set CXX to a C++ compiler"]:
+            check(words in text, f"compiler {compiler}: expected {words!r} in:\n{text}")
+        check(not os.path.exists(os.path.join(d, "checkpoint.safetensors")),
+              f"compiler {compiler}: a stopped job wrote a checkpoint")
+    d = out("no-compiler-allowed")
+    job = os.path.join(SCRATCH, "allow-fallback.json")
+    with open(job, "w") as f:
+        json.dump({"entry_point": "mlp", "output_dir": d,
+                   "compiler_config": {"enabled": True, "allow_fallback": True}}, f)
+    result = subprocess.run(args + ["--config", job], env=env, capture_output=True, text=True,
+                            timeout=600)
+    text = result.stdout + result.stderr
+    check(result.returncode == 0, f"allowed fallback: exit status {result.returncode}:\n{text}")
+    check("runs on the reference executor (far slower than compiled)" in text
+          and "CXX is '/nonexistent-compiler'" in text, f"no warning at the first step:\n{text}")
+    check("ran on the reference executor (compiler_config.allow_fallback)" in text,
+          f"the summary does not say the job fell back:\n{text}")
+    if os.path.exists(os.path.join(d, "summary.json")):
+        with open(os.path.join(d, "summary.json")) as f:
+            summary = json.load(f)
+        check(summary["fallbacks"] >= 2 and summary["compiled_steps"] == 0,
+              f"summary: {summary['fallbacks']} fallbacks, {summary['compiled_steps']} compiled")
+        check(any("/nonexistent-compiler" in r for r in summary["fallback_reasons"]),
+              f"summary reasons {summary['fallback_reasons']}")
+    else:
+        check(False, f"no summary.json in {d}")
 
 
 def out_keep(name):

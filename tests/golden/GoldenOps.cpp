@@ -113,6 +113,10 @@ std::vector<Case> cases() {
        {{3, 4}, {4}, {4}},
        [](const V &x) { return F::layer_norm(x[0], {4}, x[1], x[2]); }},
       {"dropout_eval", {{2, 3}}, [](const V &x) { return F::dropout(x[0], 0.5, false); }},
+      // In training: the mask is Philox's (kernels/common/philox.h), which
+      // compare_ops_with_torch.py computes on its own from the generator's
+      // state written beside the case.
+      {"dropout_train", {{8, 33}}, [](const V &x) { return F::dropout(x[0], 0.25, true); }},
       {"embedding", {{4, 2}}, [ids](const V &x) { return F::embedding(ids, x[0]); }},
       {"cross_entropy",
        {{4, 3}},
@@ -169,6 +173,7 @@ int main(int argc, char **argv) {
   std::string dir = argv[1];
   std::ofstream manifest(dir + "/manifest.txt");
   try {
+    manual_seed(20261201);
     for (const Case &c : cases()) {
       V inputs;
       for (size_t i = 0; i < c.shapes.size(); ++i) {
@@ -177,6 +182,9 @@ int main(int argc, char **argv) {
             from_vector(sampleValues(numel(c.shapes[i]), int(i), positive), c.shapes[i])
                 .requires_grad_());
       }
+      // The random generator's state before the case, for the cases that draw.
+      RngState rng = get_rng_state();
+      std::ofstream(dir + "/" + c.name + ".rng") << rng.seed << ' ' << rng.stream << '\n';
       Tensor out = c.f(inputs);
       Tensor w = from_vector(sampleValues(out.numel(), 7, false), out.shape());
       (out * w).sum().backward();

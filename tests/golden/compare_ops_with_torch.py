@@ -4,7 +4,10 @@ Usage: compare_ops_with_torch.py <dump-dir>
 
 For each case, PyTorch evaluates the same function on the same f32 inputs,
 backpropagates sum(out * w), and the output and every input gradient must
-match Sinter's: max|sinter - torch| <= RTOL * max|torch| + ATOL.
+match Sinter's: |sinter - torch| <= RTOL * max|torch| + ATOL at every element
+(a NaN never passes). dropout in training mode is compared with its mask
+recomputed here from Philox 4x32-10 (checked first against Random123's
+published vectors) and the generator state Sinter used.
 """
 import math
 import os
@@ -16,6 +19,59 @@ import torch.nn.functional as F
 
 RTOL = 1e-5
 ATOL = 1e-7
+MASK32 = 0xFFFFFFFF
+MASK64 = 0xFFFFFFFFFFFFFFFF
+
+
+def philox4x32_10(counter, key):
+    """Philox 4x32-10 (Salmon et al., SC 2011) of four arrays of 32-bit
+    counter words under a two-word key: the four arrays of output words."""
+    c = [np.asarray(w, dtype=np.uint64) for w in counter]
+    k0, k1 = np.uint64(key[0]), np.uint64(key[1])
+    for _ in range(10):
+        p0 = np.uint64(0xD2511F53) * c[0]
+        p1 = np.uint64(0xCD9E8D57) * c[2]
+        hi0, lo0 = p0 >> np.uint64(32), p0 & np.uint64(MASK32)
+        hi1, lo1 = p1 >> np.uint64(32), p1 & np.uint64(MASK32)
+        c = [hi1 ^ c[1] ^ k0, lo1, hi0 ^ c[3] ^ k1, lo0]
+        k0 = np.uint64((int(k0) + 0x9E3779B9) & MASK32)
+        k1 = np.uint64((int(k1) + 0xBB67AE85) & MASK32)
+    return c
+
+
+# Random123's published answers (kat_vectors), so that this reference is
+# checked before it checks anything.
+for counter, key, want in [
+        ((0, 0, 0, 0), (0, 0), (0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8)),
+        ((MASK32,) * 4, (MASK32, MASK32), (0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd)),
+        ((0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344), (0xa4093822, 0x299f31d0),
+         (0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1))]:
+    got = tuple(int(w) for w in philox4x32_10([[w] for w in counter], key))
+    assert got == want, f"philox4x32_10{counter, key} = {[hex(w) for w in got]}"
+
+
+def random_key(seed, stream):
+    """The key of a random op (philox.h randomKey: SplitMix64, 52 bits)."""
+    z = (seed + 0x9E3779B97F4A7C15 * (stream + 1)) & MASK64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+    return (z ^ (z >> 31)) & ((1 << 52) - 1)
+
+
+def uniform(key, count):
+    """Sinter's rand(): element i is word 0 of Philox({i, 0, 0, 0}, key) over 2^32, 24 bits."""
+    index = np.arange(count, dtype=np.uint64)
+    zeros = np.zeros(count, dtype=np.uint64)
+    words = philox4x32_10([index & np.uint64(MASK32), index >> np.uint64(32), zeros, zeros],
+                          (key & MASK32, key >> 32))
+    return torch.from_numpy((words[0] >> np.uint64(8)).astype(np.float32) / np.float32(1 << 24))
+
+
+def dropout_train(x, rng):
+    """dropout(x, 0.25) in training: the first random stream's mask."""
+    seed, stream = rng
+    keep = uniform(random_key(seed, stream), x.numel()).reshape(x.shape) >= 0.25
+    return torch.where(keep, x * (1 / 0.75), torch.zeros_like(x))
 
 TARGETS = torch.tensor([2, 0, -100, 1])
 IDS = torch.tensor([[1, 3], [1, 0]])
@@ -70,6 +126,9 @@ CASES = {
     "log_softmax": lambda x: F.log_softmax(x[0], -1),
     "layer_norm": lambda x: F.layer_norm(x[0], (4,), x[1], x[2]),
     "dropout_eval": lambda x: F.dropout(x[0], 0.5, training=False),
+    # The mask is not PyTorch's generator's: it is recomputed here from
+    # Sinter's generator state before the case (`rng`).
+    "dropout_train": lambda x, rng: dropout_train(x[0], rng),
     "embedding": lambda x: F.embedding(IDS, x[0]),
     "cross_entropy": lambda x: F.cross_entropy(x[0], TARGETS),
     "cross_entropy_sum": lambda x: F.cross_entropy(x[0], TARGETS, reduction="sum"),
@@ -94,10 +153,14 @@ def load(directory):
 
 
 def compare(name, ours, theirs):
+    if ours.shape != theirs.shape:
+        print(f"TENSOR FAIL  {name:<34} shape {list(ours.shape)}, PyTorch's {list(theirs.shape)}")
+        return False
     scale = theirs.abs().max().item() if theirs.numel() else 0.0
     diff = (ours - theirs).abs().max().item() if theirs.numel() else 0.0
     allowed = RTOL * scale + ATOL
-    ok = ours.shape == theirs.shape and diff <= allowed
+    # Element by element: a NaN anywhere makes `within` false there.
+    ok = bool(((ours - theirs).abs() <= allowed).all())
     print(f"TENSOR {'OK  ' if ok else 'FAIL'}  {name:<34} max diff {diff:.2e}  "
           f"({100 * diff / allowed:.1f}% of tolerance)")
     return ok
@@ -116,7 +179,15 @@ def main():
         inputs = []
         while f"{case}.in{len(inputs)}" in tensors:
             inputs.append(tensors[f"{case}.in{len(inputs)}"].clone().requires_grad_())
-        out = fn(inputs)
+        if case == "dropout_train":
+            with open(os.path.join(sys.argv[1], case + ".rng")) as f:
+                out = fn(inputs, tuple(int(v) for v in f.read().split()))
+            kept = float((out != 0).double().mean())
+            if not 0.65 < kept < 0.85:
+                print(f"dropout_train keeps {kept:.2f} of its elements, not about 0.75")
+                ok = False
+        else:
+            out = fn(inputs)
         (out * tensors[f"{case}.w"]).sum().backward()
         ok = compare(case + " forward", tensors[f"{case}.out"], out.detach()) and ok
         for i, x in enumerate(inputs):

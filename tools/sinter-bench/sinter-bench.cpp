@@ -81,6 +81,9 @@ struct Result {
   double kernelsPerStep = 0;
   double compileSeconds = 0;
   double firstLoss = 0, lastLoss = 0;
+  /// Steps and reads that ran on the reference executor (Note [Fallbacks
+  /// are said]); a benchmark with any is refused, so reported as 0.
+  int64_t fallbacks = 0;
   /// The last step's memory (Note [Step memory]); compiled mode only.
   std::optional<StepMemory> memory;
 };
@@ -165,8 +168,9 @@ Result bench(Run &run, int64_t batch, int64_t steps, int64_t warmup, int64_t hel
   result.compileSeconds = m.compile.total();
   if (run.mode == "compiled")
     result.memory = m.last_step_memory;
+  result.fallbacks = m.fallbacks;
   bool ran = run.mode == "compiled" ? m.compiled_steps == m.steps : m.eager_steps == m.steps;
-  if (!ran)
+  if (!ran || m.fallbacks != 0)
     throwError("some steps did not run " + run.mode + ":\n" + metrics_report(), Loc::current());
   return result;
 }
@@ -285,14 +289,33 @@ stepGradients(const std::string &model, int64_t batch, int64_t length, double lr
 /// --check-reference: one compiled training step (under the memory budget,
 /// if any) against the reference executor, each value within 1e-3 of its
 /// largest element (the loss within 1e-4 of itself), the tolerances of the
-/// zoo tests (tests/unit/compiler/ZooStepsTest.cpp). True when they agree.
-bool checkReference(const std::string &model, int64_t batch, int64_t length, double lr) {
+/// zoo tests (tests/unit/compiler/ZooStepsTest.cpp), compared by
+/// compare_values (a NaN never passes). 0 when they agree, 1 when they
+/// differ, 2 when the compiled step did not run compiled (a fallback to
+/// the reference executor would compare the reference with itself).
+int checkReference(const std::string &model, int64_t batch, int64_t length, double lr) {
   CompilerConfig compiled = compiler_config(), reference = compiler_config();
   compiled.enabled = true;
   reference.use_reference = true;
+  Metrics before = metrics();
   Clock::time_point start = Clock::now();
   auto got = stepGradients(model, batch, length, lr, compiled);
   double compiledSeconds = std::chrono::duration<double>(Clock::now() - start).count();
+  Metrics after = metrics();
+  int64_t steps = after.steps - before.steps,
+          compiledSteps = after.compiled_steps - before.compiled_steps,
+          fallbacks = after.fallbacks - before.fallbacks;
+  if (steps == 0 || compiledSteps != steps || fallbacks != 0) {
+    std::fprintf(stderr,
+                 "sinter-bench: --check-reference refused: %lld of %lld steps ran compiled, %lld "
+                 "fell back to the reference executor (%s); comparing the reference executor "
+                 "with itself would prove nothing\n",
+                 static_cast<long long>(compiledSteps), static_cast<long long>(steps),
+                 static_cast<long long>(fallbacks),
+                 after.fallback_reasons.empty() ? "no reason recorded"
+                                                : after.fallback_reasons.back().c_str());
+    return 2;
+  }
   start = Clock::now();
   auto want = stepGradients(model, batch, length, lr, reference);
   double referenceSeconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -300,21 +323,14 @@ bool checkReference(const std::string &model, int64_t batch, int64_t length, dou
   double worstRatio = 0;
   std::string worstName;
   for (size_t i = 0; agree && i < got.size(); ++i) {
-    const std::vector<double> &g = got[i].second, &w = want[i].second;
-    agree = g.size() == w.size();
-    double scale = 0, worst = 0;
-    for (size_t k = 0; agree && k < w.size(); ++k) {
-      scale = std::max(scale, std::fabs(w[k]));
-      worst = std::max(worst, std::fabs(g[k] - w[k]));
-    }
-    double tolerance = (i == 0 ? 1e-4 : 1e-3) * scale + 1e-6;
-    if (worst > tolerance) {
-      std::printf("reference check: %s differs by %g (values up to %g, tolerance %g)\n",
-                  got[i].first.c_str(), worst, scale, tolerance);
+    Tolerance tolerance = {.of_largest = i == 0 ? 1e-4 : 1e-3, .absolute = 1e-6};
+    Comparison c = compare_values(got[i].first, got[i].second, want[i].second, tolerance);
+    if (!c.ok) {
+      std::printf("reference check: %s\n", c.message.c_str());
       agree = false;
     }
-    if (worst / tolerance > worstRatio)
-      worstRatio = worst / tolerance, worstName = got[i].first;
+    if (c.worst_fraction > worstRatio)
+      worstRatio = c.worst_fraction, worstName = got[i].first;
   }
   std::printf("reference check, %s batch %lld: loss %.6f compiled, %.6f reference; %zu "
               "gradients %s (closest to its tolerance: %s at %.2g of it); %.1f s compiled, "
@@ -322,7 +338,7 @@ bool checkReference(const std::string &model, int64_t batch, int64_t length, dou
               model.c_str(), static_cast<long long>(batch), got[0].second[0], want[0].second[0],
               got.size() - 1, agree ? "agree" : "DIFFER", worstName.c_str(), worstRatio,
               compiledSeconds, referenceSeconds);
-  return agree;
+  return agree ? 0 : 1;
 }
 
 /// AdamW's learning rate: 1e-3, or scaled linearly from --scale-lr-from.
@@ -424,23 +440,25 @@ int run() {
       std::printf("{\"model\": \"%s\", \"mode\": \"%s\", \"batch_size\": %lld, \"length\": %lld, "
                   "\"threads\": %s, \"steps\": %lld, \"step_ms_median\": %.3f, "
                   "\"samples_per_s\": %.2f, \"peak_bytes\": %lld, \"kernels_per_step\": %.1f, "
-                  "\"compile_s\": %.3f, \"first_loss\": %.6f, \"last_loss\": %.6f, "
+                  "\"compile_s\": %.3f, \"fallbacks\": %lld, \"first_loss\": %.6f, "
+                  "\"last_loss\": %.6f, "
                   "\"planned_peak_bytes\": %s, \"measured_peak_bytes\": %s, "
                   "\"persistent_bytes\": %s, \"chosen_batch_size\": %s}\n",
                   model.c_str(), r.mode.c_str(), static_cast<long long>(batch),
                   static_cast<long long>(length), threads == "all" ? "null" : threads.c_str(),
                   static_cast<long long>(steps), r.stepMsMedian, r.samplesPerSecond,
                   static_cast<long long>(r.peakBytes), r.kernelsPerStep, r.compileSeconds,
-                  r.firstLoss, r.lastLoss,
+                  static_cast<long long>(r.fallbacks), r.firstLoss, r.lastLoss,
                   orNull(r.memory, &StepMemory::planned_peak_bytes).c_str(),
                   orNull(r.memory, &StepMemory::measured_peak_bytes).c_str(),
                   orNull(r.memory, &StepMemory::persistent_bytes).c_str(), chosen.c_str());
     } else {
       std::printf("%-9s %s batch %lld, threads %s: median step %.2f ms, %.1f samples/s, peak "
-                  "%.1f MiB, %.1f kernels/step, compile %.2f s, loss %.4f -> %.4f\n",
+                  "%.1f MiB, %.1f kernels/step, compile %.2f s, %lld fallbacks, loss %.4f -> "
+                  "%.4f\n",
                   r.mode.c_str(), model.c_str(), static_cast<long long>(batch), threads.c_str(),
                   r.stepMsMedian, r.samplesPerSecond, r.peakBytes / 1048576.0, r.kernelsPerStep,
-                  r.compileSeconds, r.firstLoss, r.lastLoss);
+                  r.compileSeconds, static_cast<long long>(r.fallbacks), r.firstLoss, r.lastLoss);
       if (r.memory)
         std::printf("          step memory: planned %lld bytes, measured %lld, inputs %lld\n",
                     static_cast<long long>(r.memory->planned_peak_bytes),
@@ -451,8 +469,8 @@ int run() {
   if (results.size() == 2 && !absl::GetFlag(FLAGS_json))
     std::printf("compiled is %.2fx faster than eager\n",
                 results[0].stepMsMedian / results[1].stepMsMedian);
-  if (absl::GetFlag(FLAGS_check_reference) && !checkReference(model, batch, length, lr))
-    return 1;
+  if (absl::GetFlag(FLAGS_check_reference))
+    return checkReference(model, batch, length, lr);
   return 0;
 }
 

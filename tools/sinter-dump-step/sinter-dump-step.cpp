@@ -39,7 +39,10 @@ int run() {
   const int64_t batch = absl::GetFlag(FLAGS_batch_size), length = absl::GetFlag(FLAGS_length);
   SINTER_CHECK(batch > 0 && length > 0, Loc::current(),
                "--batch_size and --length must be positive");
-  // Parameters and inputs are data, as at the start of any step after the first.
+  // Parameters and inputs are data, as at the start of any step after the
+  // first: computed on the reference executor (this tool records a step; it
+  // installs no step compiler to run one).
+  set_compiler_config({.use_reference = true});
   tools::ZooTask task = tools::makeZooTask(name, batch, length);
   std::shared_ptr<nn::Module> model = task.model;
   Tensor loss = task.loss();

@@ -100,6 +100,9 @@ int run() {
   CompilerConfig config = compiler_config(); // SINTER_DEBUG and the rest from the environment
   config.enabled = mode == "compiled";
   config.use_reference = mode == "reference";
+  // A step that cannot be compiled stops the run (Note [Fallbacks are
+  // said]): a compiled run is compiled.
+  config.allow_fallback = false;
   set_compiler_config(config);
   manual_seed(static_cast<uint64_t>(absl::GetFlag(FLAGS_seed)));
   std::shared_ptr<nn::Module> model = makeModel(name);
@@ -162,6 +165,20 @@ int run() {
               100 * accuracy);
   if (mode != "reference")
     std::printf("%s", metrics_report().c_str());
+  // Every step (the training steps and the evaluation's) ran in the mode asked for.
+  Metrics m = metrics();
+  int64_t inMode = mode == "compiled" ? m.compiled_steps : mode == "eager" ? m.eager_steps : 0;
+  int64_t expected = mode == "reference" ? 0 : m.steps;
+  if (m.steps < total || inMode != expected || m.compiled_steps + m.eager_steps != expected ||
+      m.fallbacks != 0) {
+    std::fprintf(stderr,
+                 "%lld of %lld steps ran %s (%lld compiled, %lld eager, %lld fallbacks); "
+                 "expected all of at least %lld\n",
+                 static_cast<long long>(inMode), static_cast<long long>(m.steps), mode.c_str(),
+                 static_cast<long long>(m.compiled_steps), static_cast<long long>(m.eager_steps),
+                 static_cast<long long>(m.fallbacks), static_cast<long long>(total));
+    return 1;
+  }
   double required = absl::GetFlag(FLAGS_min_accuracy);
   if (accuracy < required) {
     std::fprintf(stderr, "test accuracy %.2f%% is below --min_accuracy %.2f%%\n", 100 * accuracy,

@@ -193,11 +193,12 @@ Job parseJob(const json &document) {
   job.instance_count = top.integer("instance_count", 1).value_or(1);
   job.n_gpus = top.integer("n_gpus", 0).value_or(0);
 
-  std::optional<bool> enabled, debug, distributed;
+  std::optional<bool> enabled, debug, distributed, fallback;
   if (const json *config = top.find("compiler_config")) {
     Section section(*config, "compiler_config");
     enabled = section.boolean("enabled");
     debug = section.boolean("debug");
+    fallback = section.boolean("allow_fallback");
     section.rejectUnknown();
   }
   if (const json *distribution = top.find("distribution")) {
@@ -216,6 +217,7 @@ Job parseJob(const json &document) {
   distributed = agreeing(hp, "multi_worker_enabled", distributed, "distribution.enabled");
   job.compiler_enabled = enabled.value_or(true);
   job.compiler_debug = debug.value_or(false);
+  job.allow_fallback = fallback.value_or(false);
   job.distribution_enabled = distributed.value_or(false);
 
   if (const json *batch = hp.find("batch_size")) {
@@ -321,7 +323,10 @@ Job parseJob(const json &document) {
       {"entry_point", job.entry_point},
       {"instance_count", job.instance_count},
       {"n_gpus", job.n_gpus},
-      {"compiler_config", {{"enabled", job.compiler_enabled}, {"debug", job.compiler_debug}}},
+      {"compiler_config",
+       {{"enabled", job.compiler_enabled},
+        {"debug", job.compiler_debug},
+        {"allow_fallback", job.allow_fallback}}},
       {"distribution", {{"enabled", job.distribution_enabled}}},
       {"dataset", job.dataset},
       {"output_dir", job.output_dir},

@@ -42,6 +42,10 @@ struct Job {
   bool language_model = false;   ///< gpt-*: text data, next-token loss
   int64_t instance_count = 1, n_gpus = 0;
   bool compiler_enabled = true, compiler_debug = false, distribution_enabled = false;
+  /// compiler_config.allow_fallback: a step the compiler cannot compile runs
+  /// on the reference executor (said, and counted in the summary) instead of
+  /// stopping the job with exit status 2 (Note [Fallbacks are said]).
+  bool allow_fallback = false;
   std::string dataset; ///< "fashion-mnist", or a path
   std::string output_dir;
 

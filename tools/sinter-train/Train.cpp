@@ -676,6 +676,10 @@ int trainZooModel(const Job &job, const RunOptions &options) {
                   {"samples_per_s", median > 0 ? batchSize / median : 0},
                   {"compile_s", m.compile.total()},
                   {"compilations", m.compilations},
+                  {"compiled_steps", m.compiled_steps},
+                  {"eager_steps", m.eager_steps},
+                  {"fallbacks", m.fallbacks},
+                  {"fallback_reasons", m.fallback_reasons},
                   {"peak_bytes", runtime::HostAllocator::get().stats().peak_in_use},
                   {task.heldOutSplit + "_loss", last.loss}};
   std::printf("\ntrained %lld steps in %.1f s: %.2f ms a step (median), %.0f samples/s; "
@@ -683,6 +687,11 @@ int trainZooModel(const Job &job, const RunOptions &options) {
               static_cast<long long>(ran), trainSeconds, 1000 * median,
               median > 0 ? batchSize / median : 0, static_cast<long long>(m.compilations),
               m.compile.total());
+  if (m.fallbacks > 0)
+    std::printf("%lld steps or reads ran on the reference executor (compiler_config.allow_fallback)"
+                ", far slower than %s: %s\n",
+                static_cast<long long>(m.fallbacks), job.compiler_enabled ? "compiled" : "eager",
+                m.fallback_reasons.front().c_str());
   if (job.compiler_enabled) {
     const StepMemory &memory = trainMemory;
     std::printf("memory: %.1f MiB a step (planned %.1f MiB, measured %.1f MiB) + %.1f MiB of "
@@ -747,6 +756,7 @@ int runJob(const Job &job, const RunOptions &options) {
   config.enabled = job.compiler_enabled;
   config.use_reference = false;
   config.memory_budget = job.memory_budget;
+  config.allow_fallback = job.allow_fallback;
   if (job.compiler_debug) {
     config.debug = 4;
     config.dump_dir = job.output_dir + "/debug";

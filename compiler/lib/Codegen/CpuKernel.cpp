@@ -120,8 +120,7 @@ public:
               failed(emitValue(op)))
             return failure();
         inLoop = false;
-        for (unsigned k : part.results)
-          os << "      out" << k << "[i] = " << read(yield.getOperand(k)) << ";\n";
+        writeResults(yield, part.results);
         loopCols = -1;
         os << "    }\n  }\n";
       }
@@ -249,6 +248,28 @@ private:
     return true;
   }
 
+  /// Note [Reads before writes]
+  /// A loop that writes several results at index i reads every result's
+  /// value at i before it writes any: a value that is not a local is
+  /// computed where it is read, and an input a result is written over
+  /// (Note [Donation], Note [In-place kernels] in
+  /// compiler/lib/Compiler/Pipeline.cpp) may be read by a later result at
+  /// the same index. Written one by one, the later result read what the
+  /// earlier had just written there (a random graph's gradient of y, when
+  /// y took the pow that read it: its sign flipped). One result is written
+  /// as it is computed.
+  void writeResults(YieldOp yield, ArrayRef<unsigned> results) {
+    if (results.size() == 1) {
+      os << "      out" << results[0] << "[i] = " << read(yield.getOperand(results[0])) << ";\n";
+      return;
+    }
+    for (unsigned k : results)
+      os << "      const " << cppElementType(yield.getOperand(k).getType()) << " result" << k
+         << " = " << read(yield.getOperand(k)) << ";\n";
+    for (unsigned k : results)
+      os << "      out" << k << "[i] = result" << k << ";\n";
+  }
+
   /// A row kernel (Note [Row kernels]).
   LogicalResult renderRows(Block &body, YieldOp yield) {
     int64_t n = rows * cols;
@@ -277,9 +298,11 @@ private:
         if (isLocal(op) && elements(op.getResult(0)) == n && failed(emitValue(op)))
           return failure();
       inLoop = false;
+      SmallVector<unsigned> fullRows;
       for (auto [k, value] : llvm::enumerate(yield.getValues()))
         if (elements(value) == n)
-          os << "      out" << k << "[i] = " << read(value) << ";\n";
+          fullRows.push_back(static_cast<unsigned>(k));
+      writeResults(yield, fullRows);
       loopCols = -1;
       os << "    }\n   }\n";
     }

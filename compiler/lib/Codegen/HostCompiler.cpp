@@ -26,13 +26,25 @@
 namespace sinter::codegen {
 namespace {
 
-std::string compilerPath() {
+/// The host C++ compiler's path (CXX, or c++ on PATH), or empty with the
+/// reason and the fix in `error`.
+std::string compilerPath(std::string &error) {
   const char *cxx = std::getenv("CXX");
-  std::string name = cxx != nullptr && *cxx != '\0' ? cxx : "c++";
-  if (llvm::sys::path::is_absolute(name))
-    return name;
-  llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName(name);
-  return found ? *found : std::string();
+  bool given = cxx != nullptr && *cxx != '\0';
+  std::string name = given ? cxx : "c++";
+  std::string path = name;
+  if (!llvm::sys::path::is_absolute(name)) {
+    llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName(name);
+    path = found ? *found : std::string();
+  }
+  if (!path.empty() && llvm::sys::fs::can_execute(path))
+    return path;
+  error = given ? "no host C++ compiler: CXX is '" + name +
+                      "', which is not an executable program; set CXX to a C++ compiler "
+                      "(g++ or clang++) or unset it to use c++ from PATH"
+                : std::string("no host C++ compiler: c++ is not on PATH; install g++ "
+                              "(apt-get install g++) or set CXX to a C++ compiler");
+  return std::string();
 }
 
 /// Runs `args`, returning its exit code and stdout+stderr in `output`.
@@ -141,11 +153,9 @@ std::string kernelCacheDir() {
 }
 
 bool compileHostLibrary(const std::string &source, CompiledLibrary &library, std::string &error) {
-  std::string compiler = compilerPath();
-  if (compiler.empty()) {
-    error = "no host C++ compiler found (set CXX, or install g++)";
+  std::string compiler = compilerPath(error);
+  if (compiler.empty())
     return false;
-  }
   static const std::string cpu = hostCpu();
   std::string key = source + "\n" + compiler + "\n" + compilerVersion(compiler) + "\n" +
                     includedHeaders() + "\n" + cpu +

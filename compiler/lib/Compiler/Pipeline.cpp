@@ -395,9 +395,12 @@ runtime::Program::Launch::Phase phaseOf(mlir::Operation &op) {
 /// reshapes, which keep the index) or reductions, which read before the
 /// kernel writes. (An input another result of the same loop overwrote would
 /// be read too late, hence "reaches the result": the AdamW updates of
-/// several small same-sized parameters share a kernel.) Any donatable input
-/// of the result's size will do, not only the one it replaces; results are
-/// paired in the order their kernels run.
+/// several small same-sized parameters share a kernel.) The kernel reads
+/// every result's value at an index before it writes any there (Note [Reads
+/// before writes] in compiler/lib/Codegen/CpuKernel.cpp), so a result read
+/// later in the loop still sees the input. Any donatable input of the
+/// result's size will do, not only the one it replaces; results are paired
+/// in the order their kernels run.
 
 /// The byte offset a launch reads its input `j` at (a slice view).
 int64_t offsetOf(const runtime::Program::Launch &launch, size_t j) {

@@ -412,6 +412,8 @@ std::string metrics_report() {
             memory.recompute_operations, " extra operations)\n");
   for (const std::string &reason : m.recompile_reasons)
     report += cat("recompiled: ", reason, "\n");
+  if (m.fallbacks > 0)
+    report += cat("fallbacks to the reference executor: ", m.fallbacks, "\n");
   for (const std::string &reason : m.fallback_reasons)
     report += cat("ran on the reference executor: ", reason, "\n");
   return report;
@@ -490,17 +492,28 @@ namespace {
 
 void printMetricsAtExit() { std::fprintf(stderr, "sinter metrics:\n%s", metrics_report().c_str()); }
 
-/// Remembers why a step ran on the reference executor (once per reason).
-void noteFallback(const std::string &why, Loc loc) {
+/// Note [Fallbacks are said]: counts a step or read that the compiler could
+/// not compile, says why on stderr the first time for each reason, and
+/// throws instead when `config` allows no fallback.
+void noteFallback(const std::string &why, const CompilerConfig &config, const char *what, Loc loc) {
+  if (!config.allow_fallback)
+    throwError(cat(what,
+                   " cannot be compiled, and fallbacks to the reference executor are not "
+                   "allowed (CompilerConfig::allow_fallback; a job's "
+                   "compiler_config.allow_fallback): ",
+                   why),
+               loc);
   MetricsState &state = metricsState();
   std::lock_guard<std::mutex> lock(state.mutex);
+  ++state.metrics.fallbacks;
   std::vector<std::string> &reasons = state.metrics.fallback_reasons;
   if (std::find(reasons.begin(), reasons.end(), why) != reasons.end())
     return;
   reasons.push_back(why);
-  if (debugLevel() >= 1)
-    std::fprintf(stderr, "sinter: step at %s:%u runs on the reference executor: %s\n",
-                 loc.file_name(), loc.line(), why.c_str());
+  std::fprintf(stderr,
+               "sinter: warning: %s at %s:%u runs on the reference executor (far slower than "
+               "compiled): %s\n",
+               what, loc.file_name(), loc.line(), why.c_str());
 }
 
 /// Note [Donation] (the frontend's half; the compiler's is in
@@ -656,7 +669,7 @@ void mark_step(Loc loc) {
       for (size_t i = 0; i < pending.size(); ++i)
         pending[i]->node->value = values[i];
     else
-      noteFallback(why, loc);
+      noteFallback(why, config, "the step", loc);
   }
   // Compute everything first (shared subgraphs once), then cut the graph:
   // each live tensor becomes data, and the recorded history is freed.
@@ -709,7 +722,7 @@ std::shared_ptr<const lazy::Value> valueOf(const Tensor &tensor, Loc loc) {
   if (step.out_of_memory)
     throwError("reading a tensor: " + why, loc);
   if (!ran) {
-    noteFallback(why, loc);
+    noteFallback(why, config, "reading a tensor", loc);
     return detail::evaluate(tensor);
   }
   node->value = values.front();

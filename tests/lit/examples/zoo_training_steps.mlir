@@ -10,7 +10,10 @@
 // RUN: sinter-dump-step --model resnet18 --batch_size 2 | sinter-opt --canonicalize --cse | FileCheck %s --check-prefix=RESNET
 // RUN: sinter-dump-step --model gpt-mini --batch_size 2 | sinter-opt --canonicalize --cse | FileCheck %s --check-prefix=GPT
 // RUN: sinter-dump-step --model bert-mini --batch_size 2 --optimizer sgd | sinter-opt --canonicalize --cse | FileCheck %s --check-prefix=BERT
-// RUN: sinter-dump-step --model gpt-mini --batch_size 2 | sinter-opt --canonicalize --cse --sinter-fusion | FileCheck %s --check-prefix=GPT-FUSED
+// RUN: sinter-dump-step --model gpt-mini --batch_size 2 | sinter-opt --canonicalize --cse --sinter-fusion | FileCheck %s --strict-whitespace --check-prefix=GPT-FUSED
+// RUN: sinter-dump-step --model gpt-mini --batch_size 2 | sinter-opt --canonicalize --cse --sinter-fusion | FileCheck %s --strict-whitespace --check-prefix=GPT-TOP
+// RUN: sinter-dump-step --model gpt-mini --batch_size 2 | sinter-opt --canonicalize --cse --sinter-fusion | FileCheck %s --check-prefix=GPT-SOFTMAX
+// RUN: sinter-dump-step --model gpt-mini --batch_size 2 | sinter-opt --canonicalize --cse --sinter-fusion | FileCheck %s --check-prefix=GPT-NORMS
 // RUN: sinter-dump-step --model resnet18 --batch_size 2 | sinter-opt --canonicalize --cse --sinter-fusion | sinter-opt > /dev/null
 
 // The batch (targets, images), the four parameters and AdamW's three
@@ -55,10 +58,38 @@
 // BERT-DAG: sinter.scatter_add
 // BERT: return
 
-// After fusion, the layer norms, softmaxes and the whole cross entropy are
-// kernels between the library calls.
+// After fusion, the step is 152 kernels between the library calls (99
+// matrix products, the embeddings' gathers and scatter-adds, the q/k/v
+// gradients' concats); nothing elementwise, no reduction and no layout op is
+// left outside a fusion. If fusion fused less (every op its own kernel) or
+// more, the count changes.
 // GPT-FUSED-LABEL: func.func @train_step
-// GPT-FUSED: sinter.fusion
-// GPT-FUSED: sinter.reduce_sum {{.*}} dims = [2] keepdim
-// GPT-FUSED: sinter.matmul
+// GPT-FUSED-COUNT-152: {{^    %[0-9]+(:[0-9]+)? = sinter.fusion}}
+// GPT-FUSED-NOT: sinter.fusion
 // GPT-FUSED: return
+// GPT-TOP-LABEL: func.func @train_step
+// GPT-TOP-NOT: {{^    %[0-9]+(:[0-9]+)? = sinter\.(add|sub|mul|div|neg|exp|log|tanh|rsqrt|sqrt|erf|max|min|pow|select|compare|convert|broadcast_in_dim|reduce_sum|reduce_max|transpose|reshape|slice|iota|random) }}
+// GPT-TOP: return
+
+// Each attention softmax is one kernel: its masked row maximum, exp and row
+// sum with no yield between them; so is the cross entropy's log-softmax
+// over the vocabulary, and nothing else takes a maximum.
+// GPT-SOFTMAX-LABEL: func.func @train_step
+// GPT-SOFTMAX-COUNT-4: sinter.reduce_max {{.*}}, dims = [3] keepdim : tensor<2x4x16x16xf32>
+// GPT-SOFTMAX-NOT: sinter.yield
+// GPT-SOFTMAX: sinter.exp
+// GPT-SOFTMAX-NOT: sinter.yield
+// GPT-SOFTMAX: sinter.reduce_sum {{.*}}, dims = [3] keepdim
+// GPT-SOFTMAX: sinter.reduce_max {{.*}}, dims = [1] keepdim : tensor<32x4096xf32>
+// GPT-SOFTMAX-NOT: sinter.yield
+// GPT-SOFTMAX: sinter.exp
+// GPT-SOFTMAX-NOT: sinter.reduce_max
+// GPT-SOFTMAX: return
+
+// Each of the nine layer norms (two a block, and the last) computes its
+// mean, variance and 1/sigma in one kernel: a row sum, a sum of squares
+// and rsqrt, with no yield between them.
+// GPT-NORMS-LABEL: func.func @train_step
+// GPT-NORMS-COUNT-9: sinter.reduce_sum {{.*}}, dims = [2] keepdim : tensor<2x16x256xf32>{{[[:space:]]+.*}}sinter.constant{{.*[[:space:]]+.*}}sinter.div{{.*[[:space:]]+.*}}sinter.broadcast_in_dim{{.*[[:space:]]+.*}}sinter.sub{{.*[[:space:]]+.*}}sinter.mul{{.*[[:space:]]+.*}}sinter.reduce_sum {{.*}}, dims = [2] keepdim{{.*[[:space:]]+.*}}sinter.div{{.*[[:space:]]+.*}}sinter.constant{{.*[[:space:]]+.*}}sinter.add{{.*[[:space:]]+.*}}sinter.rsqrt
+// GPT-NORMS-NOT: sinter.rsqrt
+// GPT-NORMS: return

@@ -7,6 +7,7 @@
 // reference executor: the loss and every updated parameter.
 //
 //===----------------------------------------------------------------------===//
+#include "sinter/Compare.h"
 #include "sinter/Compiler/Pipeline.h"
 #include "sinter/Compiler/StepCompiler.h"
 #include "sinter/lazy/Graph.h"
@@ -78,22 +79,20 @@ void checkCompiledStep(const std::string &what, const std::vector<Tensor> &outpu
     ASSERT_EQ(results[i].size(), expected.size() * sizeof(float)) << "output " << i;
     std::vector<float> got(expected.size());
     std::memcpy(got.data(), results[i].data(), results[i].size());
-    double scale = 0;
-    for (float e : expected)
-      scale = std::max(scale, static_cast<double>(std::fabs(e)));
-    for (size_t k = 0; k < expected.size(); ++k) {
-      double diff = std::fabs(static_cast<double>(got[k]) - expected[k]);
-      worst = std::max(worst, diff / std::max(scale, 1e-30));
-      ASSERT_LE(diff, 1e-4 * scale + 1e-7) << "output " << i << " element " << k << ": compiled "
-                                           << got[k] << ", reference " << expected[k];
-    }
+    Comparison c = compare_values(what + " output " + std::to_string(i), got, expected,
+                                  {.of_largest = 1e-4, .absolute = 1e-7});
+    ASSERT_TRUE(c.ok) << c.message;
+    worst = std::max(worst, c.worst_difference / std::max(c.largest, 1e-30));
   }
   std::printf("STEP OK  %-24s %lld kernels, %zu launches, max relative diff %.1e\n", what.c_str(),
               static_cast<long long>(step.kernels), step.program.launches.size(), worst);
 }
 
-/// One training step of `model` on (x, y) with AdamW: the loss and the
-/// updated parameters, as mark_step would compute them.
+/// One training step of `model` on (x, y) with AdamW: the loss, the updated
+/// parameters and the gradients, as mark_step would compute them. The
+/// gradients are compared themselves: AdamW's first step from a fresh
+/// optimizer moves each parameter by about lr * sign(gradient), which any
+/// gradient scaled by a positive factor would give too.
 template <typename Model>
 std::vector<Tensor> trainingStep(Model &model, const Tensor &x, const Tensor &y) {
   optim::AdamW adamw(model.parameters(), {.lr = 1e-2});
@@ -104,6 +103,8 @@ std::vector<Tensor> trainingStep(Model &model, const Tensor &x, const Tensor &y)
   std::vector<Tensor> outputs = {loss};
   for (const Tensor &p : model.parameters())
     outputs.push_back(p);
+  for (const Tensor &p : model.parameters())
+    outputs.push_back(p.grad());
   return outputs;
 }
 
@@ -139,7 +140,7 @@ TEST(CompiledStep, MLPTrainingStep) {
   auto model = models::mlp({.in_features = 12, .hidden = {16, 16}, .num_classes = 5});
   Tensor x = randn({8, 12});
   Tensor y = from_vector<int64_t>({0, 1, 2, 3, 4, 0, 1, 2}, {8});
-  checkCompiledStep("mlp (adamw)", trainingStep(*model, x, y));
+  checkCompiledStep("mlp (adamw, gradients)", trainingStep(*model, x, y));
 }
 
 TEST(CompiledStep, LeNetTrainingStep) {
@@ -147,7 +148,7 @@ TEST(CompiledStep, LeNetTrainingStep) {
   auto model = models::lenet(1, 10);
   Tensor x = randn({2, 1, 28, 28});
   Tensor y = from_vector<int64_t>({3, 7}, {2});
-  checkCompiledStep("lenet (adamw)", trainingStep(*model, x, y));
+  checkCompiledStep("lenet (adamw, gradients)", trainingStep(*model, x, y));
 }
 
 TEST(CompiledStep, GPTTrainingStep) {
@@ -279,6 +280,55 @@ TEST(CompiledStep, ReadingAPendingTensorRunsItCompiled) {
   EXPECT_EQ(m.compilations, 1) << metrics_report();
   EXPECT_EQ(m.steps, 0) << "reading a tensor is not a step";
   EXPECT_TRUE(m.fallback_reasons.empty()) << metrics_report();
+  set_compiler_config({});
+}
+
+} // namespace
+
+namespace {
+
+TEST(CompiledStep, AnInputIsNotWrittenOverWhileALaterResultReadsIt) {
+  // Note [Donation] (compiler/lib/Compiler/Pipeline.cpp): one loop writes
+  // its results at each index in turn, each computed as it is written, so an
+  // input that a later result reads cannot take an earlier result: the
+  // later one would read what the earlier just wrote there. Here one row
+  // kernel computes pow(|v| + 0.5, tanh(v)) for v = x / (|y| + 1), y's
+  // gradient (which reads y's sign) and x's; y dies with the step, and was
+  // given to the pow, which flipped the sign of y's gradient. Found by the
+  // random graphs (seed 1015, graph 4).
+  compiler::install();
+  set_compiler_config({.enabled = true});
+  auto record = [] {
+    // Inputs held by nothing but the step: donatable.
+    Tensor x = from_vector<float>({0.52f, 1.04f, -1.08f, -0.19f}, {4, 1}).requires_grad_();
+    Tensor y = from_vector<float>({0.86f, -0.15f, -1.34f, 1.11f, -1.19f, 0.13f, -0.76f, 1.33f,
+                                   -0.98f, -0.80f, -0.26f, 0.62f},
+                                  {4, 3})
+                   .requires_grad_();
+    Tensor v = x / (abs(y) + 1);
+    Tensor out = pow(abs(v) + 0.5, tanh(v));
+    (out * from_vector<float>({-0.42f, -1.27f, 0.21f, -0.73f, 0.87f, 0.28f, -0.91f, -0.89f, -0.60f,
+                               0.06f, 1.17f, -1.24f},
+                              {4, 3}))
+        .sum()
+        .backward();
+    return std::vector<Tensor>{out, y.grad(), x.grad()};
+  };
+  std::vector<std::vector<float>> expected;
+  {
+    reference::ReferenceGuard oracle;
+    for (const Tensor &t : record())
+      expected.push_back(t.to_vector<float>());
+  }
+  reset_metrics();
+  std::vector<Tensor> results = record();
+  mark_step();
+  EXPECT_EQ(metrics().compiled_steps, 1) << metrics_report();
+  for (size_t k = 0; k < results.size(); ++k) {
+    Comparison c = compare_values("result " + std::to_string(k), results[k].to_vector<float>(),
+                                  expected[k], {.of_largest = 1e-5, .absolute = 1e-7});
+    EXPECT_TRUE(c.ok) << c.message;
+  }
   set_compiler_config({});
 }
 

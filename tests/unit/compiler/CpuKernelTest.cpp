@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "sinter/Codegen/CpuKernel.h"
 #include "sinter/Codegen/HostCompiler.h"
+#include "sinter/Compare.h"
 #include "sinter/Compiler/LowerLazyGraph.h"
 #include "sinter/Passes/Passes.h"
 #include "sinter/lazy/Graph.h"
@@ -163,28 +164,13 @@ void checkKernel(const std::string &what, const Tensor &output, int loops = -1,
   checkKernels(what, {output}, loops, calls);
 }
 
-/// Element-wise comparison within a relative 1e-5 of the largest value;
-/// returns the largest difference.
+/// Element-wise comparison within a relative 1e-5 of the largest value
+/// (compare_values); returns the largest difference.
 double compare(const std::vector<double> &got, const std::vector<double> &expected) {
-  double scale = 0, worst = 0;
-  for (double e : expected)
-    if (std::isfinite(e))
-      scale = std::max(scale, std::fabs(e));
-  for (size_t k = 0; k < expected.size(); ++k) {
-    if (std::isnan(expected[k])) {
-      EXPECT_TRUE(std::isnan(got[k])) << "element " << k;
-      continue;
-    }
-    if (std::isinf(expected[k])) {
-      EXPECT_EQ(got[k], expected[k]) << "element " << k;
-      continue;
-    }
-    double diff = std::fabs(got[k] - expected[k]);
-    worst = std::max(worst, diff);
-    EXPECT_LE(diff, 1e-5 * scale + 1e-6)
-        << "element " << k << ": kernel " << got[k] << ", reference " << expected[k];
-  }
-  return worst;
+  Comparison c =
+      compare_values("kernel result", got, expected, {.of_largest = 1e-5, .absolute = 1e-6});
+  EXPECT_TRUE(c.ok) << c.message;
+  return c.worst_difference;
 }
 
 Tensor neg_of(const Tensor &x) { return Scalar(0.0) - x; }

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "ZooTask.h"
 
+#include "sinter/Compare.h"
 #include "sinter/Compiler/StepCompiler.h"
 #include "sinter/runtime/Allocator.h"
 
@@ -313,16 +314,15 @@ TEST(Donation, AGraphKeptForAnotherBackwardKeepsItsInputs) {
   // and glibc's vector and scalar exp may differ in the last bit: equal to
   // float rounding (6e-8 of the largest element), where the updated weights
   // give a gradient 0.8 of it away.
-  double scale = 0, same = 0, moved = 0;
-  for (size_t k = 0; k < first.size(); ++k) {
-    scale = std::max(scale, std::fabs(first[k]));
-    same = std::max(same, std::fabs(second[k] - first[k]));
-    moved = std::max(moved, std::fabs(updated[k] - first[k]));
-  }
-  EXPECT_LE(same, 1e-6 * scale);
-  EXPECT_GT(moved, 0.1 * scale);
+  Comparison same =
+      compare_values("the kept graph's gradient", second, first, {.of_largest = 1e-6});
+  EXPECT_TRUE(same.ok) << same.message;
+  Comparison moved = compare_values("the updated weights' gradient", updated, first, {});
+  EXPECT_TRUE(
+      std::all_of(updated.begin(), updated.end(), [](double v) { return std::isfinite(v); }));
+  EXPECT_GT(moved.worst_difference, 0.1 * moved.largest) << moved.message;
   std::printf("kept graph: %.3g of the largest gradient apart; updated weights: %.3g\n",
-              same / scale, moved / scale);
+              same.worst_difference / same.largest, moved.worst_difference / moved.largest);
 }
 
 TEST(Donation, AnInputTheStepAlsoReturnsKeepsItsValue) {

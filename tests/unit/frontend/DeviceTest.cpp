@@ -15,7 +15,12 @@ TEST(Device, ValuesAndNames) {
   EXPECT_EQ(Device::cpu().toString(), "cpu");
   EXPECT_EQ(Device::cuda(3).toString(), "cuda:3");
   EXPECT_EQ(Device::cuda(3).index(), 3);
-  EXPECT_EQ(Device::cuda(1), Device::cuda(1));
+  // Two devices made apart are equal when kind and index are; the index counts.
+  Device first = Device::cuda(1), second = Device::cuda(1);
+  EXPECT_TRUE(first == second);
+  EXPECT_FALSE(first != second);
+  EXPECT_NE(Device::cuda(1), Device::cuda(2));
+  EXPECT_FALSE(Device::cuda(1) == Device::cuda(2));
   EXPECT_NE(Device::cuda(0), Device::cpu());
   EXPECT_TRUE(Device::cpu().available());
 }

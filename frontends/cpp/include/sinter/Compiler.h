@@ -50,6 +50,17 @@ struct CompilerConfig {
   /// only recomputation that costs no memory). See StepMemory's
   /// recomputed_values.
   int64_t memory_budget = 0;
+  /// Note [Fallbacks are said]
+  /// A step (or a tensor read) that cannot be compiled (an op or dtype the
+  /// CPU backend lacks, no host C++ compiler) runs on the reference
+  /// executor, typically a hundred times slower. That is never silent: the
+  /// first time for each reason, stderr says so with the reason and the
+  /// user's line, and Metrics::fallbacks counts every one. With
+  /// allow_fallback false it is an error instead: mark_step() (or the read)
+  /// throws sinter::Error with the reason at the user's line, nothing runs
+  /// and the tensors stay pending (torch.compile's suppress_errors=False).
+  /// sinter-train jobs run with it false unless they allow fallbacks.
+  bool allow_fallback = true;
 };
 
 /// Throws sinter::Error for a config that cannot be (a negative budget).

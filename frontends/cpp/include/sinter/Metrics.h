@@ -126,7 +126,10 @@ struct Metrics {
   int64_t kernels_launched = 0;
   /// The memory of the last compiled step (Note [Step memory]).
   StepMemory last_step_memory;
-  /// Why steps fell back to the reference executor (one line per distinct reason).
+  /// Steps and tensor reads that the compiler could not compile, which the
+  /// reference executor ran instead (far slower: Note [Fallbacks are said]
+  /// in sinter/Compiler.h), and why (one line per distinct reason).
+  int64_t fallbacks = 0;
   std::vector<std::string> fallback_reasons;
   /// One line per step that changed structure at a call site that had
   /// recorded a graph before: the call site and the first difference.
