@@ -144,9 +144,20 @@ private:
                                          a.rowDomain->rows, " x ", a.rowDomain->cols, " and ",
                                          b.rowDomain->rows, " x ", b.rowDomain->cols, ")"));
     if (domain) {
+      // An op read only at remapped indices need not fit the row domain; one
+      // whose value is also read outside would be a result of the kernel,
+      // and a result of a row kernel is a whole row or one value per row (a
+      // [4, 1] mask also returned by the step, beside a [2, 4, 4] layer
+      // norm, was written as if it had 8 rows).
+      auto readOutside = [&](Operation *op) {
+        return llvm::any_of(op->getUsers(), [&](Operation *user) {
+          auto it = groupOf_.find(user);
+          return it == groupOf_.end() || (it->second != producer && it->second != consumer);
+        });
+      };
       for (const Group *g : {&a, &b})
         for (Operation *op : g->ops)
-          if (g->remapped.contains(op))
+          if (g->remapped.contains(op) && !readOutside(op))
             continue;
           else if (FusionDecision d = sinter::fusion::fitsDomain(op, *domain); !d)
             return FusionDecision::forbid(

@@ -301,3 +301,35 @@ func.func @scalars_copied(%lr: tensor<f32>, %scale: tensor<f32>,
   %m2 = sinter.sub %b2, %e2 : tensor<8xf32>
   return %n1, %n2, %m1, %m2 : tensor<256x256xf32>, tensor<256x256xf32>, tensor<8xf32>, tensor<8xf32>
 }
+
+// -----
+
+// A small value read through a broadcast is computed where it is read, but
+// one the function also returns would be a result of the kernel: a row
+// kernel's results are whole rows or one value per row, so the mask does
+// not join the row reduction's kernel (it was written there as if it had
+// 8 rows, into its 4).
+// CHECK-LABEL: func.func @small_result_outside_a_row_kernel
+// CHECK: %[[A:.*]]:2 = sinter.fusion
+// CHECK: sinter.compare gt
+// CHECK: sinter.mul
+// CHECK: sinter.yield
+// CHECK: %[[B:.*]] = sinter.fusion %[[A]]#1
+// CHECK: sinter.reduce_sum
+// CHECK-NOT: sinter.compare
+// CHECK: sinter.yield
+// CHECK: return %[[A]]#0, %[[B]]
+func.func @small_result_outside_a_row_kernel(%m: tensor<4x1xf32>, %x: tensor<2x4x4xf32>) -> (tensor<4x1xi1>, tensor<2x4x4xf32>) {
+  %quarter = sinter.constant dense<2.5e-01> : tensor<4x1xf32>
+  %mask = sinter.compare gt, %m, %quarter : tensor<4x1xf32>
+  %maskf = sinter.convert %mask : tensor<4x1xi1> -> tensor<4x1xf32>
+  %b = sinter.broadcast_in_dim %maskf, dims = [1, 2] : tensor<4x1xf32> -> tensor<2x4x4xf32>
+  // expected-remark@+1 {{stored for a later kernel, not recomputed there: its recipe has 'sinter.convert' of another size, [4, 1]}}
+  %y = sinter.mul %x, %b : tensor<2x4x4xf32>
+  // expected-remark@+1 {{not fused with its operand 'sinter.mul': 'sinter.compare': its 4 elements [4, 1] are neither the fusion's domain (8 x 4) nor one per row}}
+  %s = sinter.reduce_sum %y, dims = [2] keepdim : tensor<2x4x4xf32>
+  %sb = sinter.broadcast_in_dim %s, dims = [0, 1, 2] : tensor<2x4x1xf32> -> tensor<2x4x4xf32>
+  // expected-remark@+1 {{not fused with its operand 'sinter.mul': the result would reach the fusion again through 'sinter.broadcast_in_dim', a cycle between kernels}}
+  %z = sinter.sub %y, %sb : tensor<2x4x4xf32>
+  return %mask, %z : tensor<4x1xi1>, tensor<2x4x4xf32>
+}

@@ -333,3 +333,45 @@ TEST(CompiledStep, AnInputIsNotWrittenOverWhileALaterResultReadsIt) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(CompiledStep, ASmallValueTheStepReturnsIsNotARowKernelsResult) {
+  // A [4, 1] mask read through a broadcast by a layer norm over [2, 4, 4]
+  // (a row kernel of 8 rows) is computed in that kernel at the broadcast's
+  // indices; the step also returns it, and a row kernel's results are whole
+  // rows or one value per row: it was written as 8 values into its 4
+  // (Fusion.cpp canMerge), corrupting its neighbours. Found by the random
+  // graphs (seed 2014, graph 14).
+  compiler::install();
+  set_compiler_config({.enabled = true});
+  auto record = [] {
+    std::vector<float> xs(32);
+    for (size_t i = 0; i < xs.size(); ++i)
+      xs[i] = std::sin(1.3f * static_cast<float>(i));
+    Tensor x = from_vector(xs, {2, 4, 4}).requires_grad_();
+    Tensor m = from_vector<float>({1.25f, 0.52f, -0.36f, 0.27f}, {4, 1});
+    Tensor mask = m > 0.25;
+    Tensor y = F::layer_norm(x * mask.to(DType::f32) + x * 0.5, {4});
+    (y * y).sum().backward();
+    return std::vector<Tensor>{mask, y, x.grad()};
+  };
+  std::vector<std::vector<float>> expected;
+  {
+    reference::ReferenceGuard oracle;
+    for (const Tensor &t : record())
+      expected.push_back(t.to_vector<float>());
+  }
+  reset_metrics();
+  std::vector<Tensor> results = record();
+  mark_step();
+  EXPECT_EQ(metrics().compiled_steps, 1) << metrics_report();
+  for (size_t k = 0; k < results.size(); ++k) {
+    Comparison c = compare_values("result " + std::to_string(k), results[k].to_vector<float>(),
+                                  expected[k], {.of_largest = 1e-5, .absolute = 1e-6});
+    EXPECT_TRUE(c.ok) << c.message;
+  }
+  set_compiler_config({});
+}
+
+} // namespace

@@ -14,7 +14,8 @@
 //
 // SINTER_RANDOM_GRAPH_SEED (default 1000) is the first step's seed and
 // SINTER_RANDOM_GRAPH_STEPS (default 10) the number of steps of 50 graphs;
-// a failure names its step's seed, which reruns it alone. The ctest
+// a failure names its step's seed, which reruns it alone, and its graph,
+// which SINTER_RANDOM_GRAPH_ONLY=<graph> runs alone in that step. The ctest
 // `random_graphs.long` (label `long`) runs 200 steps from another seed.
 //
 //===----------------------------------------------------------------------===//
@@ -38,8 +39,10 @@ namespace F = nn::functional;
 struct Graph {
   std::vector<Tensor> outputs;
   std::vector<Tensor> gradients;
-  /// Its ops and their result shapes, for a failure's report.
+  /// Its ops and their result shapes, and its place in its step, for a
+  /// failure's report.
   std::string ops;
+  int index = 0;
 };
 
 /// The names of Generator::step's kinds, in order.
@@ -337,12 +340,18 @@ private:
   std::vector<Tensor> pool_, inputs_, integerOutputs_;
 };
 
-/// The step's random graphs: the same ones for the same seed.
-std::vector<Graph> randomGraphs(uint64_t seed, int count) {
+/// The step's random graphs: the same ones for the same seed; with `only`
+/// >= 0, that one alone (the others are made, so that it is the same graph,
+/// and dropped).
+std::vector<Graph> randomGraphs(uint64_t seed, int count, int64_t only = -1) {
   Generator gen(seed);
   std::vector<Graph> graphs;
-  for (int g = 0; g < count; ++g)
-    graphs.push_back(gen.graph());
+  for (int g = 0; g < count; ++g) {
+    Graph graph = gen.graph();
+    graph.index = g;
+    if (only < 0 || g == only)
+      graphs.push_back(std::move(graph));
+  }
   return graphs;
 }
 
@@ -360,7 +369,7 @@ struct Value {
 std::vector<Value> valuesOf(const std::vector<Graph> &graphs) {
   std::vector<Value> values;
   for (size_t g = 0; g < graphs.size(); ++g) {
-    std::string graph = "graph " + std::to_string(g) + " (" + graphs[g].ops + ")";
+    std::string graph = "graph " + std::to_string(graphs[g].index) + " (" + graphs[g].ops + ")";
     for (size_t k = 0; k < graphs[g].outputs.size(); ++k)
       values.push_back({graph + " output " + std::to_string(k),
                         graphs[g].outputs[k].to_vector<double>(), g, false});
@@ -406,13 +415,18 @@ int64_t environmentNumber(const char *name, int64_t fallback) {
 }
 
 /// Builds SINTER_RANDOM_GRAPH_STEPS steps of 50 random graphs, runs each
-/// step with `config` (compiled or eager), and compares every output and
-/// gradient with the reference executor's.
-void checkRandomGraphs(const CompilerConfig &config, const char *mode) {
+/// step compiled or eagerly, and compares every output and gradient with
+/// the reference executor's.
+void checkRandomGraphs(bool compiled, const char *mode) {
   compiler::install();
+  // SINTER_DEBUG and SINTER_DUMP_DIR from the environment: a failing step's
+  // kernels and IR can be dumped.
+  CompilerConfig config = compiler_config();
+  config.enabled = compiled;
   set_compiler_config(config);
   const int64_t first = environmentNumber("SINTER_RANDOM_GRAPH_SEED", 1000),
-                steps = environmentNumber("SINTER_RANDOM_GRAPH_STEPS", 10);
+                steps = environmentNumber("SINTER_RANDOM_GRAPH_STEPS", 10),
+                only = environmentNumber("SINTER_RANDOM_GRAPH_ONLY", -1);
   constexpr int kGraphsPerStep = 50;
   int64_t compared = 0, elements = 0;
   double closest = 0;
@@ -424,10 +438,10 @@ void checkRandomGraphs(const CompilerConfig &config, const char *mode) {
     std::vector<Value> expected;
     {
       reference::ReferenceGuard oracle;
-      expected = valuesOf(randomGraphs(seed, kGraphsPerStep));
+      expected = valuesOf(randomGraphs(seed, kGraphsPerStep, only));
     }
     // The same graphs again, run as one step.
-    std::vector<Graph> fresh = randomGraphs(seed, kGraphsPerStep);
+    std::vector<Graph> fresh = randomGraphs(seed, kGraphsPerStep, only);
     Metrics before = metrics();
     mark_step();
     Metrics after = metrics();
@@ -438,7 +452,7 @@ void checkRandomGraphs(const CompilerConfig &config, const char *mode) {
     ASSERT_EQ(after.fallbacks, before.fallbacks) << metrics_report();
     std::vector<Value> got = valuesOf(fresh);
     ASSERT_EQ(got.size(), expected.size());
-    std::vector<double> scales = gradientScales(expected, kGraphsPerStep);
+    std::vector<double> scales = gradientScales(expected, fresh.size());
     for (size_t v = 0; v < got.size(); ++v) {
       // Note [Gradient tolerance]
       Tolerance tolerance = got[v].gradient
@@ -455,15 +469,15 @@ void checkRandomGraphs(const CompilerConfig &config, const char *mode) {
   std::printf("RANDOM OK  %lld graphs in %lld steps from seed %lld run %s: %lld values (%lld "
               "elements, outputs and gradients) matched the reference, the closest at %.0f%% of "
               "its tolerance\n",
-              static_cast<long long>(steps * kGraphsPerStep), static_cast<long long>(steps),
-              static_cast<long long>(first), mode, static_cast<long long>(compared),
-              static_cast<long long>(elements), 100 * closest);
+              static_cast<long long>(steps * (only >= 0 ? 1 : kGraphsPerStep)),
+              static_cast<long long>(steps), static_cast<long long>(first), mode,
+              static_cast<long long>(compared), static_cast<long long>(elements), 100 * closest);
   // At least an output and a gradient per graph.
-  EXPECT_GE(compared, 2 * steps * kGraphsPerStep);
+  EXPECT_GE(compared, 2 * steps * (only >= 0 ? 1 : kGraphsPerStep));
 }
 
-TEST(RandomGraphs, CompiledMatchesReference) { checkRandomGraphs({.enabled = true}, "compiled"); }
+TEST(RandomGraphs, CompiledMatchesReference) { checkRandomGraphs(true, "compiled"); }
 
-TEST(RandomGraphs, EagerMatchesReference) { checkRandomGraphs({.enabled = false}, "eager"); }
+TEST(RandomGraphs, EagerMatchesReference) { checkRandomGraphs(false, "eager"); }
 
 } // namespace
