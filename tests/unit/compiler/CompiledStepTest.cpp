@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 
 namespace {
 
@@ -287,6 +288,30 @@ TEST(CompiledStep, ReadingAPendingTensorRunsItCompiled) {
 
 namespace {
 
+/// Records the step `record` makes twice, on the reference executor and as
+/// one compiled step (mark_step), and compares every tensor it returns.
+void expectCompiledStepMatchesReference(const std::function<std::vector<Tensor>()> &record,
+                                        const Tolerance &tolerance) {
+  compiler::install();
+  set_compiler_config({.enabled = true});
+  std::vector<std::vector<float>> expected;
+  {
+    reference::ReferenceGuard oracle;
+    for (const Tensor &t : record())
+      expected.push_back(t.to_vector<float>());
+  }
+  reset_metrics();
+  std::vector<Tensor> results = record();
+  mark_step();
+  EXPECT_EQ(metrics().compiled_steps, 1) << metrics_report();
+  for (size_t k = 0; k < results.size(); ++k) {
+    Comparison c = compare_values("result " + std::to_string(k), results[k].to_vector<float>(),
+                                  expected[k], tolerance);
+    EXPECT_TRUE(c.ok) << c.message;
+  }
+  set_compiler_config({});
+}
+
 TEST(CompiledStep, AnInputIsNotWrittenOverWhileALaterResultReadsIt) {
   // Note [Donation] (compiler/lib/Compiler/Pipeline.cpp): one loop writes
   // its results at each index in turn, each computed as it is written, so an
@@ -296,45 +321,25 @@ TEST(CompiledStep, AnInputIsNotWrittenOverWhileALaterResultReadsIt) {
   // gradient (which reads y's sign) and x's; y dies with the step, and was
   // given to the pow, which flipped the sign of y's gradient. Found by the
   // random graphs (seed 1015, graph 4).
-  compiler::install();
-  set_compiler_config({.enabled = true});
-  auto record = [] {
-    // Inputs held by nothing but the step: donatable.
-    Tensor x = from_vector<float>({0.52f, 1.04f, -1.08f, -0.19f}, {4, 1}).requires_grad_();
-    Tensor y = from_vector<float>({0.86f, -0.15f, -1.34f, 1.11f, -1.19f, 0.13f, -0.76f, 1.33f,
-                                   -0.98f, -0.80f, -0.26f, 0.62f},
-                                  {4, 3})
-                   .requires_grad_();
-    Tensor v = x / (abs(y) + 1);
-    Tensor out = pow(abs(v) + 0.5, tanh(v));
-    (out * from_vector<float>({-0.42f, -1.27f, 0.21f, -0.73f, 0.87f, 0.28f, -0.91f, -0.89f, -0.60f,
-                               0.06f, 1.17f, -1.24f},
-                              {4, 3}))
-        .sum()
-        .backward();
-    return std::vector<Tensor>{out, y.grad(), x.grad()};
-  };
-  std::vector<std::vector<float>> expected;
-  {
-    reference::ReferenceGuard oracle;
-    for (const Tensor &t : record())
-      expected.push_back(t.to_vector<float>());
-  }
-  reset_metrics();
-  std::vector<Tensor> results = record();
-  mark_step();
-  EXPECT_EQ(metrics().compiled_steps, 1) << metrics_report();
-  for (size_t k = 0; k < results.size(); ++k) {
-    Comparison c = compare_values("result " + std::to_string(k), results[k].to_vector<float>(),
-                                  expected[k], {.of_largest = 1e-5, .absolute = 1e-7});
-    EXPECT_TRUE(c.ok) << c.message;
-  }
-  set_compiler_config({});
+  expectCompiledStepMatchesReference(
+      [] {
+        // Inputs held by nothing but the step: donatable.
+        Tensor x = from_vector<float>({0.52f, 1.04f, -1.08f, -0.19f}, {4, 1}).requires_grad_();
+        Tensor y = from_vector<float>({0.86f, -0.15f, -1.34f, 1.11f, -1.19f, 0.13f, -0.76f, 1.33f,
+                                       -0.98f, -0.80f, -0.26f, 0.62f},
+                                      {4, 3})
+                       .requires_grad_();
+        Tensor v = x / (abs(y) + 1);
+        Tensor out = pow(abs(v) + 0.5, tanh(v));
+        (out * from_vector<float>({-0.42f, -1.27f, 0.21f, -0.73f, 0.87f, 0.28f, -0.91f, -0.89f,
+                                   -0.60f, 0.06f, 1.17f, -1.24f},
+                                  {4, 3}))
+            .sum()
+            .backward();
+        return std::vector<Tensor>{out, y.grad(), x.grad()};
+      },
+      {.of_largest = 1e-5, .absolute = 1e-7});
 }
-
-} // namespace
-
-namespace {
 
 TEST(CompiledStep, ASmallValueTheStepReturnsIsNotARowKernelsResult) {
   // A [4, 1] mask read through a broadcast by a layer norm over [2, 4, 4]
@@ -343,35 +348,19 @@ TEST(CompiledStep, ASmallValueTheStepReturnsIsNotARowKernelsResult) {
   // rows or one value per row: it was written as 8 values into its 4
   // (Fusion.cpp canMerge), corrupting its neighbours. Found by the random
   // graphs (seed 2014, graph 14).
-  compiler::install();
-  set_compiler_config({.enabled = true});
-  auto record = [] {
-    std::vector<float> xs(32);
-    for (size_t i = 0; i < xs.size(); ++i)
-      xs[i] = std::sin(1.3f * static_cast<float>(i));
-    Tensor x = from_vector(xs, {2, 4, 4}).requires_grad_();
-    Tensor m = from_vector<float>({1.25f, 0.52f, -0.36f, 0.27f}, {4, 1});
-    Tensor mask = m > 0.25;
-    Tensor y = F::layer_norm(x * mask.to(DType::f32) + x * 0.5, {4});
-    (y * y).sum().backward();
-    return std::vector<Tensor>{mask, y, x.grad()};
-  };
-  std::vector<std::vector<float>> expected;
-  {
-    reference::ReferenceGuard oracle;
-    for (const Tensor &t : record())
-      expected.push_back(t.to_vector<float>());
-  }
-  reset_metrics();
-  std::vector<Tensor> results = record();
-  mark_step();
-  EXPECT_EQ(metrics().compiled_steps, 1) << metrics_report();
-  for (size_t k = 0; k < results.size(); ++k) {
-    Comparison c = compare_values("result " + std::to_string(k), results[k].to_vector<float>(),
-                                  expected[k], {.of_largest = 1e-5, .absolute = 1e-6});
-    EXPECT_TRUE(c.ok) << c.message;
-  }
-  set_compiler_config({});
+  expectCompiledStepMatchesReference(
+      [] {
+        std::vector<float> xs(32);
+        for (size_t i = 0; i < xs.size(); ++i)
+          xs[i] = std::sin(1.3f * static_cast<float>(i));
+        Tensor x = from_vector(xs, {2, 4, 4}).requires_grad_();
+        Tensor m = from_vector<float>({1.25f, 0.52f, -0.36f, 0.27f}, {4, 1});
+        Tensor mask = m > 0.25;
+        Tensor y = F::layer_norm(x * mask.to(DType::f32) + x * 0.5, {4});
+        (y * y).sum().backward();
+        return std::vector<Tensor>{mask, y, x.grad()};
+      },
+      {.of_largest = 1e-5, .absolute = 1e-6});
 }
 
 } // namespace
