@@ -115,8 +115,18 @@ FusionDecision fitsDomain(Operation *op, const Domain &domain) {
   return FusionDecision::allow();
 }
 
+/// An equality or inequality test (Note [Equality needs the stored bits]).
+static bool isEquality(Operation *op) {
+  auto compare = dyn_cast<CompareOp>(op);
+  return compare && (compare.getDirection() == ComparisonDirection::eq ||
+                     compare.getDirection() == ComparisonDirection::ne);
+}
+
 FusionDecision canRecompute(Value value, ArrayRef<Operation *> cone, ArrayRef<Value> reads) {
   int64_t n = elementsOf(value);
+  if (llvm::any_of(value.getUsers(), isEquality)) // Note [Equality needs the stored bits]
+    return FusionDecision::forbid(
+        "it is tested for equality, which a recomputation may round apart");
   if (static_cast<int64_t>(cone.size()) > kMaxRecomputedOps)
     return FusionDecision::forbid(
         text("its recipe has ", cone.size(), " ops, more than ", kMaxRecomputedOps));
@@ -125,6 +135,16 @@ FusionDecision canRecompute(Value value, ArrayRef<Operation *> cone, ArrayRef<Va
     if (role != Role::Elementwise && role != Role::Layout)
       return FusionDecision::forbid(
           text("its recipe has '", op->getName().getStringRef(), "', not elementwise"));
+    // Note [Equality needs the stored bits]: an equality test of a
+    // recomputed value (the gradient of a maximum: x == max(x), the maximum
+    // stored) needs the bits the stored value was computed from; recomputed
+    // in another kernel x may round otherwise (glibc's vector and scalar
+    // exp differ in the last bit), and the test fails where it should hold.
+    if (isEquality(op))
+      for (Value operand : op->getOperands())
+        if (llvm::is_contained(cone, operand.getDefiningOp()))
+          return FusionDecision::forbid(
+              "its recipe tests a recomputed value for equality, which may round apart");
     if (elementsOf(op->getResult(0)) != n)
       return FusionDecision::forbid(text("its recipe has '", op->getName().getStringRef(),
                                          "' of another size, ",

@@ -333,3 +333,33 @@ func.func @small_result_outside_a_row_kernel(%m: tensor<4x1xf32>, %x: tensor<2x4
   %z = sinter.sub %y, %sb : tensor<2x4x4xf32>
   return %mask, %z : tensor<4x1xi1>, tensor<2x4x4xf32>
 }
+
+// -----
+
+// Note [Equality needs the stored bits] (FusionPolicy.cpp): the gradient of
+// a maximum tests x == max(x); a kernel that recomputed x could round it
+// apart from the x the maximum was taken of, so the test is computed with
+// the maximum and stored, not recomputed after the product.
+// CHECK-LABEL: func.func @equality_reads_the_stored_value
+// CHECK: %[[A:.*]]:2 = sinter.fusion
+// CHECK: sinter.sigmoid
+// CHECK: sinter.reduce_max
+// CHECK: sinter.compare eq
+// CHECK: sinter.yield
+// CHECK: %[[W:.*]] = sinter.matmul %[[A]]#0
+// CHECK: sinter.fusion %[[A]]#1, %[[W]]
+// CHECK-NOT: sinter.sigmoid
+// CHECK: sinter.yield
+func.func @equality_reads_the_stored_value(%x: tensor<8x4xf32>, %v: tensor<1x4xf32>) -> tensor<8x4xf32> {
+  %s = sinter.sigmoid %x : tensor<8x4xf32>
+  %m = sinter.reduce_max %s, dims = [1] keepdim : tensor<8x4xf32>
+  // expected-remark@+1 {{kept as its own op: matmul is a library call}}
+  %w = sinter.matmul %m, %v : tensor<8x1xf32>, tensor<1x4xf32>
+  %mb = sinter.broadcast_in_dim %m, dims = [0, 1] : tensor<8x1xf32> -> tensor<8x4xf32>
+  %eq = sinter.compare eq, %s, %mb : tensor<8x4xf32>
+  // expected-remark@+1 {{stored for a later kernel, not recomputed there: its recipe tests a recomputed value for equality, which may round apart}}
+  %f = sinter.convert %eq : tensor<8x4xi1> -> tensor<8x4xf32>
+  // expected-remark@+1 {{not fused with its operand 'sinter.convert': the result would reach the fusion again through 'sinter.matmul', a cycle between kernels}}
+  %r = sinter.mul %f, %w : tensor<8x4xf32>
+  return %r : tensor<8x4xf32>
+}

@@ -364,3 +364,30 @@ TEST(CompiledStep, ASmallValueTheStepReturnsIsNotARowKernelsResult) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(CompiledStep, AMaximumsGradientTestsTheBitsItWasTakenOf) {
+  // The gradient of amax is x == max(x): a kernel that recomputed x
+  // (sigmoid(x) * 2 - 1 here) instead of reading it could round it apart
+  // from the x the maximum was taken of (glibc's vector and scalar exp
+  // differ in the last bit), and rows whose test failed got no gradient
+  // (FusionPolicy canRecompute). Found by the random graphs (seed 2015,
+  // graph 3).
+  expectCompiledStepMatchesReference(
+      [] {
+        std::vector<float> xs(171 * 4), ws(57);
+        for (size_t i = 0; i < xs.size(); ++i)
+          xs[i] = 1.5f * std::sin(0.61f * static_cast<float>(i) + 0.3f);
+        for (size_t i = 0; i < ws.size(); ++i)
+          ws[i] = std::cos(0.77f * static_cast<float>(i));
+        Tensor x = from_vector(xs, {171, 4}).requires_grad_();
+        Tensor y = sigmoid(x.slice(0, 1, 171, 3)) * 2 - 1;
+        Tensor m = y.amax({1}, true).reshape({57});
+        (F::softmax(m, 0) * from_vector(ws, {57})).sum().backward();
+        return std::vector<Tensor>{m, x.grad()};
+      },
+      {.of_largest = 1e-5, .absolute = 1e-7});
+}
+
+} // namespace
