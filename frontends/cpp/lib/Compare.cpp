@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <vector>
 
 namespace sinter {
 namespace {
@@ -34,6 +33,7 @@ Comparison compareSpans(std::string_view name, std::span<const T> got, std::span
     if (std::isfinite(w))
       c.largest = std::max(c.largest, std::fabs(static_cast<double>(w)));
   double shared = tolerance.absolute + tolerance.of_largest * c.largest;
+  auto allowedAt = [&](double w) { return shared + tolerance.of_element * std::fabs(w); };
   for (size_t k = 0; k < want.size(); ++k) {
     double g = static_cast<double>(got[k]), w = static_cast<double>(want[k]);
     bool within;
@@ -45,7 +45,7 @@ Comparison compareSpans(std::string_view name, std::span<const T> got, std::span
       within = false;
     } else {
       double difference = std::fabs(g - w);
-      double allowed = shared + tolerance.of_element * std::fabs(w);
+      double allowed = allowedAt(w);
       c.worst_difference = std::max(c.worst_difference, difference);
       double fraction = allowed > 0 ? difference / allowed : (difference > 0 ? INFINITY : 0.0);
       c.worst_fraction = std::max(c.worst_fraction, fraction);
@@ -67,13 +67,13 @@ Comparison compareSpans(std::string_view name, std::span<const T> got, std::span
                   100 * c.worst_fraction);
     c.message = cat("TENSOR OK  ", name, "  ", text);
   } else {
-    double allowed = shared + tolerance.of_element * std::fabs(c.want_at_failure);
+    double allowed = allowedAt(c.want_at_failure);
     c.message =
         cat("TENSOR FAIL  ", name, ": element ", c.first_failure, " of ", c.elements, " is ",
             number(c.got_at_failure), " where the reference is ", number(c.want_at_failure),
             " (allowed difference ", number(allowed), "); ", c.failures, " of ", c.elements,
-            " elements out of tolerance; largest finite ", "difference ",
-            number(c.worst_difference), " for values up to ", number(c.largest));
+            " elements out of tolerance; largest finite difference ", number(c.worst_difference),
+            " for values up to ", number(c.largest));
   }
   return c;
 }
