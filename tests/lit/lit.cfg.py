@@ -16,6 +16,7 @@ config.test_exec_root = config.sinter_obj_root
 
 tool_dirs = [
     os.path.join(config.sinter_tools_dir, "sinter-opt"),
+    os.path.join(config.sinter_tools_dir, "sinter-translate"),
     os.path.join(config.sinter_tools_dir, "sinter-dump-step"),
     config.llvm_tools_dir,
 ]

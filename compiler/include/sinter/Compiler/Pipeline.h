@@ -1,4 +1,4 @@
-//===- Pipeline.h - the compiler's pass pipeline, as one chain --*- C++ -*-===//
+//===- Pipeline.h - compile lazy graphs into runtime Programs ---*- C++ -*-===//
 #ifndef SINTER_COMPILER_PIPELINE_H
 #define SINTER_COMPILER_PIPELINE_H
 
@@ -10,28 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace mlir {
-class OpPassManager;
-} // namespace mlir
-
 namespace sinter::compiler {
-
-/// How to compile, beyond what to show.
-struct PipelineOptions {
-  /// Report every fusion and rematerialization decision as a remark.
-  bool explain = false;
-  /// Bytes the step's own memory (what its kernels write, results included)
-  /// should fit in, by recomputing instead of keeping (Note
-  /// [Rematerialization] in passes/lib/Rematerialize.cpp); 0: no budget
-  /// (only free recomputation).
-  int64_t memoryBudget = 0;
-};
-
-/// The passes from a lowered step to fused kernels, in order: canonicalize,
-/// CSE, fusion, canonicalize, scheduling for memory, rematerialization,
-/// canonicalize (the clones' unread results dropped). Buffer assignment
-/// follows on the Program (planMemory in Pipeline.cpp).
-void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options = {});
 
 /// What to show of a compilation (SINTER_DEBUG, SINTER_DUMP_DIR).
 struct DebugOptions {
@@ -68,7 +47,7 @@ bool compileStepForCpu(const std::vector<lazy::NodePtr> &outputs, CpuStep &step,
 /// `step` describes the whole build (its `program` is left empty).
 /// `donatable`, when given, says per graph and per argument whether the
 /// argument's memory may be written over by a result (Note [Donation]).
-/// `memoryBudget`: see PipelineOptions.
+/// `memoryBudget`: see sinter::passes::PipelineOptions.
 bool compileGraphsForCpu(const std::vector<std::vector<lazy::NodePtr>> &graphs,
                          std::vector<runtime::Program> &programs, CpuStep &step, std::string &error,
                          const DebugOptions &debug = {},

@@ -90,4 +90,31 @@ def SinterRematerialize : Pass<"sinter-rematerialize", "::mlir::func::FuncOp"> {
   ];
 }
 
+def SinterMaterializeReturnedSlices
+    : Pass<"sinter-materialize-returned-slices", "::mlir::func::FuncOp"> {
+  let summary = "Copy a returned view that involves a slice into a buffer of its own";
+  let description = [{
+    A value a function returns gets a buffer of its own size, handed to the
+    caller (Note [Results in the arena] in `sinter/runtime/Program.h`). A
+    top-level `sinter.slice` is a view at an offset into its operand's buffer
+    (a contiguous slice: `SliceFusionResultsOutside`), so a returned chain of
+    views (reshapes and slices, at least one slice) down to a computed value
+    becomes a fusion that reads that value and copies the view out; a chain of
+    reshapes alone stays a view. The last pass of the pipeline, run after
+    rematerialization so that no later pass splits the copy again.
+    ```mlir
+    %s = sinter.slice %x, start = [2], limit = [6], step = [1] : tensor<8xf32>
+    return %s : tensor<4xf32>
+    // becomes
+    %c = sinter.fusion %x : (tensor<8xf32>) -> tensor<4xf32> {
+    ^bb0(%in: tensor<8xf32>):
+      %s = sinter.slice %in, ...
+      sinter.yield %s : tensor<4xf32>
+    }
+    return %c : tensor<4xf32>
+    ```
+  }];
+  let dependentDialects = ["::sinter::ir::SinterDialect"];
+}
+
 #endif // SINTER_PASSES_PASSES_TD

@@ -1,0 +1,85 @@
+//===- Target.h - what the pipeline asks of a backend ------------*- C++ -*-===//
+//
+// Note [Targets]
+// Below fusion, everything that depends on the machine the step runs on goes
+// through one interface: which ops are library calls, how a module's kernels
+// are written (C++ for the host compiler; CUDA C++ for NVRTC next) and built,
+// which results a kernel may write over its inputs, and how the device
+// allocates (granularity, alignment). The pipeline (Pipeline.cpp), the
+// translation into a Program (ProgramTranslation.h) and buffer assignment
+// (sinter/Passes/BufferAssignment.h) are given a Target and call nothing
+// CPU-specific themselves; a backend is this interface and its kernels.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SINTER_CODEGEN_TARGET_H
+#define SINTER_CODEGEN_TARGET_H
+
+#include "sinter/Dialect/Sinter/SinterOps.h"
+#include "sinter/runtime/Status.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sinter::codegen {
+
+/// The target as plain data: what planning and fusion may depend on (as
+/// XLA's passes take a device description).
+struct TargetDescription {
+  /// "cpu", later "cuda".
+  std::string name;
+  /// Every buffer's offset in the arena is a multiple of this (64 bytes on
+  /// the CPU, a cache line and an AVX-512 vector; GPUs use 256).
+  int64_t alignment = 64;
+};
+
+/// A module's kernels, written out: kernel k (in program order: each
+/// sinter.fusion and each library op) is `<prefix><k>` in `source`.
+struct RenderedKernels {
+  std::string source;
+  std::string prefix;
+  int64_t count = 0;
+  /// Per kernel, the bytes of each scratch buffer it takes after its
+  /// results (their contents need not survive a call).
+  std::vector<std::vector<int64_t>> scratch;
+};
+
+/// Rendered kernels, built: what a runtime Program loads.
+struct BuiltKernels {
+  std::string path; // the shared library (CPU)
+  bool cacheHit = false;
+};
+
+class Target {
+public:
+  virtual ~Target() = default;
+  virtual const TargetDescription &description() const = 0;
+
+  /// Whether `op`, outside a fusion, is run by a library kernel (matmul,
+  /// convolutions, ...) rather than being fused.
+  virtual bool isLibraryCall(mlir::Operation *op) const = 0;
+  /// Whether `fusion`'s kernel may write its result `result` over its
+  /// operand `operand`, reading the operand only at the index it writes
+  /// (Notes [Donation] and [In-place kernels] in
+  /// sinter/Passes/BufferAssignment.h).
+  virtual bool writesInPlace(ir::FusionOp fusion, unsigned operand, unsigned result) const = 0;
+  /// The bytes the device's allocator takes for a block of `bytes`.
+  virtual int64_t allocationSize(int64_t bytes) const = 0;
+
+  /// Writes every kernel under `module`. Fails, with a diagnostic at the
+  /// op, on what the target does not support.
+  virtual mlir::FailureOr<RenderedKernels> render(mlir::ModuleOp module) const = 0;
+  /// Builds rendered kernels (or finds them in the disk cache).
+  virtual StatusOr<BuiltKernels> build(const RenderedKernels &kernels) const = 0;
+};
+
+/// The host CPU: C++ kernels (OpenMP, vectorised loops) built by the host
+/// compiler, matrix products through oneDNN and OpenBLAS, buffers in the
+/// HostAllocator's size classes.
+const Target &cpuTarget();
+
+} // namespace sinter::codegen
+
+#endif // SINTER_CODEGEN_TARGET_H

@@ -1,0 +1,270 @@
+//===- ProgramTranslation.cpp - a planned module as runtime Programs ------===//
+#include "sinter/Compiler/ProgramTranslation.h"
+
+#include "sinter/Passes/BufferAssignment.h"
+
+#include "mlir/IR/Diagnostics.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+
+namespace sinter::compiler {
+
+namespace {
+
+int64_t elementBytes(mlir::Type type) {
+  mlir::Type element = mlir::cast<mlir::ShapedType>(type).getElementType();
+  return element.isInteger(1) ? 1 : element.getIntOrFloatBitWidth() / 8;
+}
+
+/// The latest training phase among an op's locations (Note [Memory by
+/// category]): the lowering names the backward pass's and updates' lines.
+runtime::Program::Launch::Phase phaseOf(mlir::Operation &op) {
+  using Phase = runtime::Program::Launch::Phase;
+  Phase phase = Phase::Forward;
+  op.getLoc()->walk([&](mlir::Location inner) {
+    if (auto name = mlir::dyn_cast<mlir::NameLoc>(inner)) {
+      if (name.getName() == "update")
+        phase = Phase::Update;
+      else if (name.getName() == "backward" && phase == Phase::Forward)
+        phase = Phase::Backward;
+    }
+    return mlir::WalkResult::advance();
+  });
+  return phase;
+}
+
+} // namespace
+
+std::string userLine(mlir::Location loc) {
+  std::string line;
+  loc->walk([&](mlir::Location inner) {
+    if (auto file = mlir::dyn_cast<mlir::FileLineColLoc>(inner)) {
+      line = (llvm::sys::path::filename(file.getFilename().getValue()) + ":" +
+              llvm::Twine(file.getLine()))
+                 .str();
+      return mlir::WalkResult::interrupt();
+    }
+    return mlir::WalkResult::advance();
+  });
+  return line;
+}
+
+std::string launchLabel(mlir::Operation &op) {
+  std::string label;
+  llvm::raw_string_ostream os(label);
+  auto shortName = [](mlir::Operation &o) { return o.getName().stripDialect(); };
+  if (auto fusion = mlir::dyn_cast<ir::FusionOp>(op)) {
+    os << "fusion(";
+    int shown = 0, count = 0;
+    for (mlir::Operation &inner : fusion.getBody().front().without_terminator()) {
+      if (++count <= 4)
+        os << (shown++ ? "," : "") << shortName(inner);
+    }
+    if (count > 4)
+      os << ",+" << count - 4;
+    os << ")";
+  } else {
+    os << shortName(op);
+  }
+  if (op.getNumResults() > 0)
+    if (auto type = mlir::dyn_cast<mlir::ShapedType>(op.getResult(0).getType())) {
+      os << " " << type.getElementType() << "[";
+      llvm::interleave(type.getShape(), os, "x");
+      os << "]";
+    }
+  std::string line = userLine(op.getLoc());
+  if (!line.empty())
+    os << " <- " << line;
+  return label;
+}
+
+mlir::LogicalResult translateToProgram(mlir::func::FuncOp function,
+                                       const codegen::Target &target,
+                                       const codegen::RenderedKernels &kernels, int &kernel,
+                                       runtime::Program &program,
+                                       std::vector<mlir::Operation *> &launchOps) {
+  llvm::DenseMap<mlir::Value, int> buffers;
+  llvm::DenseMap<mlir::Value, int64_t> offsets; // of views at an offset, in bytes
+  auto bufferOf = [&](mlir::Value value) {
+    auto [it, inserted] = buffers.try_emplace(value, static_cast<int>(program.buffers.size()));
+    if (inserted) {
+      auto type = mlir::cast<mlir::ShapedType>(value.getType());
+      program.buffers.push_back({type.getNumElements() * elementBytes(type)});
+    }
+    return it->second;
+  };
+  if (auto traded = function->getAttrOfType<mlir::DenseI64ArrayAttr>("sinter.rematerialized");
+      traded && traded.size() == 2) {
+    program.recomputedValues = traded[0];
+    program.recomputeOperations = traded[1];
+  }
+  for (mlir::BlockArgument arg : function.getArguments())
+    program.arguments.push_back(bufferOf(arg));
+  for (mlir::Operation &op : function.getBody().front()) {
+    if (auto constant = mlir::dyn_cast<ir::ConstantOp>(op)) {
+      auto dense = mlir::dyn_cast<mlir::DenseElementsAttr>(constant.getValue());
+      if (!dense || !dense.isSplat()) {
+        return constant.emitError("only splat constants can be compiled yet");
+      }
+      runtime::Program::Fill fill;
+      fill.buffer = bufferOf(constant.getResult());
+      llvm::ArrayRef<char> raw = dense.getRawData();
+      int64_t bytes = elementBytes(dense.getType());
+      fill.element.assign(raw.begin(), raw.begin() + std::min<int64_t>(bytes, raw.size()));
+      if (dense.getElementType().isInteger(1)) // i1 splats are stored as bits
+        fill.element = {static_cast<uint8_t>(dense.getSplatValue<bool>() ? 1 : 0)};
+      program.fills.push_back(std::move(fill));
+      continue;
+    }
+    if (auto reshape = mlir::dyn_cast<ir::ReshapeOp>(op)) {
+      // A view: the same bytes in another shape (row-major either way).
+      int base = bufferOf(reshape.getOperand());
+      buffers[reshape.getResult()] = base;
+      offsets[reshape.getResult()] = offsets.lookup(reshape.getOperand());
+      continue;
+    }
+    if (auto slice = mlir::dyn_cast<ir::SliceOp>(op)) {
+      // A view at an offset: a contiguous slice (SliceFusionResultsOutside).
+      int64_t first = ir::contiguousOffset(slice);
+      if (first < 0) {
+        return slice.emitError("a slice outside a fusion must select contiguous elements");
+      }
+      int base = bufferOf(slice.getOperand());
+      buffers[slice.getResult()] = base;
+      offsets[slice.getResult()] =
+          offsets.lookup(slice.getOperand()) + first * elementBytes(slice.getOperand().getType());
+      continue;
+    }
+    if (mlir::isa<mlir::func::ReturnOp>(op)) {
+      for (mlir::Value v : op.getOperands())
+        program.results.push_back(bufferOf(v));
+      continue;
+    }
+    if (!mlir::isa<ir::FusionOp>(op) && !target.isLibraryCall(&op))
+      return op.emitError() << "no kernel of the " << target.description().name << " target runs '"
+                            << op.getName() << "'";
+    runtime::Program::Launch launch;
+    launch.kernel = kernel++;
+    launch.label = launchLabel(op);
+    launch.phase = phaseOf(op);
+    launchOps.push_back(&op);
+    for (mlir::Value v : op.getOperands()) {
+      launch.inputs.push_back(bufferOf(v));
+      launch.inputOffsets.push_back(offsets.lookup(v));
+    }
+    if (llvm::all_of(launch.inputOffsets, [](int64_t o) { return o == 0; }))
+      launch.inputOffsets.clear();
+    auto fusion = mlir::dyn_cast<ir::FusionOp>(op);
+    for (mlir::Value v : op.getResults()) {
+      int b = bufferOf(v);
+      launch.outputs.push_back(b);
+      // The phase of the op inside a fusion that computes this result.
+      mlir::Operation *computes = &op;
+      if (fusion)
+        if (mlir::Operation *def = fusion.getBody()
+                                       .front()
+                                       .getTerminator()
+                                       ->getOperand(mlir::cast<mlir::OpResult>(v).getResultNumber())
+                                       .getDefiningOp())
+          computes = def;
+      program.buffers[b].phase = static_cast<uint8_t>(phaseOf(*computes));
+    }
+    launch.results = static_cast<int>(launch.outputs.size());
+    for (int64_t bytes : kernels.scratch[launch.kernel]) {
+      launch.outputs.push_back(static_cast<int>(program.buffers.size()));
+      program.buffers.push_back({bytes});
+    }
+    program.launches.push_back(std::move(launch));
+  }
+  // Each constant is filled just before its first reader.
+  std::vector<int> firstReader(program.buffers.size(), static_cast<int>(program.launches.size()));
+  for (size_t k = program.launches.size(); k-- > 0;)
+    for (int b : program.launches[k].inputs)
+      firstReader[b] = static_cast<int>(k);
+  for (runtime::Program::Fill &fill : program.fills)
+    fill.launch = firstReader[fill.buffer];
+  return mlir::success();
+}
+
+mlir::LogicalResult planFunction(mlir::func::FuncOp function, const codegen::Target &target,
+                                 const codegen::RenderedKernels &kernels, int &kernel,
+                                 const std::vector<bool> *donatable, runtime::Program &program,
+                                 std::string &planReport) {
+  std::vector<mlir::Operation *> launchOps;
+  if (mlir::failed(translateToProgram(function, target, kernels, kernel, program, launchOps)))
+    return mlir::failure();
+  planner::AssignmentRules rules{
+      .writesInPlace =
+          [&](size_t launch, unsigned input, unsigned result) {
+            auto fusion = mlir::dyn_cast<ir::FusionOp>(launchOps[launch]);
+            return fusion && target.writesInPlace(fusion, input, result);
+          },
+      .allocationSize = [&](int64_t bytes) { return target.allocationSize(bytes); },
+      .alignment = target.description().alignment,
+  };
+  Status assigned = planner::assignBuffers(program, donatable, rules, planReport);
+  if (!assigned.ok())
+    return function.emitError(std::string(assigned.message()));
+  return mlir::success();
+}
+
+std::string formatProgram(const runtime::Program &program) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  auto list = [&](const std::vector<int> &buffers) {
+    os << "(";
+    llvm::interleave(buffers, os, [&](int b) { os << "%" << b; }, ", ");
+    os << ")";
+  };
+  os << "arena " << program.arenaBytes << " bytes\n";
+  for (size_t b = 0; b < program.buffers.size(); ++b) {
+    const runtime::Program::Buffer &buffer = program.buffers[b];
+    os << "buffer %" << b << ": " << buffer.bytes << " bytes, ";
+    if (buffer.offset < 0)
+      os << "the caller's\n";
+    else
+      os << "arena offset " << buffer.offset << "\n";
+  }
+  for (const runtime::Program::Fill &fill : program.fills) {
+    os << "fill %" << fill.buffer << " with";
+    for (uint8_t byte : fill.element)
+      os << " " << llvm::format_hex_no_prefix(byte, 2);
+    os << " before launch " << fill.launch << "\n";
+  }
+  for (const runtime::Program::Launch &launch : program.launches) {
+    os << "launch " << program.kernelPrefix << launch.kernel << " ";
+    list(launch.inputs);
+    if (!launch.inputOffsets.empty()) {
+      os << " at bytes [";
+      llvm::interleaveComma(launch.inputOffsets, os);
+      os << "]";
+    }
+    os << " -> ";
+    list(std::vector<int>(launch.outputs.begin(), launch.outputs.begin() + launch.results));
+    if (static_cast<size_t>(launch.results) < launch.outputs.size()) {
+      os << " scratch ";
+      list(std::vector<int>(launch.outputs.begin() + launch.results, launch.outputs.end()));
+    }
+    os << "  // " << launch.label << "\n";
+  }
+  os << "arguments ";
+  list(program.arguments);
+  os << "\nresults";
+  for (size_t r = 0; r < program.results.size(); ++r) {
+    os << (r ? ", %" : " %") << program.results[r];
+    if (r < program.donors.size() && program.donors[r] >= 0)
+      os << " into argument " << program.donors[r];
+    else if (r < program.inArena.size() && program.inArena[r])
+      os << " from the arena";
+  }
+  os << "\n";
+  return text;
+}
+
+} // namespace sinter::compiler

@@ -1,0 +1,41 @@
+//===- MemoryReport.h - what holds memory at a step's peak ------*- C++ -*-===//
+//
+// Note [Memory by category]
+// What holds memory at a step's peak, by what it is in training, from the
+// phase of the kernels that write and read each buffer (the frontend marks
+// the backward pass and optimizer updates, sinter::PhaseGuard): an input
+// an update reads and the forward pass reads too is a parameter; one only
+// updates read is optimizer state; the rest of the inputs are the batch. A
+// result the backward pass writes is a gradient; one an update writes is a
+// new value that could not be written in place. In the arena, a buffer the
+// forward pass writes and a later phase reads is an activation kept for
+// the backward pass; the others are temporaries, or a kernel's workspace.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SINTER_PASSES_MEMORYREPORT_H
+#define SINTER_PASSES_MEMORYREPORT_H
+
+#include "sinter/Passes/MemoryPlanner.h"
+#include "sinter/runtime/Program.h"
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace sinter::planner {
+
+/// Fills program.peakUses, peakCategories, peakWorkspaceBytes and
+/// peakTensorBytes: the arena buffers `planned` (indices into `live`, each
+/// buffer's bytes and life) live at the launch where the most of their
+/// bytes are, and the results the caller allocates for the whole run, by
+/// the user's line of the launch that writes them and by category (Note
+/// [Memory by category]). Arguments count at `allocationSize` of their
+/// bytes, as the allocator holds them.
+/// REQUIRES: program.donors and the buffers' offsets are set.
+void reportPeak(runtime::Program &program, const std::vector<Live> &live,
+                const std::vector<int> &planned,
+                const std::function<int64_t(int64_t)> &allocationSize);
+
+} // namespace sinter::planner
+
+#endif // SINTER_PASSES_MEMORYREPORT_H

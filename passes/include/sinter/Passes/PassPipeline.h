@@ -1,0 +1,38 @@
+//===- PassPipeline.h - the passes from a lowered step to kernels -*- C++ -*-===//
+#ifndef SINTER_PASSES_PASSPIPELINE_H
+#define SINTER_PASSES_PASSPIPELINE_H
+
+#include <cstdint>
+
+namespace mlir {
+class OpPassManager;
+} // namespace mlir
+
+namespace sinter::passes {
+
+/// How to compile, beyond what to show.
+struct PipelineOptions {
+  /// Report every fusion and rematerialization decision as a remark.
+  bool explain = false;
+  /// Bytes the step's own memory (what its kernels write, results included)
+  /// should fit in, by recomputing instead of keeping (Note
+  /// [Rematerialization] in passes/lib/Rematerialize.cpp); 0: no budget
+  /// (only free recomputation).
+  int64_t memoryBudget = 0;
+};
+
+/// The passes from a lowered step to fused kernels, in order: canonicalize,
+/// CSE, fusion, canonicalize, scheduling for memory, rematerialization,
+/// canonicalize (the clones' unread results dropped), and a copy for each
+/// returned slice. Buffer assignment follows on the translated Program
+/// (sinter/Passes/BufferAssignment.h).
+void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options = {});
+
+/// Registers buildPipeline as `sinter-pipeline` (options `budget=` and
+/// `explain=`), for `sinter-opt --sinter-pipeline` and
+/// `--pass-pipeline='builtin.module(sinter-pipeline{budget=1048576})'`.
+void registerPipeline();
+
+} // namespace sinter::passes
+
+#endif // SINTER_PASSES_PASSPIPELINE_H

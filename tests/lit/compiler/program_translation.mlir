@@ -1,0 +1,67 @@
+// RUN: sinter-translate %s --sinter-to-program | FileCheck %s
+
+// Each function of a planned module as a runtime Program (ProgramTranslation.h)
+// with its memory planned by the CPU target's rules (BufferAssignment.h).
+
+// The exponential is written over the product it reads last (Note [In-place
+// kernels]): buffers 2 and 3 share offset 0, and the arena holds two buffers,
+// not three.
+// CHECK-LABEL: // program @in_place
+// CHECK-NEXT: arena 32768 bytes
+// CHECK-NEXT: buffer %0: 16384 bytes, the caller's
+// CHECK-NEXT: buffer %1: 16384 bytes, the caller's
+// CHECK-NEXT: buffer %2: 16384 bytes, arena offset 0
+// CHECK-NEXT: buffer %3: 16384 bytes, arena offset 0
+// CHECK-NEXT: buffer %4: 16384 bytes, arena offset 16384
+// CHECK-NEXT: launch sinter_kernel_0 (%0, %1) -> (%2)  // matmul f32[64x64] <- program_translation.mlir:[[@LINE+8]]
+// CHECK-NEXT: launch sinter_kernel_1 (%2) -> (%3)  // fusion(exp) f32[64x64] <- program_translation.mlir:[[@LINE+8]]
+// CHECK-NEXT: launch sinter_kernel_2 (%3, %1) -> (%4)  // matmul f32[64x64] <- program_translation.mlir:[[@LINE+12]]
+// CHECK-NEXT: arguments (%0, %1)
+// CHECK-NEXT: results %4 from the arena
+// CHECK-NEXT: arena: 32768 bytes for 2 buffers over 3 launches
+// CHECK: buffer 3 is written over buffer 2 (16384 bytes, in place)
+func.func @in_place(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %a = sinter.matmul %x, %w : tensor<64x64xf32>, tensor<64x64xf32>
+  %b = sinter.fusion %a : (tensor<64x64xf32>) -> tensor<64x64xf32> {
+  ^bb0(%in: tensor<64x64xf32>):
+    %e = sinter.exp %in : tensor<64x64xf32>
+    sinter.yield %e : tensor<64x64xf32>
+  }
+  %c = sinter.matmul %b, %w : tensor<64x64xf32>, tensor<64x64xf32>
+  return %c : tensor<64x64xf32>
+}
+
+// A splat constant is filled just before its first reader; a slice outside
+// a fusion is a view (the product reads rows 2-3 at byte 32 of the sum); a
+// reduction over the leading dimension takes a scratch buffer after its
+// result; kernels are numbered across the module. Results handed out of the
+// arena take their size class (64 bytes for 32 and 16).
+// CHECK-LABEL: // program @views_and_fills
+// CHECK-NEXT: arena 320 bytes
+// CHECK: buffer %2: 128 bytes, arena offset 0
+// CHECK-NEXT: buffer %3: 128 bytes, arena offset 128
+// CHECK: fill %2 with 00 00 80 3f before launch 0
+// CHECK-NEXT: launch sinter_kernel_3 (%0, %2) -> (%3)
+// CHECK-NEXT: launch sinter_kernel_4 (%3, %1) at bytes [32, 0] -> (%4)  // matmul f32[2x4]
+// CHECK-NEXT: launch sinter_kernel_5 (%3) -> (%5) scratch (%6)  // fusion(reduce_sum) f32[4]
+// CHECK-NEXT: arguments (%0, %1)
+// CHECK-NEXT: results %4 from the arena, %5 from the arena
+// CHECK: 4         64          0      1      3  matmul f32[2x4]
+// CHECK-NEXT: 5         64         64      2      3  fusion(reduce_sum) f32[4]
+// CHECK-NEXT: 6         16        256      2      2  fusion(reduce_sum) f32[4]
+func.func @views_and_fills(%x: tensor<8x4xf32>, %w: tensor<4x4xf32>) -> (tensor<2x4xf32>, tensor<4xf32>) {
+  %one = sinter.constant dense<1.0> : tensor<8x4xf32>
+  %a = sinter.fusion %x, %one : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32> {
+  ^bb0(%p: tensor<8x4xf32>, %q: tensor<8x4xf32>):
+    %e = sinter.add %p, %q : tensor<8x4xf32>
+    sinter.yield %e : tensor<8x4xf32>
+  }
+  %s = sinter.slice %a, start = [2, 0], limit = [4, 4], step = [1, 1] : tensor<8x4xf32>
+  %m = sinter.matmul %s, %w : tensor<2x4xf32>, tensor<4x4xf32>
+  %g = sinter.fusion %a : (tensor<8x4xf32>) -> tensor<4xf32> {
+  ^bb0(%p: tensor<8x4xf32>):
+    %r = sinter.reduce_sum %p, dims = [0] : tensor<8x4xf32>
+    sinter.yield %r : tensor<4xf32>
+  }
+  return %m, %g : tensor<2x4xf32>, tensor<4xf32>
+}

@@ -1,0 +1,72 @@
+//===- sinter-translate.cpp - sinter IR out of MLIR: kernels, Programs ----===//
+//
+// mlir-translate for Sinter: reads a module that has been through the
+// pipeline (sinter-opt --sinter-pipeline) and writes what the backend makes
+// of it, so that codegen and translation get FileCheck tests as the passes
+// do:
+//   --sinter-to-cpu-kernels  the C++ source of every kernel (the CPU target)
+//   --sinter-to-program      each function as a runtime Program, its memory
+//                            planned by the CPU target's rules
+//
+//===----------------------------------------------------------------------===//
+#include "sinter/Codegen/Target.h"
+#include "sinter/Compiler/ProgramTranslation.h"
+#include "sinter/Dialect/Sinter/SinterDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
+
+namespace {
+
+void registerDialects(mlir::DialectRegistry &registry) {
+  registry.insert<sinter::ir::SinterDialect, mlir::func::FuncDialect, mlir::arith::ArithDialect>();
+}
+
+mlir::LogicalResult toCpuKernels(mlir::Operation *op, llvm::raw_ostream &os) {
+  auto module = mlir::dyn_cast<mlir::ModuleOp>(op);
+  if (!module)
+    return op->emitError("expected a module");
+  mlir::FailureOr<sinter::codegen::RenderedKernels> kernels =
+      sinter::codegen::cpuTarget().render(module);
+  if (mlir::failed(kernels))
+    return mlir::failure();
+  os << kernels->source;
+  return mlir::success();
+}
+
+mlir::LogicalResult toProgram(mlir::Operation *op, llvm::raw_ostream &os) {
+  auto module = mlir::dyn_cast<mlir::ModuleOp>(op);
+  if (!module)
+    return op->emitError("expected a module");
+  const sinter::codegen::Target &target = sinter::codegen::cpuTarget();
+  mlir::FailureOr<sinter::codegen::RenderedKernels> kernels = target.render(module);
+  if (mlir::failed(kernels))
+    return mlir::failure();
+  int kernel = 0;
+  for (mlir::func::FuncOp function : module.getOps<mlir::func::FuncOp>()) {
+    sinter::runtime::Program program;
+    program.kernelPrefix = kernels->prefix;
+    std::string plan;
+    if (mlir::failed(sinter::compiler::planFunction(function, target, *kernels, kernel,
+                                                    /*donatable=*/nullptr, program, plan)))
+      return mlir::failure();
+    os << "// program @" << function.getSymName() << "\n"
+       << sinter::compiler::formatProgram(program) << plan;
+  }
+  return mlir::success();
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  mlir::TranslateFromMLIRRegistration cpuKernels(
+      "sinter-to-cpu-kernels", "the C++ source of every kernel, for the CPU target", toCpuKernels,
+      registerDialects);
+  mlir::TranslateFromMLIRRegistration program(
+      "sinter-to-program", "each function as a runtime Program with its memory plan", toProgram,
+      registerDialects);
+  return mlir::failed(mlir::mlirTranslateMain(argc, argv, "Sinter translation driver\n")) ? 1 : 0;
+}
