@@ -54,7 +54,7 @@ FunctionFlow dataflowOf(mlir::func::FuncOp function) {
     for (int v : flow.kernels[k].reads)
       if (flow.argument[v] && (readersOf[v].empty() || readersOf[v].back() != static_cast<int>(k)))
         readersOf[v].push_back(static_cast<int>(k));
-  // Each argument takes at most one result (donate() in Pipeline.cpp pairs
+  // Each argument takes at most one result (donateArguments() in BufferAssignment.cpp pairs
   // them one to one); the others are counted in the arena.
   std::vector<bool> taken(flow.bytes.size(), false);
   for (size_t k = 0; k < flow.kernels.size(); ++k) {

@@ -35,7 +35,7 @@ constexpr const char *kCategoryNames[Categories] = {
     "kernel workspace",
 };
 
-/// Fills program.peakCategories (Note [Memory by category]) from the
+/// Fills program.report.peakCategories (Note [Memory by category]) from the
 /// buffers counted at the peak (arena and results, `held` bytes each) and
 /// the arguments.
 void peakCategories(runtime::Program &program, const std::vector<bool> &counted,
@@ -78,10 +78,10 @@ void peakCategories(runtime::Program &program, const std::vector<bool> &counted,
       bytes[kept ? Activations : Temporaries] += size;
     }
   }
-  program.peakCategories.clear();
+  program.report.peakCategories.clear();
   for (int c = 0; c < Categories; ++c)
     if (bytes[c] > 0)
-      program.peakCategories.push_back({kCategoryNames[c], bytes[c]});
+      program.report.peakCategories.push_back({kCategoryNames[c], bytes[c]});
 }
 
 } // namespace
@@ -105,11 +105,11 @@ void reportPeak(runtime::Program &program, const std::vector<Live> &live,
       most = bytes, peakAt = t;
   }
   std::vector<bool> counted(n, false);
-  program.peakWorkspaceBytes = program.peakTensorBytes = 0;
+  program.report.peakWorkspaceBytes = program.report.peakTensorBytes = 0;
   for (int b : planned) {
     counted[b] = live[b].first <= peakAt && peakAt <= live[b].last;
     if (counted[b])
-      (workspace[b] ? program.peakWorkspaceBytes : program.peakTensorBytes) += live[b].bytes;
+      (workspace[b] ? program.report.peakWorkspaceBytes : program.report.peakTensorBytes) += live[b].bytes;
   }
   for (size_t r = 0; r < program.results.size(); ++r) {
     int b = program.results[r];
@@ -117,7 +117,7 @@ void reportPeak(runtime::Program &program, const std::vector<Live> &live,
   }
   for (int b : program.arguments)
     counted[b] = false; // the inputs, held before the step
-  std::map<std::string, runtime::Program::PeakUse> byLine;
+  std::map<std::string, runtime::Program::Report::PeakUse> byLine;
   std::map<std::string, int64_t> largest;
   // The bytes each buffer holds: a result in the arena, its size class.
   std::vector<int64_t> held(n);
@@ -132,7 +132,7 @@ void reportPeak(runtime::Program &program, const std::vector<Live> &live,
       label = "workspace of " + label;
     size_t arrow = label.rfind(" <- ");
     std::string line = arrow == std::string::npos ? label : label.substr(arrow + 4);
-    runtime::Program::PeakUse &use = byLine[line];
+    runtime::Program::Report::PeakUse &use = byLine[line];
     use.line = line;
     use.bytes += held[b];
     if (held[b] > largest[line]) {
@@ -140,10 +140,10 @@ void reportPeak(runtime::Program &program, const std::vector<Live> &live,
       use.example = label.substr(0, arrow);
     }
   }
-  program.peakUses.clear();
+  program.report.peakUses.clear();
   for (auto &[line, use] : byLine)
-    program.peakUses.push_back(std::move(use));
-  std::stable_sort(program.peakUses.begin(), program.peakUses.end(),
+    program.report.peakUses.push_back(std::move(use));
+  std::stable_sort(program.report.peakUses.begin(), program.report.peakUses.end(),
                    [](const auto &a, const auto &b) { return a.bytes > b.bytes; });
   peakCategories(program, counted, workspace, held, allocationSize);
 }

@@ -64,6 +64,46 @@ const std::string &profileDestination() {
 
 void printProfileAtExit();
 
+/// The elements a column-major operand of `rows` x `cols` (before its
+/// transpose) with leading dimension `ld` spans over the batch.
+int64_t spanOf(int64_t rows, int64_t cols, int64_t ld, int64_t batch, int64_t stride) {
+  if (rows == 0 || cols == 0 || batch == 0)
+    return 0;
+  return (batch - 1) * stride + (cols - 1) * ld + rows;
+}
+
+/// Checks a library call's descriptor and that its buffers hold what it reads
+/// and writes.
+Status checkGemmLaunch(const Program &program, size_t l) {
+  const Program::Launch &launch = program.launches[l];
+  const Gemm &gemm = launch.gemm;
+  SINTER_RETURN_IF_ERROR(checkGemm(gemm));
+  size_t operands = gemm.epilogue == Gemm::Epilogue::Bias ? 3 : 2;
+  if (launch.inputs.size() != operands || launch.outputs.size() != 1)
+    return absl::InvalidArgumentError(absl::StrCat("launch ", l, " (", describe(gemm), ") has ",
+                                                   launch.inputs.size(), " inputs and ",
+                                                   launch.outputs.size(), " outputs"));
+  auto need = [&](const char *what, int buffer, int64_t offset, int64_t elements) -> Status {
+    int64_t bytes = program.buffers[buffer].bytes - offset;
+    if (elements * static_cast<int64_t>(sizeof(float)) > bytes)
+      return absl::InvalidArgumentError(absl::StrCat("launch ", l, " (", describe(gemm), ") reads ",
+                                                     elements, " floats of ", what, " from buffer ",
+                                                     buffer, ", which holds ", bytes, " bytes"));
+    return absl::OkStatus();
+  };
+  auto offset = [&](size_t j) { return launch.inputOffsets.empty() ? 0 : launch.inputOffsets[j]; };
+  int64_t aRows = gemm.transa ? gemm.k : gemm.m, aCols = gemm.transa ? gemm.m : gemm.k;
+  int64_t bRows = gemm.transb ? gemm.n : gemm.k, bCols = gemm.transb ? gemm.k : gemm.n;
+  SINTER_RETURN_IF_ERROR(need("A", launch.inputs[0], offset(0),
+                              spanOf(aRows, aCols, gemm.lda, gemm.batch, gemm.strideA)));
+  SINTER_RETURN_IF_ERROR(need("B", launch.inputs[1], offset(1),
+                              spanOf(bRows, bCols, gemm.ldb, gemm.batch, gemm.strideB)));
+  if (operands == 3)
+    SINTER_RETURN_IF_ERROR(need("the bias", launch.inputs[2], offset(2), gemm.m));
+  return need("C", launch.outputs[0], 0,
+              spanOf(gemm.m, gemm.n, gemm.ldc, gemm.batch, gemm.strideC));
+}
+
 ProfileTable &profileTable() {
   static ProfileTable *table = [] {
     std::atexit(printProfileAtExit);
@@ -152,8 +192,15 @@ StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::load(Program program) {
   // RTLD_NODELETE: a kernel library stays mapped after its last executable,
   // and so do the OpenMP and oneDNN runtimes it pulled in, whose worker
   // threads outlive any one library.
-  executable->handle_ = dlopen(program.library.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-  if (executable->handle_ == nullptr) {
+  // A program of library calls alone (an eager matrix product) needs no
+  // kernel library.
+  bool kernels = std::any_of(program.launches.begin(), program.launches.end(),
+                             [](const Program::Launch &launch) {
+                               return launch.kind == Program::Launch::Kind::Kernel;
+                             });
+  if (kernels || !program.library.empty())
+    executable->handle_ = dlopen(program.library.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  if ((kernels || !program.library.empty()) && executable->handle_ == nullptr) {
     const char *why = dlerror();
     return absl::FailedPreconditionError(absl::StrCat(
         "cannot load the kernel library ", program.library, ": ", why ? why : "unknown reason"));
@@ -161,16 +208,26 @@ StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::load(Program program) {
   std::stable_sort(
       program.fills.begin(), program.fills.end(),
       [](const Program::Fill &a, const Program::Fill &b) { return a.launch < b.launch; });
-  int count = 0;
-  for (const Program::Launch &launch : program.launches)
-    count = std::max(count, launch.kernel + 1);
-  for (int k = 0; k < count; ++k) {
-    std::string name = absl::StrCat(program.kernelPrefix, k);
+  for (size_t l = 0; l < program.launches.size(); ++l) {
+    const Program::Launch &launch = program.launches[l];
+    if (launch.kind == Program::Launch::Kind::Gemm) {
+      SINTER_RETURN_IF_ERROR(checkGemmLaunch(program, l));
+      continue;
+    }
+    if (launch.kernel < 0)
+      return absl::InvalidArgumentError(
+          absl::StrCat("launch ", l, " names kernel ", launch.kernel));
+    if (static_cast<size_t>(launch.kernel) >= executable->kernels_.size())
+      executable->kernels_.resize(launch.kernel + 1, nullptr);
+    Kernel &kernel = executable->kernels_[launch.kernel];
+    if (kernel != nullptr)
+      continue;
+    std::string name = absl::StrCat(program.kernelPrefix, launch.kernel);
     void *symbol = dlsym(executable->handle_, name.c_str());
     if (symbol == nullptr)
       return absl::FailedPreconditionError(
           absl::StrCat("the kernel library ", program.library, " has no kernel ", name));
-    executable->kernels_.push_back(reinterpret_cast<Kernel>(symbol));
+    kernel = reinterpret_cast<Kernel>(symbol);
   }
 
   // Buffers without an offset are bound per run: arguments, and results
@@ -293,12 +350,20 @@ Status CpuExecutable::run(const std::vector<const void *> &arguments,
                    (launch.inputOffsets.empty() ? 0 : launch.inputOffsets[j]));
     for (int b : launch.outputs)
       out.push_back(at[b]);
+    auto step = [&] {
+      if (launch.kind == Program::Launch::Kind::Gemm)
+        runGemmOnHost(launch.gemm, launch.host, static_cast<const float *>(in[0]),
+                      static_cast<const float *>(in[1]), static_cast<float *>(out[0]),
+                      in.size() > 2 ? static_cast<const float *>(in[2]) : nullptr);
+      else
+        kernels_[launch.kernel](in.data(), out.data());
+    };
     if (!profiling) {
-      kernels_[launch.kernel](in.data(), out.data());
+      step();
       continue;
     }
     auto start = std::chrono::steady_clock::now();
-    kernels_[launch.kernel](in.data(), out.data());
+    step();
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     ProfileTable &table = profileTable();

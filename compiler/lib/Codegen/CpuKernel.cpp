@@ -253,7 +253,7 @@ private:
   /// value at i before it writes any: a value that is not a local is
   /// computed where it is read, and an input a result is written over
   /// (Note [Donation], Note [In-place kernels] in
-  /// compiler/lib/Compiler/Pipeline.cpp) may be read by a later result at
+  /// sinter/Passes/BufferAssignment.h) may be read by a later result at
   /// the same index. Written one by one, the later result read what the
   /// earlier had just written there (a random graph's gradient of y, when
   /// y took the pow that read it: its sign flipped). One result is written
@@ -1044,6 +1044,11 @@ FailureOr<std::string> renderCpuKernels(Operation *root, StringRef prefix, int64
     }
     if (isLibraryKernel(op) && !op->getParentOfType<FusionOp>()) {
       ++count;
+      if (cpuLibraryStep(op)) { // a library call of the Program, no kernel
+        if (scratch)
+          scratch->emplace_back();
+        return WalkResult::advance();
+      }
       std::vector<int64_t> own;
       if (failed(renderCpuLibraryKernel(op, name, os, &own)))
         return WalkResult::interrupt();

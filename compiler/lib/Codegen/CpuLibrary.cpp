@@ -146,7 +146,10 @@ public:
          << " *>(outputs[" << i << "]);\n";
     LogicalResult result =
         llvm::TypeSwitch<Operation *, LogicalResult>(op)
-            .Case<MatmulOp>([&](MatmulOp m) { return matmul(m); })
+            .Case<MatmulOp>([&](MatmulOp m) {
+              return m.emitError("a matrix product is a library call of the Program (Note "
+                                 "[Matrix products as data]), not a kernel");
+            })
             .Case<Conv2dOp, Conv2dBackwardInputOp, Conv2dBackwardFilterOp>(
                 [&](Operation *c) { return conv(c); })
             .Case<Pool2dOp, Pool2dBackwardOp>([&](Operation *p) { return pool(p); })
@@ -163,44 +166,6 @@ public:
 
 private:
   static ArrayRef<int64_t> shapeOf(Value v) { return cast<ShapedType>(v.getType()).getShape(); }
-
-  LogicalResult matmul(MatmulOp op) {
-    ArrayRef<int64_t> a = shapeOf(op.getLhs()), b = shapeOf(op.getRhs()),
-                      c = shapeOf(op.getResult());
-    int64_t rank = static_cast<int64_t>(c.size()), m = c[rank - 2], n = c[rank - 1];
-    int64_t k = op.getTransposeLhs() ? a[a.size() - 2] : a[a.size() - 1];
-    int64_t batch = m * n == 0 ? 0 : ShapedType::getNumElements(c) / (m * n);
-    bool shared = b.size() == 2 && rank > 2;
-    int64_t lc = a[a.size() - 1], rc = b[b.size() - 1];
-    // A row-major sgemm per matrix of the batch; a batch of several runs its
-    // matrices on all threads, each sgemm on one (neither library nests
-    // parallel regions), one matrix alone uses the library's threads.
-    // A batch of row-major matrices times one shared matrix is one matrix of
-    // batch * m rows times it: one large sgemm (oneDNN's threads, its best
-    // blocking) instead of `batch` small ones (measured 77 -> 130 GFLOP/s for
-    // 8 x 128 x 1024 x 256 on two cores).
-    if (shared && !op.getTransposeLhs()) {
-      m *= batch;
-      batch = 1;
-    }
-    os << "  if (" << k << " == 0) {\n"
-       << "    for (int64_t i = 0; i < " << batch * m * n << "; ++i) out0[i] = 0;\n"
-       << "    return;\n  }\n";
-    // One product: no parallel region around it, not even an inactive one.
-    // Inside one (`if (false)`), the library's own parallel region is a
-    // nested one, for which libgomp starts new threads instead of waking its
-    // pool's: ~150 us more for each product of a gpt-mini step.
-    if (batch > 1)
-      os << "  #pragma omp parallel for schedule(static)\n";
-    os << "  for (int64_t z = 0; z < " << batch << "; ++z)\n"
-       << "    "
-       << sgemm(batch == 1, op.getTransposeLhs(), op.getTransposeRhs(), m, n, k,
-                "in0 + z * " + std::to_string(m * k), lc,
-                "in1 + " + (shared ? std::string("0") : "z * " + std::to_string(k * n)), rc, "0.0f",
-                "out0 + z * " + std::to_string(m * n), n)
-       << ";\n";
-    return success();
-  }
 
   LogicalResult conv(Operation *op) {
     auto attrs = [&](auto c) {
@@ -519,6 +484,40 @@ bool oneDnnRunsAvx512() {
 bool isLibraryKernel(Operation *op) {
   return isa<MatmulOp, Conv2dOp, Conv2dBackwardInputOp, Conv2dBackwardFilterOp, Pool2dOp,
              Pool2dBackwardOp, GatherOp, ScatterAddOp, ConcatOp, ArgMaxOp>(op);
+}
+
+std::optional<LibraryStep> cpuLibraryStep(Operation *op) {
+  auto matmul = dyn_cast<MatmulOp>(op);
+  if (!matmul || op->getParentOfType<FusionOp>())
+    return std::nullopt;
+  auto shapeOf = [](Value v) { return cast<ShapedType>(v.getType()).getShape(); };
+  ArrayRef<int64_t> a = shapeOf(matmul.getLhs()), b = shapeOf(matmul.getRhs()),
+                    c = shapeOf(matmul.getResult());
+  int64_t rank = static_cast<int64_t>(c.size()), m = c[rank - 2], n = c[rank - 1];
+  int64_t k = matmul.getTransposeLhs() ? a[a.size() - 2] : a[a.size() - 1];
+  int64_t batch = m * n == 0 ? 0 : ShapedType::getNumElements(c) / (m * n);
+  bool shared = b.size() == 2 && rank > 2;
+  // A batch of row-major matrices times one shared matrix is one matrix of
+  // batch * m rows times it: one large product (oneDNN's threads, its best
+  // blocking) instead of `batch` small ones (measured 77 -> 130 GFLOP/s for
+  // 8 x 128 x 1024 x 256 on two cores).
+  if (shared && !matmul.getTransposeLhs()) {
+    m *= batch;
+    batch = 1;
+  }
+  LibraryStep step;
+  step.gemm = runtime::gemmOfRowMajor(matmul.getTransposeLhs(), matmul.getTransposeRhs(), m, n, k,
+                                      batch, shared);
+  // A batch of several runs its matrices on all threads, each product on
+  // one; one matrix alone uses the library's threads, or only the calling
+  // thread when small.
+  bool single = batch == 1;
+  step.host.openBlas = openBlasMultiplies(single, matmul.getTransposeLhs(), m, n, k);
+  step.host.oneThread = single && 2.0 * static_cast<double>(m) * static_cast<double>(n) *
+                                          static_cast<double>(k) <
+                                      kSerialProductFlops;
+  step.operands = {1, 0}; // A is the right operand (Note [Matrix products as data])
+  return step;
 }
 
 LogicalResult renderCpuLibraryKernel(Operation *op, StringRef name, llvm::raw_ostream &os,

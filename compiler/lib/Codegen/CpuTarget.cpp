@@ -19,6 +19,10 @@ public:
 
   bool isLibraryCall(mlir::Operation *op) const override { return isLibraryKernel(op); }
 
+  std::optional<LibraryStep> libraryStep(mlir::Operation *op) const override {
+    return cpuLibraryStep(op);
+  }
+
   /// One loop computes all the fusion's results (they have one size), or it
   /// is a row kernel (rendersRowByRow: a row's reads come before its
   /// writes), and the operand reaches that result and every other only

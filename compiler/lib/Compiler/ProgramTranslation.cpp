@@ -101,8 +101,8 @@ mlir::LogicalResult translateToProgram(mlir::func::FuncOp function,
   };
   if (auto traded = function->getAttrOfType<mlir::DenseI64ArrayAttr>("sinter.rematerialized");
       traded && traded.size() == 2) {
-    program.recomputedValues = traded[0];
-    program.recomputeOperations = traded[1];
+    program.report.recomputedValues = traded[0];
+    program.report.recomputeOperations = traded[1];
   }
   for (mlir::BlockArgument arg : function.getArguments())
     program.arguments.push_back(bufferOf(arg));
@@ -157,6 +157,19 @@ mlir::LogicalResult translateToProgram(mlir::func::FuncOp function,
     for (mlir::Value v : op.getOperands()) {
       launch.inputs.push_back(bufferOf(v));
       launch.inputOffsets.push_back(offsets.lookup(v));
+    }
+    if (std::optional<codegen::LibraryStep> call = target.libraryStep(&op)) {
+      launch.kind = runtime::Program::Launch::Kind::Gemm;
+      launch.gemm = call->gemm;
+      launch.host = call->host;
+      std::vector<int> inputs;
+      std::vector<int64_t> inputOffsets;
+      for (unsigned operand : call->operands) {
+        inputs.push_back(launch.inputs[operand]);
+        inputOffsets.push_back(launch.inputOffsets[operand]);
+      }
+      launch.inputs = std::move(inputs);
+      launch.inputOffsets = std::move(inputOffsets);
     }
     if (llvm::all_of(launch.inputOffsets, [](int64_t o) { return o == 0; }))
       launch.inputOffsets.clear();
@@ -238,7 +251,12 @@ std::string formatProgram(const runtime::Program &program) {
     os << " before launch " << fill.launch << "\n";
   }
   for (const runtime::Program::Launch &launch : program.launches) {
-    os << "launch " << program.kernelPrefix << launch.kernel << " ";
+    if (launch.kind == runtime::Program::Launch::Kind::Gemm)
+      os << "launch " << runtime::describe(launch.gemm)
+         << (launch.host.openBlas ? " openblas" : " onednn")
+         << (launch.host.oneThread ? " one-thread " : " ");
+    else
+      os << "launch " << program.kernelPrefix << launch.kernel << " ";
     list(launch.inputs);
     if (!launch.inputOffsets.empty()) {
       os << " at bytes [";

@@ -70,13 +70,13 @@ StepMemory plannedMemory(const runtime::Program &program,
     if (program.donors[r] >= 0)
       memory.donated_bytes +=
           HostAllocator::size_class(program.buffers[program.results[r]].bytes);
-  memory.peak_workspace_bytes = program.peakWorkspaceBytes;
-  memory.peak_tensor_bytes = program.peakTensorBytes;
-  memory.recomputed_values = program.recomputedValues;
-  memory.recompute_operations = program.recomputeOperations;
-  for (const runtime::Program::PeakUse &use : program.peakUses)
+  memory.peak_workspace_bytes = program.report.peakWorkspaceBytes;
+  memory.peak_tensor_bytes = program.report.peakTensorBytes;
+  memory.recomputed_values = program.report.recomputedValues;
+  memory.recompute_operations = program.report.recomputeOperations;
+  for (const runtime::Program::Report::PeakUse &use : program.report.peakUses)
     memory.peak_by_line.push_back({use.line, use.example, use.bytes});
-  for (const runtime::Program::Category &category : program.peakCategories)
+  for (const runtime::Program::Report::Category &category : program.report.peakCategories)
     memory.peak_by_category.push_back({category.name, category.bytes});
   for (const lazy::Value *argument : arguments)
     memory.persistent_bytes +=
@@ -123,7 +123,7 @@ std::string outOfMemory(const runtime::Program &program, const StepMemory &memor
                      runtime::formatByteCount(available.bytes) + " are available " +
                      available.source + "; nothing was run. At the step's peak:";
   size_t shown = 0;
-  for (const runtime::Program::PeakUse &use : program.peakUses) {
+  for (const runtime::Program::Report::PeakUse &use : program.report.peakUses) {
     if (shown++ == 5)
       break;
     text += "\n  " + runtime::formatByteCount(use.bytes) + "  " + use.line;

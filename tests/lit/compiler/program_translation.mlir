@@ -13,9 +13,9 @@
 // CHECK-NEXT: buffer %2: 16384 bytes, arena offset 0
 // CHECK-NEXT: buffer %3: 16384 bytes, arena offset 0
 // CHECK-NEXT: buffer %4: 16384 bytes, arena offset 16384
-// CHECK-NEXT: launch sinter_kernel_0 (%0, %1) -> (%2)  // matmul f32[64x64] <- program_translation.mlir:[[@LINE+8]]
+// CHECK-NEXT: launch gemm N,N m=64 n=64 k=64 lda=64 ldb=64 ldc=64 batch=1 strides=0,0,0 alpha=1 beta=0 onednn one-thread (%1, %0) -> (%2)  // matmul f32[64x64] <- program_translation.mlir:[[@LINE+8]]
 // CHECK-NEXT: launch sinter_kernel_1 (%2) -> (%3)  // fusion(exp) f32[64x64] <- program_translation.mlir:[[@LINE+8]]
-// CHECK-NEXT: launch sinter_kernel_2 (%3, %1) -> (%4)  // matmul f32[64x64] <- program_translation.mlir:[[@LINE+12]]
+// CHECK-NEXT: launch gemm N,N m=64 n=64 k=64 lda=64 ldb=64 ldc=64 batch=1 strides=0,0,0 alpha=1 beta=0 onednn one-thread (%1, %3) -> (%4)  // matmul f32[64x64] <- program_translation.mlir:[[@LINE+12]]
 // CHECK-NEXT: arguments (%0, %1)
 // CHECK-NEXT: results %4 from the arena
 // CHECK-NEXT: arena: 32768 bytes for 2 buffers over 3 launches
@@ -32,7 +32,8 @@ func.func @in_place(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> tensor<64x6
 }
 
 // A splat constant is filled just before its first reader; a slice outside
-// a fusion is a view (the product reads rows 2-3 at byte 32 of the sum); a
+// a fusion is a view (the product reads rows 2-3 at byte 32 of the sum, its
+// B operand); a
 // reduction over the leading dimension takes a scratch buffer after its
 // result; kernels are numbered across the module. Results handed out of the
 // arena take their size class (64 bytes for 32 and 16).
@@ -42,7 +43,7 @@ func.func @in_place(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> tensor<64x6
 // CHECK-NEXT: buffer %3: 128 bytes, arena offset 128
 // CHECK: fill %2 with 00 00 80 3f before launch 0
 // CHECK-NEXT: launch sinter_kernel_3 (%0, %2) -> (%3)
-// CHECK-NEXT: launch sinter_kernel_4 (%3, %1) at bytes [32, 0] -> (%4)  // matmul f32[2x4]
+// CHECK-NEXT: launch gemm N,N m=4 n=2 k=4 lda=4 ldb=4 ldc=4 batch=1 strides=0,0,0 alpha=1 beta=0 onednn one-thread (%1, %3) at bytes [0, 32] -> (%4)  // matmul f32[2x4]
 // CHECK-NEXT: launch sinter_kernel_5 (%3) -> (%5) scratch (%6)  // fusion(reduce_sum) f32[4]
 // CHECK-NEXT: arguments (%0, %1)
 // CHECK-NEXT: results %4 from the arena, %5 from the arena
@@ -64,4 +65,20 @@ func.func @views_and_fills(%x: tensor<8x4xf32>, %w: tensor<4x4xf32>) -> (tensor<
     sinter.yield %r : tensor<4xf32>
   }
   return %m, %g : tensor<2x4xf32>, tensor<4xf32>
+}
+
+// Matrix products are library calls, descriptors in cuBLAS's column-major
+// convention (Note [Matrix products as data]): A is the right operand. A
+// batch times one shared matrix is one product of the batch's rows; with the
+// left operand transposed it stays a batch, the shared matrix at stride 0.
+// CHECK-LABEL: // program @products
+// CHECK: launch gemm T,N m=16 n=8 k=8 lda=8 ldb=8 ldc=16 batch=1 strides=0,0,0 alpha=1 beta=0 onednn one-thread (%1, %0) -> (%4)
+// CHECK-NEXT: launch gemm N,N m=4 n=4 k=8 lda=4 ldb=8 ldc=4 batch=2 strides=32,32,16 alpha=1 beta=0 onednn (%2, %0) -> (%5)
+// CHECK-NEXT: launch gemm N,T m=16 n=8 k=4 lda=16 ldb=8 ldc=16 batch=2 strides=0,32,128 alpha=1 beta=0 onednn (%3, %0) -> (%6)
+func.func @products(%x: tensor<2x4x8xf32>, %w: tensor<16x8xf32>, %y: tensor<2x8x4xf32>,
+                    %v: tensor<4x16xf32>) -> (tensor<2x4x16xf32>, tensor<2x4x4xf32>, tensor<2x8x16xf32>) {
+  %0 = sinter.matmul %x, %w transpose_rhs : tensor<2x4x8xf32>, tensor<16x8xf32>
+  %1 = sinter.matmul %x, %y : tensor<2x4x8xf32>, tensor<2x8x4xf32>
+  %2 = sinter.matmul %x, %v transpose_lhs : tensor<2x4x8xf32>, tensor<4x16xf32>
+  return %0, %1, %2 : tensor<2x4x16xf32>, tensor<2x4x4xf32>, tensor<2x8x16xf32>
 }

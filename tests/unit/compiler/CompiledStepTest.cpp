@@ -313,7 +313,7 @@ void expectCompiledStepMatchesReference(const std::function<std::vector<Tensor>(
 }
 
 TEST(CompiledStep, AnInputIsNotWrittenOverWhileALaterResultReadsIt) {
-  // Note [Donation] (compiler/lib/Compiler/Pipeline.cpp): one loop writes
+  // Note [Donation] (sinter/Passes/BufferAssignment.h): one loop writes
   // its results at each index in turn, each computed as it is written, so an
   // input that a later result reads cannot take an earlier result: the
   // later one would read what the earlier just wrote there. Here one row

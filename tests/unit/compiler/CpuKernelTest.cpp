@@ -12,6 +12,7 @@
 #include "sinter/Compare.h"
 #include "sinter/Compiler/LowerLazyGraph.h"
 #include "sinter/Passes/Passes.h"
+#include "sinter/runtime/Gemm.h"
 #include "sinter/lazy/Graph.h"
 #include "sinter/sinter.h"
 
@@ -29,6 +30,7 @@
 #include <cstdio>
 #include <dlfcn.h>
 #include <limits>
+#include <optional>
 
 namespace {
 
@@ -37,6 +39,24 @@ namespace F = nn::functional;
 using Kernel = void (*)(const void *const *, void *const *);
 
 double compare(const std::vector<double> &got, const std::vector<double> &expected);
+
+/// The library call the CPU executable makes for `step` (runGemmOnHost), as
+/// text: how many threads, and the call with its flags and sizes.
+std::string hostCall(const codegen::LibraryStep &step) {
+  const runtime::Gemm &g = step.gemm;
+  std::string text = g.batch > 1        ? "a batch of " + std::to_string(g.batch) +
+                                          ", one product per thread: "
+                     : step.host.oneThread ? std::string("on one thread: ")
+                                           : std::string("on the library's threads: ");
+  auto dims = [](int64_t a, int64_t b, int64_t c) {
+    return std::to_string(a) + ", " + std::to_string(b) + ", " + std::to_string(c) + ",";
+  };
+  if (step.host.openBlas)
+    return text + "cblas_sgemm(CblasColMajor, " + (g.transa ? "CblasTrans" : "CblasNoTrans") +
+           ", " + (g.transb ? "CblasTrans" : "CblasNoTrans") + ", " + dims(g.m, g.n, g.k);
+  return text + "dnnl_sgemm(" + (g.transb ? "'T'" : "'N'") + ", " + (g.transa ? "'T'" : "'N'") +
+         ", " + dims(g.n, g.m, g.k);
+}
 
 /// Compiles `source` (kernels named kernel0, ...) with the host compiler and
 /// loads its first kernel.
@@ -84,7 +104,16 @@ void checkKernels(const std::string &what, const std::vector<Tensor> &results, i
       codegen::renderCpuKernels(kernelOp, "kernel", count, &scratch);
   ASSERT_TRUE(mlir::succeeded(source));
   ASSERT_EQ(count, 1);
-  if (loops >= 0) {
+  // A matrix product is a library call of the Program, run from its
+  // descriptor (Note [Matrix products as data]); the rest are kernels.
+  std::optional<codegen::LibraryStep> step = codegen::cpuLibraryStep(kernelOp);
+  if (step) {
+    EXPECT_EQ(source->find("extern \"C\""), std::string::npos) << *source;
+    EXPECT_LT(loops, 0) << "a library call has no loops";
+    std::string call = hostCall(*step);
+    EXPECT_NE(call.find(calls), std::string::npos) << "no " << calls << " in " << call;
+  }
+  if (!step && loops >= 0) {
     // Loops over elements, or over rows of columns (Note [The column
     // beside the index]).
     int found = 0;
@@ -93,13 +122,15 @@ void checkKernels(const std::string &what, const std::vector<Tensor> &results, i
         ++found;
     EXPECT_EQ(found, loops) << *source;
   }
-  if (!calls.empty()) {
+  if (!step && !calls.empty()) {
     EXPECT_NE(source->find(calls), std::string::npos) << "no " << calls << " in\n" << *source;
   }
   codegen::CompiledLibrary library;
   void *handle = nullptr;
   Kernel kernel = nullptr;
-  ASSERT_NO_FATAL_FAILURE(loadKernel(*source, library, handle, kernel));
+  if (!step) {
+    ASSERT_NO_FATAL_FAILURE(loadKernel(*source, library, handle, kernel));
+  }
 
   // The fusion's operands are function arguments: the graph's data nodes in
   // topological order.
@@ -137,7 +168,13 @@ void checkKernels(const std::string &what, const std::vector<Tensor> &results, i
   std::vector<std::vector<uint8_t>> scratchBuffers;
   for (int64_t size : scratch.at(0))
     outputPointers.push_back(scratchBuffers.emplace_back(size).data());
-  kernel(inputPointers.data(), outputPointers.data());
+  if (step)
+    runtime::runGemmOnHost(step->gemm, step->host,
+                           static_cast<const float *>(inputPointers[step->operands[0]]),
+                           static_cast<const float *>(inputPointers[step->operands[1]]),
+                           static_cast<float *>(outputPointers[0]));
+  else
+    kernel(inputPointers.data(), outputPointers.data());
   double worst = 0;
   size_t checked = 0;
   for (size_t j = 0; j < results.size(); ++j) {
@@ -156,7 +193,8 @@ void checkKernels(const std::string &what, const std::vector<Tensor> &results, i
   }
   std::printf("KERNEL OK  %-26s %zu elements, max diff %.2e%s\n", what.c_str(), checked, worst,
               library.cacheHit ? " (cached)" : "");
-  dlclose(handle);
+  if (handle != nullptr)
+    dlclose(handle);
 }
 
 void checkKernel(const std::string &what, const Tensor &output, int loops = -1,
@@ -399,15 +437,23 @@ TEST(CpuKernel, LibraryOps) {
   checkKernel("argmax", data({4, 6, 3}).argmax(1));
 }
 
-/// The call a single product with a transposed left matrix and every
-/// dimension at least 256 starts with (Note [Which library multiplies]):
-/// OpenBLAS's where oneDNN runs AVX2 kernels, oneDNN's where it runs AVX-512.
-std::string largeTransposedProduct(bool transposeB, int64_t m, int64_t n, int64_t k) {
-  std::string shape = std::to_string(m) + ", " + std::to_string(n) + ", " + std::to_string(k) + ",";
+/// The call a single row-major product with a transposed left matrix and
+/// every dimension at least 256 starts with (Note [Which library
+/// multiplies]): OpenBLAS's where oneDNN runs AVX2 kernels, oneDNN's where it
+/// runs AVX-512. A convolution's kernel calls the row-major interface
+/// (`rowMajor`); a matrix product's library call the column-major one, where
+/// the right matrix is A (Note [Matrix products as data]).
+std::string largeTransposedProduct(bool transposeB, int64_t m, int64_t n, int64_t k,
+                                   bool rowMajor = false) {
+  auto dims = [](int64_t a, int64_t b, int64_t c) {
+    return std::to_string(a) + ", " + std::to_string(b) + ", " + std::to_string(c) + ",";
+  };
+  std::string b = transposeB ? "CblasTrans" : "CblasNoTrans";
   if (codegen::oneDnnRunsAvx512())
-    return std::string("dnnl_sgemm('T', ") + (transposeB ? "'T'" : "'N'") + ", " + shape;
-  return std::string("cblas_sgemm(CblasRowMajor, CblasTrans, ") +
-         (transposeB ? "CblasTrans" : "CblasNoTrans") + ", " + shape;
+    return std::string("dnnl_sgemm('T', ") + (transposeB ? "'T'" : "'N'") + ", " + dims(m, n, k);
+  if (rowMajor)
+    return "cblas_sgemm(CblasRowMajor, CblasTrans, " + b + ", " + dims(m, n, k);
+  return "cblas_sgemm(CblasColMajor, " + b + ", CblasTrans, " + dims(n, m, k);
 }
 
 TEST(CpuKernel, TransposedProductsRunInTheLibraryThatIsFasterForThem) {
@@ -457,11 +503,11 @@ TEST(CpuKernel, SmallProductsRunOnOneThread) {
   using ThreadCount = int (*)();
   using SetThreadCount = void (*)(int);
   checkKernel("small product (64 x 256 x 10)", matmul(data({64, 256}), data({256, 10}, 1)), -1,
-              "sinter_on_one_thread([&] { dnnl_sgemm('N', 'N', 64, 10, 256,");
-  // The OpenMP runtime the kernel loaded: a thread count set before the
-  // kernel (3, which nothing else sets) is the count after it.
+              "on one thread: dnnl_sgemm('N', 'N', 64, 10, 256,");
+  // The OpenMP runtime the products run on (the runtime's): a thread count
+  // set before the call (3, which nothing else sets) is the count after it.
   void *openmp = dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD);
-  ASSERT_NE(openmp, nullptr) << "the kernel did not load OpenMP";
+  ASSERT_NE(openmp, nullptr) << "the runtime did not load OpenMP";
   auto threads = reinterpret_cast<ThreadCount>(dlsym(openmp, "omp_get_max_threads"));
   auto setThreads = reinterpret_cast<SetThreadCount>(dlsym(openmp, "omp_set_num_threads"));
   ASSERT_NE(threads, nullptr);
@@ -469,15 +515,14 @@ TEST(CpuKernel, SmallProductsRunOnOneThread) {
   int before = threads();
   setThreads(3);
   checkKernel("small product again", matmul(data({64, 256}, 2), data({256, 10}, 3)), -1,
-              "sinter_on_one_thread(");
+              "on one thread: ");
   EXPECT_EQ(threads(), 3);
   setThreads(before);
   dlclose(openmp);
-  // The call starts its line: no sinter_on_one_thread around it.
   checkKernel("large product (160 x 256 x 256)", matmul(data({160, 256}), data({256, 256}, 1)), -1,
-              "\n    dnnl_sgemm('N', 'N', 160, 256, 256,");
+              "on the library's threads: dnnl_sgemm('N', 'N', 160, 256, 256,");
   checkKernel("a batch of small products", matmul(data({2, 64, 256}), data({2, 256, 10}, 1)), -1,
-              "\n    dnnl_sgemm('N', 'N', 64, 10, 256,");
+              "a batch of 2, one product per thread: dnnl_sgemm('N', 'N', 64, 10, 256,");
 }
 
 TEST(CpuKernel, LibraryGradients) {
@@ -534,7 +579,7 @@ TEST(CpuKernel, LibraryGradients) {
                      [&](const Tensor &x) {
                        return F::conv2d(x, deep, Tensor(), {1, 1}, {1, 1});
                      }),
-              -1, largeTransposedProduct(false, 288, 256, 256));
+              -1, largeTransposedProduct(false, 288, 256, 256, /*rowMajor=*/true));
   // Note [Images per product]: 100 pixels want 3 images per product; a batch
   // of 5 takes them one at a time, a batch of 6 three at a time.
   Tensor taps = data({6, 2, 3, 3}, 5);

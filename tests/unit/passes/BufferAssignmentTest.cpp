@@ -151,10 +151,10 @@ TEST(BufferAssignment, ThePeakNamesTheLaunchThatWritesItsLargestBuffer) {
   launch(program, {1}, {2});
   std::string report;
   ASSERT_TRUE(assignBuffers(program, nullptr, noInPlace(), report).ok());
-  ASSERT_FALSE(program.peakUses.empty());
-  EXPECT_EQ(program.peakUses[0].line, "model.cpp:40");
-  EXPECT_EQ(program.peakUses[0].bytes, 4096);
-  EXPECT_EQ(program.peakUses[0].example, "matmul f32[32x32]");
+  ASSERT_FALSE(program.report.peakUses.empty());
+  EXPECT_EQ(program.report.peakUses[0].line, "model.cpp:40");
+  EXPECT_EQ(program.report.peakUses[0].bytes, 4096);
+  EXPECT_EQ(program.report.peakUses[0].example, "matmul f32[32x32]");
 }
 
 } // namespace

@@ -16,7 +16,10 @@
 #ifndef SINTER_CODEGEN_CPUKERNEL_H
 #define SINTER_CODEGEN_CPUKERNEL_H
 
+#include "sinter/Codegen/Target.h"
 #include "sinter/Dialect/Sinter/SinterOps.h"
+
+#include <optional>
 
 #include <string>
 
@@ -42,6 +45,12 @@ bool oneDnnRunsAvx512();
 /// gather, scatter_add, concat, argmax) rather than by a fusion.
 bool isLibraryKernel(mlir::Operation *op);
 
+/// A matrix product outside a fusion as a step of the Program (Note [Matrix
+/// products as data] in sinter/runtime/Gemm.h): its descriptor and the
+/// host's library and threads (Notes [Which library multiplies] and [Small
+/// products on one thread] in CpuLibrary.cpp); nullopt for other ops.
+std::optional<LibraryStep> cpuLibraryStep(mlir::Operation *op);
+
 /// The kernel of a library op, with the same calling convention as a
 /// fusion's (appended to `os`, without the prologue); the scratch bytes it
 /// takes after its results go to `scratch`.
@@ -60,7 +69,8 @@ bool rendersRowByRow(ir::FusionOp fusion);
 
 /// Every kernel under `root` (each sinter.fusion and each library op), as one
 /// translation unit (one library per program): kernel k, in program order,
-/// is named `<prefix><k>` and is called as
+/// is named `<prefix><k>` (a matrix product takes a number but is a library
+/// call, cpuLibraryStep, with no function) and is called as
 ///   extern "C" void <prefix><k>(const void *const *inputs, void *const *outputs)
 /// with dense row-major buffers: the op's operands, then its results followed
 /// by the scratch buffers the kernel needs (sizes in bytes in `(*scratch)[k]`;

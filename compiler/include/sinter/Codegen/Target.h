@@ -15,11 +15,13 @@
 #define SINTER_CODEGEN_TARGET_H
 
 #include "sinter/Dialect/Sinter/SinterOps.h"
+#include "sinter/runtime/Gemm.h"
 #include "sinter/runtime/Status.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +48,16 @@ struct RenderedKernels {
   std::vector<std::vector<int64_t>> scratch;
 };
 
+/// An op that runs as a library call of the Program rather than as a
+/// kernel: a matrix product (Note [Matrix products as data] in
+/// sinter/runtime/Gemm.h).
+struct LibraryStep {
+  runtime::Gemm gemm;
+  runtime::HostGemmChoice host; // the CPU's library and threads
+  /// The op's operands in the call's order (A, B[, bias]).
+  std::vector<unsigned> operands;
+};
+
 /// Rendered kernels, built: what a runtime Program loads.
 struct BuiltKernels {
   std::string path; // the shared library (CPU)
@@ -60,6 +72,9 @@ public:
   /// Whether `op`, outside a fusion, is run by a library kernel (matmul,
   /// convolutions, ...) rather than being fused.
   virtual bool isLibraryCall(mlir::Operation *op) const = 0;
+  /// The library call `op` runs as, when it is one (render() writes no
+  /// kernel for it).
+  virtual std::optional<LibraryStep> libraryStep(mlir::Operation *op) const = 0;
   /// Whether `fusion`'s kernel may write its result `result` over its
   /// operand `operand`, reading the operand only at the index it writes
   /// (Notes [Donation] and [In-place kernels] in

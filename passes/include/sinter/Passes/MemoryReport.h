@@ -24,7 +24,7 @@
 
 namespace sinter::planner {
 
-/// Fills program.peakUses, peakCategories, peakWorkspaceBytes and
+/// Fills program.report: peakUses, peakCategories, peakWorkspaceBytes and
 /// peakTensorBytes: the arena buffers `planned` (indices into `live`, each
 /// buffer's bytes and life) live at the launch where the most of their
 /// bytes are, and the results the caller allocates for the whole run, by

@@ -24,6 +24,8 @@
 #ifndef SINTER_RUNTIME_ALLOCATOR_H
 #define SINTER_RUNTIME_ALLOCATOR_H
 
+#include "sinter/runtime/Device.h"
+
 #include <cstdint>
 #include <mutex>
 #include <set>
@@ -33,16 +35,32 @@
 
 namespace sinter::runtime {
 
-class HostAllocator {
+/// A device's memory, handed out in blocks (one allocator per device).
+class Allocator {
+public:
+  virtual ~Allocator() = default;
+  virtual const Device &device() const = 0;
+  /// A block of at least `bytes` bytes (sizeClass(bytes)), aligned to the
+  /// device's granularity, or null when the device has no memory left.
+  virtual void *allocate(int64_t bytes) = 0;
+  /// Returns a block from allocate() (or a part of one, where the allocator
+  /// splits blocks).
+  virtual void deallocate(void *block) = 0;
+  /// The size of the block a request of `bytes` gets.
+  virtual int64_t sizeClass(int64_t bytes) const = 0;
+};
+
+/// The host's allocator, caching (Note [Blocks and segments]).
+class HostAllocator final : public Allocator {
 public:
   /// The process's allocator.
   static HostAllocator &get();
 
   /// A block of size_class(`bytes`) bytes, or null when the system has no
   /// memory left.
-  void *allocate(int64_t bytes);
+  void *allocate(int64_t bytes) override;
   /// Returns a block from allocate() or split() to the cache.
-  void deallocate(void *block);
+  void deallocate(void *block) override;
   /// A part of a block: `bytes` from `offset`, both multiples of 64.
   struct Part {
     int64_t offset = 0;
@@ -69,6 +87,8 @@ public:
   /// The size of the block a request of `bytes` gets: a multiple of 64
   /// bytes (best fit and merging, not coarse classes, make blocks reusable).
   static int64_t size_class(int64_t bytes);
+  int64_t sizeClass(int64_t bytes) const override { return size_class(bytes); }
+  const Device &device() const override { return hostDevice(); }
 
   /// Bytes of memory the system has free now (not counting this allocator's
   /// cached blocks).

@@ -1,15 +1,22 @@
-//===- Program.h - a compiled step: kernel launches over buffers ----------===//
+//===- Program.h - a compiled step: launches over buffers, and its run -----===//
 //
-// The runtime's view of a compiled step, plain data with no MLIR: buffers
-// (one per value for now; memory planning assigns them offsets in one arena
-// later), splat constants to fill, and the kernel launches in order. A
-// CpuExecutable loads the kernel library and runs the launches.
+// The runtime's view of a compiled step, plain data with no MLIR. What runs:
+// buffers (each a place in one planned arena, or the caller's), splat
+// constants to fill, and the launches in order, each a kernel of the
+// step's kernel library or a library call (a matrix product as a
+// descriptor: Note [Matrix products as data] in sinter/runtime/Gemm.h); the
+// signature (arguments, results, donations, results handed out of the
+// arena). What reports: the plan's peak by source line and by category
+// (Program::Report), which nothing needs to run the step. An Executable
+// runs a Program on a Device; CpuExecutable is the host's.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SINTER_RUNTIME_PROGRAM_H
 #define SINTER_RUNTIME_PROGRAM_H
 
 #include "sinter/runtime/Allocator.h"
+#include "sinter/runtime/Device.h"
+#include "sinter/runtime/Gemm.h"
 #include "sinter/runtime/Status.h"
 
 #include <cstdint>
@@ -40,9 +47,19 @@ struct Program {
     std::vector<uint8_t> element;
     int launch = 0;
   };
-  /// Kernel `kernel` (named `<kernelPrefix><kernel>` in the library) reads
-  /// `inputs` and writes `outputs`, in its operands' and results' order.
+  /// A step that computes: kernel `kernel` (named `<kernelPrefix><kernel>`
+  /// in the library) reads `inputs` and writes `outputs`, in its operands'
+  /// and results' order; or a library call. Kernels are numbered across the
+  /// module the library was built from; a library call's number has no
+  /// function in it.
   struct Launch {
+    enum class Kind : uint8_t {
+      Kernel,
+      /// `gemm`: inputs are A and B (and the bias), outputs C
+      /// (sinter/runtime/Gemm.h).
+      Gemm,
+    };
+    Kind kind = Kind::Kernel;
     int kernel = 0;
     std::vector<int> inputs;
     std::vector<int> outputs;
@@ -59,6 +76,18 @@ struct Program {
     /// latest of them): memory reports sort buffers by it.
     enum class Phase : uint8_t { Forward, Backward, Update };
     Phase phase = Phase::Forward;
+    /// Kind::Gemm: the product, and how the host runs it.
+    Gemm gemm = {};
+    HostGemmChoice host = {};
+    /// For GPU targets, the grid and block a kernel is launched with (and
+    /// its dynamic shared memory); the CPU runs each kernel on its OpenMP
+    /// threads and leaves these at 1.
+    struct Shape {
+      int64_t grid[3] = {1, 1, 1};
+      int64_t block[3] = {1, 1, 1};
+      int64_t sharedBytes = 0;
+    };
+    Shape shape = {};
   };
 
   std::vector<Buffer> buffers;
@@ -69,41 +98,47 @@ struct Program {
   std::vector<int> results;
   /// Per result, the argument whose memory it is written into (donated:
   /// the caller passes that argument's pointer for it), or -1. See Note
-  /// [Donation] in compiler/lib/Compiler/Pipeline.cpp.
+  /// [Donation] in sinter/Passes/BufferAssignment.h.
   std::vector<int> donors;
   /// Per result, whether it is a part of the arena that the run hands to
   /// the caller (Note [Results in the arena]).
   std::vector<bool> inArena;
   /// Bytes of the arena that holds every buffer with an offset.
   int64_t arenaBytes = 0;
-  /// What holds memory at the step's peak (arena buffers live then, and the
-  /// results), by the user's source line, most bytes first: the top
-  /// consumers an out-of-memory message names.
-  struct PeakUse {
-    std::string line;    // "model.cpp:40", or the kernel when no line is known
-    std::string example; // the largest kernel output from that line
-    int64_t bytes = 0;
-  };
-  std::vector<PeakUse> peakUses;
-  /// The same bytes, and the inputs, by what they are in training (Note
-  /// [Memory by category] in compiler/lib/Compiler/Pipeline.cpp), in a fixed
-  /// order, categories with no bytes left out.
-  struct Category {
-    std::string name;
-    int64_t bytes = 0;
-  };
-  std::vector<Category> peakCategories;
-  /// Of the arena at its peak: kernels' workspace, and tensors.
-  int64_t peakWorkspaceBytes = 0;
-  int64_t peakTensorBytes = 0;
-  /// Values the compiler recomputes instead of keeping them (Note
-  /// [Rematerialization] in passes/lib/Rematerialize.cpp), and the extra
-  /// arithmetic operations that costs per run.
-  int64_t recomputedValues = 0;
-  int64_t recomputeOperations = 0;
   /// The shared library with the kernels.
   std::string library;
   std::string kernelPrefix;
+
+  /// What the plan says of the step's memory and arithmetic, for reports
+  /// and out-of-memory messages: nothing reads it to run the step.
+  struct Report {
+    /// What holds memory at the step's peak (arena buffers live then, and the
+    /// results), by the user's source line, most bytes first: the top
+    /// consumers an out-of-memory message names.
+    struct PeakUse {
+      std::string line;    // "model.cpp:40", or the kernel when no line is known
+      std::string example; // the largest kernel output from that line
+      int64_t bytes = 0;
+    };
+    std::vector<PeakUse> peakUses;
+    /// The same bytes, and the inputs, by what they are in training (Note
+    /// [Memory by category] in sinter/Passes/MemoryReport.h), in a fixed
+    /// order, categories with no bytes left out.
+    struct Category {
+      std::string name;
+      int64_t bytes = 0;
+    };
+    std::vector<Category> peakCategories;
+    /// Of the arena at its peak: kernels' workspace, and tensors.
+    int64_t peakWorkspaceBytes = 0;
+    int64_t peakTensorBytes = 0;
+    /// Values the compiler recomputes instead of keeping them (Note
+    /// [Rematerialization] in passes/lib/Rematerialize.cpp), and the extra
+    /// arithmetic operations that costs per run.
+    int64_t recomputedValues = 0;
+    int64_t recomputeOperations = 0;
+  };
+  Report report;
 };
 
 /// Note [Results in the arena]
@@ -146,12 +181,23 @@ std::vector<KernelProfileRow> kernelProfile();
 /// The profile as a text table: the `top` slowest labels and a total.
 std::string formatKernelProfile(const std::vector<KernelProfileRow> &rows, size_t top);
 
-/// A Program loaded for the CPU: its kernels resolved. Each run takes the
-/// arena from the HostAllocator and gives it back at the end.
-class CpuExecutable {
+/// A Program loaded for a device, ready to run.
+class Executable {
+public:
+  virtual ~Executable() = default;
+  virtual const Device &device() const = 0;
+  virtual const Program &program() const = 0;
+  /// Runs the step: see CpuExecutable::run for what the pointers mean.
+  virtual Status run(const std::vector<const void *> &arguments, std::vector<void *> &results) = 0;
+};
+
+/// A Program loaded for the CPU: its kernels resolved, its library calls'
+/// descriptors checked against its buffers. Each run takes the arena from
+/// the HostAllocator and gives it back at the end.
+class CpuExecutable final : public Executable {
 public:
   static StatusOr<std::unique_ptr<CpuExecutable>> load(Program program);
-  ~CpuExecutable();
+  ~CpuExecutable() override;
   CpuExecutable(const CpuExecutable &) = delete;
   CpuExecutable &operator=(const CpuExecutable &) = delete;
 
@@ -163,14 +209,15 @@ public:
   /// run writes: kernels write donated results in place; the others (an
   /// argument returned as is, a constant, a result returned twice) are
   /// copied there.
-  Status run(const std::vector<const void *> &arguments, std::vector<void *> &results);
+  Status run(const std::vector<const void *> &arguments, std::vector<void *> &results) override;
+  const Device &device() const override { return hostDevice(); }
 
   int64_t argumentBytes(size_t i) const { return bytesOf(program_.arguments[i]); }
   int64_t resultBytes(size_t i) const { return bytesOf(program_.results[i]); }
   bool resultInArena(size_t i) const { return program_.inArena[i]; }
   /// Bytes of the arena (the step's own buffers).
   int64_t arenaBytes() const { return program_.arenaBytes; }
-  const Program &program() const { return program_; }
+  const Program &program() const override { return program_; }
 
 private:
   using Kernel = void (*)(const void *const *, void *const *);
@@ -179,6 +226,7 @@ private:
 
   Program program_;
   void *handle_ = nullptr;
+  /// Per kernel number, its function (null for library calls' numbers).
   std::vector<Kernel> kernels_;
   /// Per result: true when a kernel writes it in place.
   std::vector<bool> inPlace_;
