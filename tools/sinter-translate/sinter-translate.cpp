@@ -4,6 +4,7 @@
 // pipeline (sinter-opt --sinter-pipeline) and writes what the backend makes
 // of it, so that codegen and translation get FileCheck tests as the passes
 // do:
+//   --sinter-to-kernel-plans the plan of every fusion's kernel (the CPU target)
 //   --sinter-to-cpu-kernels  the C++ source of every kernel (the CPU target)
 //   --sinter-to-program      each function as a runtime Program, its memory
 //                            planned by the CPU target's rules
@@ -23,6 +24,22 @@ namespace {
 
 void registerDialects(mlir::DialectRegistry &registry) {
   registry.insert<sinter::ir::SinterDialect, mlir::func::FuncDialect, mlir::arith::ArithDialect>();
+}
+
+mlir::LogicalResult toKernelPlans(mlir::Operation *op, llvm::raw_ostream &os) {
+  const sinter::codegen::Target &target = sinter::codegen::cpuTarget();
+  int kernel = 0;
+  op->walk<mlir::WalkOrder::PreOrder>([&](mlir::Operation *inner) {
+    if (auto fusion = mlir::dyn_cast<sinter::ir::FusionOp>(inner)) {
+      os << "// kernel " << kernel++ << " at " << fusion.getLoc() << ": "
+         << sinter::codegen::formatKernelPlan(target.planKernel(fusion));
+      return mlir::WalkResult::skip();
+    }
+    if (target.isLibraryCall(inner))
+      ++kernel;
+    return mlir::WalkResult::advance();
+  });
+  return mlir::success();
 }
 
 mlir::LogicalResult toCpuKernels(mlir::Operation *op, llvm::raw_ostream &os) {
@@ -62,6 +79,9 @@ mlir::LogicalResult toProgram(mlir::Operation *op, llvm::raw_ostream &os) {
 } // namespace
 
 int main(int argc, char **argv) {
+  mlir::TranslateFromMLIRRegistration kernelPlans(
+      "sinter-to-kernel-plans", "the plan of every fusion's kernel, for the CPU target",
+      toKernelPlans, registerDialects);
   mlir::TranslateFromMLIRRegistration cpuKernels(
       "sinter-to-cpu-kernels", "the C++ source of every kernel, for the CPU target", toCpuKernels,
       registerDialects);

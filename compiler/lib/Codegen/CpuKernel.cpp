@@ -7,9 +7,10 @@
 //===----------------------------------------------------------------------===//
 #include "sinter/Codegen/CpuKernel.h"
 
+#include "CpuTuning.h"
+
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
-#include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Format.h"
@@ -55,16 +56,6 @@ public:
        << "#include \"common/philox.h\"\n";
   }
 
-  /// Whether render() would write `fusion` as a row kernel.
-  bool rowKernel(FusionOp fusion) {
-    Block &body = fusion.getBody().front();
-    auto yield = cast<YieldOp>(body.getTerminator());
-    pointwise(body, yield);
-    bool row = rowDomain(body, yield);
-    rowMode = false;
-    return row;
-  }
-
   LogicalResult render(FusionOp fusion, StringRef name) {
     for (Value v : fusion->getOperands())
       if (failed(checkType(fusion, v.getType())))
@@ -72,8 +63,8 @@ public:
     names.clear();
     next = 0;
     scratch.clear();
-    rowStack = 0;
     results = fusion->getNumResults();
+    takePlan(fusion);
     os << "\nextern \"C\" void " << name << "(const void *const *inputs, void *const *outputs) {\n";
     Block &body = fusion.getBody().front();
     for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
@@ -83,9 +74,8 @@ public:
       nameBuffer(arg, n, "in" + std::to_string(i), t);
     }
     auto yield = cast<YieldOp>(body.getTerminator());
-    pointwise(body, yield);
-    if (rowDomain(body, yield))
-      return renderRows(body, yield);
+    if (plan.kind == KernelPlan::Kind::Rows)
+      return finish(fusion, renderRows(body, yield));
     for (Operation &op : body.without_terminator())
       if (!isLocal(op) && failed(emit(op)))
         return failure();
@@ -93,7 +83,7 @@ public:
     // values as locals.
     int64_t n = yield.getNumOperands() == 0 ? 0 : elements(yield.getOperand(0));
     if (llvm::all_of(yield.getValues(), [&](Value v) { return elements(v) == n; })) {
-      for (const Part &part : independentParts(body, yield, n)) {
+      for (const Part &part : independentParts(body)) {
         os << "  {\n";
         for (unsigned k : part.results) {
           std::string t = cppElementType(yield.getOperand(k).getType());
@@ -125,7 +115,7 @@ public:
         os << "    }\n  }\n";
       }
       os << "}\n";
-      return success();
+      return finish(fusion, success());
     }
     for (auto [k, value] : llvm::enumerate(yield.getValues())) {
       std::string t = cppElementType(value.getType());
@@ -135,21 +125,43 @@ public:
          << "      out[i] = " << call(value, "i") << ";\n  }\n";
     }
     os << "}\n";
-    return success();
+    return finish(fusion, success());
   }
 
 private:
-  /// Partial results of a row reduction: one AVX2 vector of floats.
-  static constexpr int64_t kLanes = 8;
-  /// Rows an output loop over rows of columns needs (else it is one loop
-  /// over all elements, which OpenMP splits however long its rows are).
-  static constexpr int64_t kMinRows = 16;
-  /// Columns one thread reduces together in a column reduction.
-  static constexpr int64_t kColumnBlock = 64;
-  /// Bytes of row values a row kernel keeps on each thread's stack (OpenMP's
-  /// worker threads have a few MiB of stack); past it, values go to scratch.
-  static constexpr int64_t kRowStackBytes = 256 * 1024;
-  int64_t rowStack = 0;
+  using enum KernelPlan::Storage;
+  static constexpr int64_t kLanes = cpu::kLanes;
+  static constexpr int64_t kMinRows = cpu::kMinRows;
+  static constexpr int64_t kColumnBlock = cpu::kColumnBlock;
+
+  /// The plan's decisions for `fusion` (Note [Kernel plans]): its values by
+  /// op, the locals of the output loop, and for a row kernel its rows and
+  /// the values valid for the current row only.
+  void takePlan(FusionOp fusion) {
+    plan = planCpuKernel(fusion);
+    valueOf.clear();
+    locals.clear();
+    rowBound.clear();
+    int index = 0;
+    for (Operation &op : fusion.getBody().front().without_terminator()) {
+      const KernelPlan::Value &value = plan.values[index];
+      valueOf[&op] = index++;
+      if (op.getNumResults() == 1 && value.storage == Local)
+        locals.insert(op.getResult(0));
+      if (op.getNumResults() == 1 && value.perRow)
+        rowBound.insert(op.getResult(0));
+    }
+    rowMode = plan.kind == KernelPlan::Kind::Rows;
+    rows = plan.rows, cols = plan.cols;
+  }
+
+  /// The kernel written: its scratch buffers must be the plan's.
+  LogicalResult finish(FusionOp fusion, LogicalResult written) {
+    rowMode = false;
+    if (succeeded(written) && scratch != plan.scratchBytes)
+      return fusion.emitError("internal error: the kernel's scratch buffers differ from its plan's");
+    return written;
+  }
 
   static int64_t elements(Value v) { return cast<ShapedType>(v.getType()).getNumElements(); }
 
@@ -162,49 +174,7 @@ private:
   /// reduction is over the same trailing `cols` elements of `rows` rows and
   /// no value computed in the row loop is read at another row's index (only
   /// reshapes, and broadcasts of per-row values along the row, read them at
-  /// remapped indices).
-  bool rowDomain(Block &body, YieldOp yield) {
-    rowMode = false;
-    rows = cols = 0;
-    for (Operation &op : body.without_terminator()) {
-      if (!isa<ReduceSumOp, ReduceMaxOp>(op))
-        continue;
-      ArrayRef<int64_t> dims =
-          isa<ReduceSumOp>(op) ? cast<ReduceSumOp>(op).getDims() : cast<ReduceMaxOp>(op).getDims();
-      int64_t rank = cast<ShapedType>(op.getOperand(0).getType()).getRank();
-      int64_t k = static_cast<int64_t>(dims.size());
-      if (!llvm::all_of(dims, [&](int64_t d) { return d >= rank - k; }))
-        return false; // a general reduction reads across rows
-      int64_t r = elements(op.getResult(0));
-      if (r == 0)
-        return false;
-      int64_t c = elements(op.getOperand(0)) / r;
-      if (rows != 0 && (r != rows || c != cols))
-        return false;
-      rows = r, cols = c;
-    }
-    if (rows < 2 || cols < 2)
-      return false;
-    for (Value v : yield.getValues())
-      if (elements(v) != rows * cols && elements(v) != rows)
-        return false;
-    // Values valid only for the current row: reductions, stored values, and
-    // anything computed from them.
-    rowBound.clear();
-    for (Operation &op : body.without_terminator()) {
-      bool bound = isa<ReduceSumOp, ReduceMaxOp>(op) || stores(op);
-      bool fromBound =
-          llvm::any_of(op.getOperands(), [&](Value v) { return rowBound.contains(v); });
-      if (fromBound && !rowSafe(op))
-        return false;
-      if (bound && elements(op.getResult(0)) != rows * cols && elements(op.getResult(0)) != rows)
-        return false;
-      if (bound || fromBound)
-        rowBound.insert(op.getResult(0));
-    }
-    rowMode = true;
-    return true;
-  }
+  /// remapped indices). The kernel plan decides it (KernelPlan.cpp).
 
   /// Whether `broadcast`, in a row kernel, spreads the current row's value
   /// of a per-row value along the row: then it reads that value at the row
@@ -222,28 +192,6 @@ private:
     ArrayRef<int64_t> dims = broadcast.getDims();
     for (size_t j = 1; j < dims.size(); ++j)
       if (dims[j] <= dims[j - 1])
-        return false;
-    return true;
-  }
-
-  /// Whether `op` reads its row-bound operands only within the current row.
-  bool rowSafe(Operation &op) {
-    if (isPointwiseOp(op) || isa<ReduceSumOp, ReduceMaxOp>(op))
-      return true;
-    auto broadcast = dyn_cast<BroadcastInDimOp>(op);
-    if (!broadcast || elements(op.getResult(0)) != rows * cols)
-      return false;
-    // The operand's index must depend only on the leading result dims that
-    // make up the row number.
-    ArrayRef<int64_t> shape = cast<ShapedType>(broadcast.getType()).getShape();
-    ArrayRef<int64_t> from = cast<ShapedType>(broadcast.getOperand().getType()).getShape();
-    int64_t k = static_cast<int64_t>(shape.size()), inner = 1;
-    while (k > 0 && inner < cols)
-      inner *= shape[--k];
-    if (inner != cols)
-      return false;
-    for (auto [j, d] : llvm::enumerate(broadcast.getDims()))
-      if (from[j] != 1 && d >= k)
         return false;
     return true;
   }
@@ -319,51 +267,14 @@ private:
         os << "    out" << k << "[i] = " << read(value) << ";\n";
       }
     os << "   }\n  }\n}\n";
-    rowMode = false;
     return success();
   }
 
-  /// Whether emit() stores `op`'s value: used more than once, and not a
-  /// reduction (stored already), a layout op, an iota or a constant (an
-  /// index computation and a load cost less than a store and a load).
+  /// Whether emit() stores `op`'s value (the plan's choice: used more than
+  /// once, and not a reduction, a layout op, an iota or a constant).
   bool stores(Operation &op) const {
-    if (op.getNumResults() != 1 || isLocal(op))
-      return false;
-    Value v = op.getResult(0);
-    return !isa<ReduceSumOp, ReduceMaxOp, ConstantOp, BroadcastInDimOp, TransposeOp, SliceOp,
-                ReshapeOp, IotaOp>(op) &&
-           std::distance(v.use_begin(), v.use_end()) >= 2;
-  }
-
-  /// Ops computed at their result's own index from their operands at the
-  /// same index.
-  static bool isPointwiseOp(Operation &op) {
-    return op.getNumResults() == 1 &&
-           !isa<ReduceSumOp, ReduceMaxOp, BroadcastInDimOp, TransposeOp, SliceOp, IotaOp, RandomOp>(
-               op);
-  }
-
-  /// Finds the values that are only ever read at the output loop's index:
-  /// pointwise ops whose users are all such values or the results (when
-  /// every result has one size). Those become locals of the output loop,
-  /// computed once per element however often they are used; the rest (read
-  /// at remapped indices, or by reductions) stay functions of an index.
-  void pointwise(Block &body, YieldOp yield) {
-    locals.clear();
-    int64_t n = yield.getNumOperands() == 0 ? 0 : elements(yield.getOperand(0));
-    if (!llvm::all_of(yield.getValues(), [&](Value v) { return elements(v) == n; }))
-      return;
-    for (Operation &op : llvm::reverse(body.without_terminator())) {
-      if (!isPointwiseOp(op))
-        continue;
-      Value v = op.getResult(0);
-      bool onlyHere = llvm::all_of(v.getUsers(), [&](Operation *user) {
-        return isa<YieldOp>(user) ||
-               (user->getNumResults() == 1 && locals.contains(user->getResult(0)));
-      });
-      if (onlyHere && elements(v) == n)
-        locals.insert(v);
-    }
+    KernelPlan::Storage storage = plan.values[valueOf.lookup(&op)].storage;
+    return !isa<ReduceSumOp, ReduceMaxOp>(op) && (storage == RowStack || storage == Scratch);
   }
 
   /// Note [A loop per independent part]
@@ -380,46 +291,15 @@ private:
     SmallVector<unsigned> results;
   };
 
-  SmallVector<Part> independentParts(Block &body, YieldOp yield, int64_t n) {
-    llvm::EquivalenceClasses<void *> parts;
-    // Small values, constants and broadcasts of small values connect
-    // nothing: each loop reads (or recomputes) them.
-    auto connects = [&](Value v) {
-      if (elements(v) < n)
-        return false;
-      Operation *producer = v.getDefiningOp();
-      if (producer && isa<ConstantOp>(producer))
-        return false;
-      if (auto broadcast = dyn_cast_or_null<BroadcastInDimOp>(producer))
-        return elements(broadcast.getOperand()) >= n;
-      return true;
-    };
-    auto key = [](Value v) -> void * {
-      if (Operation *producer = v.getDefiningOp())
-        return producer;
-      return v.getAsOpaquePointer();
-    };
-    for (Operation &op : body.without_terminator()) {
-      parts.insert(&op);
-      for (Value operand : op.getOperands())
-        if (connects(operand))
-          parts.unionSets(&op, key(operand));
-    }
-    SmallVector<Part> result;
-    llvm::DenseMap<void *, unsigned> indexOf;
-    for (auto [k, value] : llvm::enumerate(yield.getValues())) {
-      void *leader = parts.getOrInsertLeaderValue(key(value));
-      auto [it, inserted] = indexOf.try_emplace(leader, static_cast<unsigned>(result.size()));
-      if (inserted)
-        result.emplace_back();
-      result[it->second].results.push_back(static_cast<unsigned>(k));
-    }
-    for (Operation &op : body.without_terminator()) {
-      auto it = indexOf.find(parts.getOrInsertLeaderValue(&op));
-      if (it != indexOf.end())
-        result[it->second].ops.insert(&op);
-    }
-    return result;
+  /// The plan's loops, each with the ops it computes and its results.
+  SmallVector<Part> independentParts(Block &body) const {
+    SmallVector<Part> parts(plan.parts);
+    for (auto [k, result] : llvm::enumerate(plan.results))
+      parts[result.part].results.push_back(static_cast<unsigned>(k));
+    for (Operation &op : body.without_terminator())
+      if (int part = plan.values[valueOf.lookup(&op)].part; part >= 0)
+        parts[part].ops.insert(&op);
+    return parts;
   }
 
   bool isLocal(Operation &op) const {
@@ -741,12 +621,10 @@ private:
     // Buffers are pointers captured by value, and no buffer holds a
     // character type (whose stores may alias anything): the compiler keeps
     // every pointer in a register across the loops' stores.
-    int64_t rowBytes = cols * elementBytes(t);
-    if (rowMode && elements(v) == rows * cols && rowStack + rowBytes <= kRowStackBytes) {
+    if (plan.values[valueOf.lookup(&op)].storage == RowStack) {
       // A full-row value of a row kernel is needed for its row only: an array
       // on the thread's stack, reused row after row, instead of a
       // tensor-sized scratch buffer in the arena (Note [Row kernels]).
-      rowStack += rowBytes;
       os << "  alignas(64) " << t << " " << buffer << "[" << cols << "];\n"
          << "  #pragma omp simd\n  for (int64_t c = 0; c < " << cols << "; ++c)\n    " << buffer
          << "[c] = " << call(v, "r * " + std::to_string(cols) + " + c", countedColumn(v, cols))
@@ -982,6 +860,9 @@ private:
   }
 
   llvm::raw_ostream &os;
+  /// The kernel's plan, and each op's value in it.
+  KernelPlan plan;
+  llvm::DenseMap<Operation *, int> valueOf;
   llvm::DenseMap<Value, std::string> names;
   llvm::DenseSet<Value> locals;
   bool inLoop = false;
@@ -1017,12 +898,6 @@ std::string cppElementType(Type type) {
   if (element.isInteger(64))
     return "int64_t";
   return "";
-}
-
-bool rendersRowByRow(FusionOp fusion) {
-  llvm::raw_null_ostream nowhere;
-  Renderer renderer(nowhere);
-  return renderer.rowKernel(fusion);
 }
 
 FailureOr<std::string> renderCpuKernels(Operation *root, StringRef prefix, int64_t &count,

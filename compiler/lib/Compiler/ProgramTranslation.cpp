@@ -12,6 +12,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace sinter::compiler {
 
@@ -212,11 +213,17 @@ mlir::LogicalResult planFunction(mlir::func::FuncOp function, const codegen::Tar
   std::vector<mlir::Operation *> launchOps;
   if (mlir::failed(translateToProgram(function, target, kernels, kernel, program, launchOps)))
     return mlir::failure();
+  // Each fusion's plan, made at the first question about it.
+  std::vector<std::optional<codegen::KernelPlan>> plans(launchOps.size());
   planner::AssignmentRules rules{
       .writesInPlace =
           [&](size_t launch, unsigned input, unsigned result) {
             auto fusion = mlir::dyn_cast<ir::FusionOp>(launchOps[launch]);
-            return fusion && target.writesInPlace(fusion, input, result);
+            if (!fusion)
+              return false;
+            if (!plans[launch])
+              plans[launch] = target.planKernel(fusion);
+            return plans[launch]->writesInPlace(input, result);
           },
       .allocationSize = [&](int64_t bytes) { return target.allocationSize(bytes); },
       .alignment = target.description().alignment,

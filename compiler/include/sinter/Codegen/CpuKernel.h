@@ -16,6 +16,7 @@
 #ifndef SINTER_CODEGEN_CPUKERNEL_H
 #define SINTER_CODEGEN_CPUKERNEL_H
 
+#include "sinter/Codegen/KernelPlan.h"
 #include "sinter/Codegen/Target.h"
 #include "sinter/Dialect/Sinter/SinterOps.h"
 
@@ -58,14 +59,10 @@ mlir::LogicalResult renderCpuLibraryKernel(mlir::Operation *op, llvm::StringRef 
                                            llvm::raw_ostream &os,
                                            std::vector<int64_t> *scratch = nullptr);
 
-/// Whether `fusion` is rendered as a row kernel (Note [Row kernels] in
-/// CpuKernel.cpp): row by row, its reductions and stored values read the
-/// row first, then one loop over the row reads each full-size input at the
-/// index it writes the full-size results, then the per-row results are
-/// written from the row's reductions. So a result may be written over a
-/// full-size input read only at the result's index or by the reductions,
-/// whatever the sizes of the other results (Note [Donation]).
-bool rendersRowByRow(ir::FusionOp fusion);
+/// The plan of `fusion`'s CPU kernel (Note [Kernel plans] in
+/// sinter/Codegen/KernelPlan.h): what the renderer writes, and what planning
+/// asks (in-place pairs, scratch bytes).
+KernelPlan planCpuKernel(ir::FusionOp fusion);
 
 /// Every kernel under `root` (each sinter.fusion and each library op), as one
 /// translation unit (one library per program): kernel k, in program order,

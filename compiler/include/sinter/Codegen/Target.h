@@ -3,8 +3,8 @@
 // Note [Targets]
 // Below fusion, everything that depends on the machine the step runs on goes
 // through one interface: which ops are library calls, how a module's kernels
-// are written (C++ for the host compiler; CUDA C++ for NVRTC next) and built,
-// which results a kernel may write over its inputs, and how the device
+// are planned (KernelPlan.h) and written (C++ for the host compiler; CUDA
+// C++ for NVRTC next) and built, which are library calls, and how the device
 // allocates (granularity, alignment). The pipeline (Pipeline.cpp), the
 // translation into a Program (ProgramTranslation.h) and buffer assignment
 // (sinter/Passes/BufferAssignment.h) are given a Target and call nothing
@@ -14,6 +14,7 @@
 #ifndef SINTER_CODEGEN_TARGET_H
 #define SINTER_CODEGEN_TARGET_H
 
+#include "sinter/Codegen/KernelPlan.h"
 #include "sinter/Dialect/Sinter/SinterOps.h"
 #include "sinter/runtime/Gemm.h"
 #include "sinter/runtime/Status.h"
@@ -75,11 +76,11 @@ public:
   /// The library call `op` runs as, when it is one (render() writes no
   /// kernel for it).
   virtual std::optional<LibraryStep> libraryStep(mlir::Operation *op) const = 0;
-  /// Whether `fusion`'s kernel may write its result `result` over its
-  /// operand `operand`, reading the operand only at the index it writes
-  /// (Notes [Donation] and [In-place kernels] in
+  /// The plan of `fusion`'s kernel on this target (Note [Kernel plans] in
+  /// sinter/Codegen/KernelPlan.h): planning asks it which results may be
+  /// written over which inputs (Notes [Donation] and [In-place kernels] in
   /// sinter/Passes/BufferAssignment.h).
-  virtual bool writesInPlace(ir::FusionOp fusion, unsigned operand, unsigned result) const = 0;
+  virtual KernelPlan planKernel(ir::FusionOp fusion) const = 0;
   /// The bytes the device's allocator takes for a block of `bytes`.
   virtual int64_t allocationSize(int64_t bytes) const = 0;
 

@@ -1,0 +1,127 @@
+//===- KernelPlan.h - a fusion's kernel, as plain data -----------*- C++ -*-===//
+//
+// Note [Kernel plans]
+// Between fusion and rendering, each sinter.fusion becomes a KernelPlan: the
+// decisions about its kernel, made once by one analysis (planCpuKernel in
+// sinter/Codegen/CpuKernel.h) and read by everything after it. The kind of
+// kernel and its domain (one loop over elements, loops per result of
+// several sizes, or row by row: Note [Row kernels] in CpuKernel.cpp); the
+// inputs; the values in SSA order with their dtypes and shapes, each layout
+// op's index map (strides and an offset into its operand: broadcast,
+// transpose and slice are strides, never copies), and how the kernel holds
+// each value (a function of the index recomputed where it is read, a local
+// of the output loop, a row on the thread's stack, a scratch buffer), which
+// values are valid only for the current row, and each reduction's strategy;
+// the loop (independent part) each result is written in; the scratch
+// buffers' sizes; and which results may be written over which inputs. The
+// renderer takes its decisions from the plan, the planner asks the plan
+// (scratch bytes, in-place pairs), and `sinter-translate
+// --sinter-to-kernel-plans` prints it (tests/lit/codegen/kernel_plans.mlir).
+// No MLIR types: a second renderer (CUDA C++) reads the same plan.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SINTER_CODEGEN_KERNELPLAN_H
+#define SINTER_CODEGEN_KERNELPLAN_H
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace sinter::codegen {
+
+struct KernelPlan {
+  enum class Kind : uint8_t {
+    /// Every result has one size: loops over its elements (one per
+    /// independent part), pointwise values as locals.
+    Elementwise,
+    /// Row reductions over the same trailing `cols` elements of `rows` rows:
+    /// one parallel loop over rows, each row's reductions, stored values and
+    /// results in program order.
+    Rows,
+    /// Results of several sizes, no row domain: a loop per result.
+    PerResult,
+  };
+  Kind kind = Kind::Elementwise;
+  /// Elementwise: the results' elements; Rows: rows and columns.
+  int64_t elements = 0;
+  int64_t rows = 0, cols = 0;
+
+  struct Input {
+    std::string dtype; // "f32", "i64", "i1"
+    std::vector<int64_t> shape;
+  };
+  std::vector<Input> inputs;
+
+  /// Where a value's element at result coordinates (x_0, ..., x_r-1) is read
+  /// in its operand: at offset + sum x_d * strides[d] of the operand's
+  /// row-major elements (stride 0: broadcast along d).
+  struct IndexMap {
+    int64_t offset = 0;
+    std::vector<int64_t> strides;
+  };
+
+  /// How the kernel holds a value.
+  enum class Storage : uint8_t {
+    Function, // a function of the index, computed where it is read
+    Local,    // a local of the output loop, computed once per element
+    RowStack, // the current row, in an array on the thread's stack
+    Scratch,  // a scratch buffer of the value's size (or of its rows)
+  };
+  /// How a reduction is computed.
+  enum class Reduction : uint8_t {
+    None,
+    Row,            // over trailing dims, a row at a time, in lanes
+    ColumnBlocks,   // over leading dims: blocks of columns down the rows
+    TrailingBlocks, // trailing dims after a kept one: contiguous blocks in lanes
+    General,        // anything else: each result element's reduced coordinates in order
+  };
+
+  struct Value {
+    std::string op; // "exp", "reduce_sum", "broadcast_in_dim", ...
+    std::string dtype;
+    std::vector<int64_t> shape;
+    /// A value index (>= 0) or an input (-1 - input).
+    std::vector<int> operands;
+    /// Layout ops: where the operand is read.
+    bool hasIndexMap = false;
+    IndexMap map;
+    /// Reductions: the reduced dims.
+    std::vector<int64_t> reducedDims;
+    Reduction reduction = Reduction::None;
+    Storage storage = Storage::Function;
+    /// Rows: valid only for the current row (reductions, stored values and
+    /// what is computed from them).
+    bool perRow = false;
+    /// Elementwise: the loop (independent part) that computes it, or -1.
+    int part = -1;
+    /// The scratch buffer that holds it, or -1.
+    int scratch = -1;
+  };
+  std::vector<Value> values;
+
+  struct Result {
+    int value = 0; // as Value::operands
+    int part = -1; // Elementwise: the loop that writes it
+  };
+  std::vector<Result> results;
+  /// Elementwise: the number of loops, each writing its results together.
+  int parts = 0;
+
+  /// Bytes of each scratch buffer, in output-slot order after the results.
+  std::vector<int64_t> scratchBytes;
+  /// (input, result) pairs: the kernel reads the input only at the index it
+  /// writes the result, so the result may be written over it (Notes
+  /// [Donation] and [In-place kernels] in sinter/Passes/BufferAssignment.h).
+  std::vector<std::pair<unsigned, unsigned>> inPlace;
+
+  bool writesInPlace(unsigned input, unsigned result) const;
+};
+
+/// The plan as text, one line per input, value and result, then the scratch
+/// and the in-place pairs: what the lit tests check.
+std::string formatKernelPlan(const KernelPlan &plan);
+
+} // namespace sinter::codegen
+
+#endif // SINTER_CODEGEN_KERNELPLAN_H
