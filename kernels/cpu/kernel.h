@@ -87,4 +87,7 @@ static inline float sinter_exp(float x) {
   return e;
 }
 
+// Matrix products, from the Program's descriptors.
+#include "cpu/gemm.h"
+
 #endif // SINTER_KERNELS_CPU_KERNEL_H

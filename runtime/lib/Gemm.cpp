@@ -3,10 +3,6 @@
 
 #include "absl/strings/str_cat.h"
 
-#include <cblas.h>
-#include <oneapi/dnnl/dnnl.h>
-#include <omp.h>
-
 #include <algorithm>
 
 namespace sinter::runtime {
@@ -63,75 +59,11 @@ Status checkGemm(const Gemm &gemm) {
   return absl::OkStatus();
 }
 
-namespace {
-
-/// One product of the batch, by the chosen library, on the threads it has.
-void multiply(const Gemm &gemm, bool openBlas, const float *a, const float *b, float *c) {
-  if (openBlas) {
-    cblas_sgemm(CblasColMajor, gemm.transa ? CblasTrans : CblasNoTrans,
-                gemm.transb ? CblasTrans : CblasNoTrans, static_cast<blasint>(gemm.m),
-                static_cast<blasint>(gemm.n), static_cast<blasint>(gemm.k), gemm.alpha, a,
-                static_cast<blasint>(gemm.lda), b, static_cast<blasint>(gemm.ldb), gemm.beta, c,
-                static_cast<blasint>(gemm.ldc));
-    return;
-  }
-  // oneDNN's sgemm is row-major: a column-major matrix is the row-major
-  // transpose of itself, so the column-major product C = op(A) op(B) is the
-  // row-major Cᵀ = op(B)ᵀ op(A)ᵀ: B first, each with its own flag.
-  dnnl_sgemm(gemm.transb ? 'T' : 'N', gemm.transa ? 'T' : 'N', gemm.n, gemm.m, gemm.k, gemm.alpha,
-             b, gemm.ldb, a, gemm.lda, gemm.beta, c, gemm.ldc);
-}
-
-/// C = beta C, without reading C when beta is 0 (BLAS's rule).
-void scale(const Gemm &gemm, float *c) {
-  for (int64_t j = 0; j < gemm.n; ++j)
-    for (int64_t i = 0; i < gemm.m; ++i) {
-      float &x = c[i + j * gemm.ldc];
-      x = gemm.beta == 0 ? 0.0f : gemm.beta * x;
-    }
-}
-
-void addBias(const Gemm &gemm, const float *bias, float *c) {
-  for (int64_t j = 0; j < gemm.n; ++j)
-    for (int64_t i = 0; i < gemm.m; ++i)
-      c[i + j * gemm.ldc] += bias[i];
-}
-
-} // namespace
-
-void runGemmOnHost(const Gemm &gemm, HostGemmChoice choice, const float *a, const float *b,
-                   float *c, const float *bias) {
-  if (gemm.m == 0 || gemm.n == 0 || gemm.batch == 0)
-    return;
-  auto one = [&](int64_t z) {
-    const float *az = a + z * gemm.strideA, *bz = b + z * gemm.strideB;
-    float *cz = c + z * gemm.strideC;
-    if (gemm.k == 0)
-      scale(gemm, cz);
-    else
-      multiply(gemm, choice.openBlas, az, bz, cz);
-    if (gemm.epilogue == Gemm::Epilogue::Bias)
-      addBias(gemm, bias, cz);
-  };
-  if (gemm.batch > 1) {
-    // The matrices of a batch on all threads, each product on one (neither
-    // library nests parallel regions).
-#pragma omp parallel for schedule(static)
-    for (int64_t z = 0; z < gemm.batch; ++z)
-      one(z);
-    return;
-  }
-  // One product: no parallel region around it, not even an inactive one
-  // (inside one, the library's own region is nested, and libgomp starts new
-  // threads for it instead of waking its pool's).
-  if (!choice.oneThread) {
-    one(0);
-    return;
-  }
-  const int threads = omp_get_max_threads();
-  omp_set_num_threads(1);
-  one(0);
-  omp_set_num_threads(threads);
+void runGemmOnHost(HostGemm run, const Gemm &gemm, HostGemmChoice choice, const float *a,
+                   const float *b, float *c, const float *bias) {
+  run(gemm.transa, gemm.transb, gemm.m, gemm.n, gemm.k, gemm.alpha, a, gemm.lda, b, gemm.ldb,
+      gemm.beta, c, gemm.ldc, gemm.batch, gemm.strideA, gemm.strideB, gemm.strideC,
+      gemm.epilogue == Gemm::Epilogue::Bias ? bias : nullptr, choice.openBlas, choice.oneThread);
 }
 
 } // namespace sinter::runtime

@@ -192,15 +192,8 @@ StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::load(Program program) {
   // RTLD_NODELETE: a kernel library stays mapped after its last executable,
   // and so do the OpenMP and oneDNN runtimes it pulled in, whose worker
   // threads outlive any one library.
-  // A program of library calls alone (an eager matrix product) needs no
-  // kernel library.
-  bool kernels = std::any_of(program.launches.begin(), program.launches.end(),
-                             [](const Program::Launch &launch) {
-                               return launch.kind == Program::Launch::Kind::Kernel;
-                             });
-  if (kernels || !program.library.empty())
-    executable->handle_ = dlopen(program.library.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-  if ((kernels || !program.library.empty()) && executable->handle_ == nullptr) {
+  executable->handle_ = dlopen(program.library.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  if (executable->handle_ == nullptr) {
     const char *why = dlerror();
     return absl::FailedPreconditionError(absl::StrCat(
         "cannot load the kernel library ", program.library, ": ", why ? why : "unknown reason"));
@@ -212,6 +205,13 @@ StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::load(Program program) {
     const Program::Launch &launch = program.launches[l];
     if (launch.kind == Program::Launch::Kind::Gemm) {
       SINTER_RETURN_IF_ERROR(checkGemmLaunch(program, l));
+      if (executable->hostGemm_ == nullptr)
+        executable->hostGemm_ =
+            reinterpret_cast<HostGemm>(dlsym(executable->handle_, kHostGemmSymbol));
+      if (executable->hostGemm_ == nullptr)
+        return absl::FailedPreconditionError(absl::StrCat(
+            "the kernel library ", program.library, " has no ", kHostGemmSymbol,
+            " for the program's matrix products (built by another version of Sinter?)"));
       continue;
     }
     if (launch.kernel < 0)
@@ -352,7 +352,7 @@ Status CpuExecutable::run(const std::vector<const void *> &arguments,
       out.push_back(at[b]);
     auto step = [&] {
       if (launch.kind == Program::Launch::Kind::Gemm)
-        runGemmOnHost(launch.gemm, launch.host, static_cast<const float *>(in[0]),
+        runGemmOnHost(hostGemm_, launch.gemm, launch.host, static_cast<const float *>(in[0]),
                       static_cast<const float *>(in[1]), static_cast<float *>(out[0]),
                       in.size() > 2 ? static_cast<const float *>(in[2]) : nullptr);
       else

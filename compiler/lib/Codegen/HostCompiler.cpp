@@ -109,7 +109,7 @@ namespace {
 /// The helpers generated kernels include: part of the cache key.
 std::string includedHeaders() {
   std::string text;
-  for (const char *header : {"/cpu/kernel.h", "/common/philox.h"})
+  for (const char *header : {"/cpu/kernel.h", "/cpu/gemm.h", "/common/philox.h"})
     if (auto buffer = llvm::MemoryBuffer::getFile(kernelsIncludeDir() + header))
       text += (*buffer)->getBuffer().str();
   return text;

@@ -13,6 +13,7 @@
 #include "sinter/Compiler/LowerLazyGraph.h"
 #include "sinter/Passes/Passes.h"
 #include "sinter/runtime/Gemm.h"
+#include "sinter/runtime/Program.h"
 #include "sinter/lazy/Graph.h"
 #include "sinter/sinter.h"
 
@@ -58,15 +59,25 @@ std::string hostCall(const codegen::LibraryStep &step) {
          ", " + dims(g.n, g.m, g.k);
 }
 
-/// Compiles `source` (kernels named kernel0, ...) with the host compiler and
-/// loads its first kernel.
-void loadKernel(const std::string &source, codegen::CompiledLibrary &library, void *&handle,
-                Kernel &kernel) {
+/// Compiles `source` with the host compiler and loads the library.
+void loadLibrary(const std::string &source, codegen::CompiledLibrary &library, void *&handle) {
   std::string error;
   ASSERT_TRUE(codegen::compileHostLibrary(source, library, error)) << error << "\n" << source;
   // As runtime::CpuExecutable: OpenMP's threads outlive the library.
   handle = dlopen(library.path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   ASSERT_NE(handle, nullptr) << dlerror();
+}
+
+/// Compiles `source` (kernels named kernel0, ...) and loads its first
+/// kernel, or, with `gemm`, the library's entry point for matrix products.
+void loadKernel(const std::string &source, codegen::CompiledLibrary &library, void *&handle,
+                Kernel &kernel, runtime::HostGemm *gemm = nullptr) {
+  ASSERT_NO_FATAL_FAILURE(loadLibrary(source, library, handle));
+  if (gemm != nullptr) {
+    *gemm = reinterpret_cast<runtime::HostGemm>(dlsym(handle, runtime::kHostGemmSymbol));
+    ASSERT_NE(*gemm, nullptr);
+    return;
+  }
   kernel = reinterpret_cast<Kernel>(dlsym(handle, "kernel0"));
   ASSERT_NE(kernel, nullptr);
 }
@@ -128,9 +139,8 @@ void checkKernels(const std::string &what, const std::vector<Tensor> &results, i
   codegen::CompiledLibrary library;
   void *handle = nullptr;
   Kernel kernel = nullptr;
-  if (!step) {
-    ASSERT_NO_FATAL_FAILURE(loadKernel(*source, library, handle, kernel));
-  }
+  runtime::HostGemm gemm = nullptr;
+  ASSERT_NO_FATAL_FAILURE(loadKernel(*source, library, handle, kernel, step ? &gemm : nullptr));
 
   // The fusion's operands are function arguments: the graph's data nodes in
   // topological order.
@@ -169,7 +179,7 @@ void checkKernels(const std::string &what, const std::vector<Tensor> &results, i
   for (int64_t size : scratch.at(0))
     outputPointers.push_back(scratchBuffers.emplace_back(size).data());
   if (step)
-    runtime::runGemmOnHost(step->gemm, step->host,
+    runtime::runGemmOnHost(gemm, step->gemm, step->host,
                            static_cast<const float *>(inputPointers[step->operands[0]]),
                            static_cast<const float *>(inputPointers[step->operands[1]]),
                            static_cast<float *>(outputPointers[0]));
@@ -193,8 +203,7 @@ void checkKernels(const std::string &what, const std::vector<Tensor> &results, i
   }
   std::printf("KERNEL OK  %-26s %zu elements, max diff %.2e%s\n", what.c_str(), checked, worst,
               library.cacheHit ? " (cached)" : "");
-  if (handle != nullptr)
-    dlclose(handle);
+  dlclose(handle);
 }
 
 void checkKernel(const std::string &what, const Tensor &output, int loops = -1,
@@ -504,10 +513,10 @@ TEST(CpuKernel, SmallProductsRunOnOneThread) {
   using SetThreadCount = void (*)(int);
   checkKernel("small product (64 x 256 x 10)", matmul(data({64, 256}), data({256, 10}, 1)), -1,
               "on one thread: dnnl_sgemm('N', 'N', 64, 10, 256,");
-  // The OpenMP runtime the products run on (the runtime's): a thread count
-  // set before the call (3, which nothing else sets) is the count after it.
+  // The OpenMP runtime the kernel library loaded: a thread count set before
+  // the call (3, which nothing else sets) is the count after it.
   void *openmp = dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD);
-  ASSERT_NE(openmp, nullptr) << "the runtime did not load OpenMP";
+  ASSERT_NE(openmp, nullptr) << "the kernel library did not load OpenMP";
   auto threads = reinterpret_cast<ThreadCount>(dlsym(openmp, "omp_get_max_threads"));
   auto setThreads = reinterpret_cast<SetThreadCount>(dlsym(openmp, "omp_set_num_threads"));
   ASSERT_NE(threads, nullptr);
@@ -614,6 +623,74 @@ TEST(CpuKernel, IndependentPartsGetTheirOwnLoops) {
   Tensor x = data({64}), y = data({64}, 1);
   checkKernels("two independent updates", {x * scale + 1.0, y * scale - 2.0}, 2);
   checkKernels("two results of one input", {x * scale + 1.0, x * scale * 3.0}, 1);
+}
+
+/// A Program of one matrix product X [4x16] W [16x8] from the kernel
+/// library `library`: A (= W) and B (= X) arguments, C a result in the arena.
+runtime::Program productProgram(const std::string &library, int64_t bytesOfX) {
+  runtime::Program program;
+  program.buffers = {{16 * 8 * 4}, {bytesOfX}, {4 * 8 * 4, 0}};
+  program.arguments = {0, 1};
+  program.results = {2};
+  program.donors = {-1};
+  program.inArena = {true};
+  program.arenaBytes = 128;
+  runtime::Program::Launch launch;
+  launch.kind = runtime::Program::Launch::Kind::Gemm;
+  launch.gemm = runtime::gemmOfRowMajor(false, false, 4, 8, 16, 1, false);
+  launch.inputs = {0, 1};
+  launch.outputs = {2};
+  launch.results = 1;
+  program.launches = {launch};
+  program.library = library;
+  return program;
+}
+
+std::string libraryOf(const std::string &source) {
+  codegen::CompiledLibrary library;
+  std::string error;
+  EXPECT_TRUE(codegen::compileHostLibrary(source, library, error)) << error;
+  return library.path;
+}
+
+TEST(CpuKernel, TheCpuExecutableRunsALibraryCallFromItsDescriptor) {
+  // A library with no kernels (an eager matrix product's) still carries the
+  // entry point for products.
+  std::string library = libraryOf("#include \"cpu/kernel.h\"\n");
+  auto executable = runtime::CpuExecutable::load(productProgram(library, 4 * 16 * 4));
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  std::vector<float> w(16 * 8), x(4 * 16);
+  for (size_t i = 0; i < w.size(); ++i)
+    w[i] = static_cast<float>(i % 7) - 3.0f;
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = static_cast<float>(i % 5) * 0.5f;
+  std::vector<void *> results(1, nullptr);
+  ASSERT_TRUE((*executable)->run({w.data(), x.data()}, results).ok());
+  const float *c = static_cast<const float *>(results[0]);
+  for (int64_t i = 0; i < 4; ++i)
+    for (int64_t j = 0; j < 8; ++j) {
+      double sum = 0;
+      for (int64_t p = 0; p < 16; ++p)
+        sum += double(x[i * 16 + p]) * w[p * 8 + j];
+      EXPECT_EQ(c[i * 8 + j], static_cast<float>(sum)) << i << "," << j; // small integers: exact
+    }
+  runtime::HostAllocator::get().deallocate(results[0]);
+}
+
+TEST(CpuKernel, TheCpuExecutableRefusesALibraryCallItCannotRun) {
+  std::string library = libraryOf("#include \"cpu/kernel.h\"\n");
+  auto small = runtime::CpuExecutable::load(productProgram(library, 64));
+  ASSERT_FALSE(small.ok());
+  EXPECT_NE(small.status().message().find(
+                "reads 64 floats of B from buffer 1, which holds 64 bytes"),
+            std::string::npos)
+      << small.status();
+  std::string without = libraryOf("extern \"C\" void nothing() {}\n");
+  auto old = runtime::CpuExecutable::load(productProgram(without, 4 * 16 * 4));
+  ASSERT_FALSE(old.ok());
+  EXPECT_NE(old.status().message().find("has no sinter_gemm_v1 for the program's matrix products"),
+            std::string::npos)
+      << old.status();
 }
 
 } // namespace

@@ -13,9 +13,10 @@
 // Cᵀ = op(W)ᵀ op(X)ᵀ: m = N, n = M, A = W, B = X, each operand's flag its
 // own, each leading dimension its row length (gemmOfRowMajor). The CPU
 // executable carries the descriptor out with exactly these arguments
-// (runGemmOnHost: cblas_sgemm(CblasColMajor, ...) or oneDNN's sgemm, whose
-// row-major interface takes the operands swapped), so the mapping the CUDA
-// backend hands to cuBLAS runs on every product of every step here.
+// (runGemmOnHost, through the kernel library's sinter_gemm_v1 in
+// kernels/cpu/gemm.h: cblas_sgemm(CblasColMajor, ...) or oneDNN's sgemm,
+// whose row-major interface takes the operands swapped), so the mapping the
+// CUDA backend hands to cuBLAS runs on every product of every step here.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SINTER_RUNTIME_GEMM_H
@@ -75,14 +76,24 @@ struct HostGemmChoice {
 /// CUBLAS_STATUS_INVALID_VALUE, named.
 Status checkGemm(const Gemm &gemm);
 
-/// Runs `gemm` on the host: a batch of several matrices one per thread
-/// (OpenMP), each product on one; a single product on the library's
-/// threads, or on the calling thread only with `choice.oneThread`. `bias`
-/// holds m floats (Epilogue::Bias), else may be null. With k = 0, C becomes
-/// beta C (the libraries' own answer), then the bias.
+/// The entry point every CPU kernel library exports for matrix products
+/// (`sinter_gemm_v1`, kernels/cpu/gemm.h): a descriptor's fields, the
+/// operands, the bias (null: no epilogue) and the host's choice.
+using HostGemm = void (*)(int transa, int transb, int64_t m, int64_t n, int64_t k, float alpha,
+                          const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
+                          float *c, int64_t ldc, int64_t batch, int64_t strideA, int64_t strideB,
+                          int64_t strideC, const float *bias, int openBlas, int oneThread);
+inline constexpr const char kHostGemmSymbol[] = "sinter_gemm_v1";
+
+/// Runs `gemm` on the host through `run` (a kernel library's
+/// sinter_gemm_v1): a batch of several matrices one per thread, each product
+/// on one; a single product on the library's threads, or on the calling
+/// thread only with `choice.oneThread`. `bias` holds m floats
+/// (Epilogue::Bias), else may be null. With k = 0, C becomes beta C, then
+/// the bias.
 /// REQUIRES: checkGemm(gemm) is ok.
-void runGemmOnHost(const Gemm &gemm, HostGemmChoice choice, const float *a, const float *b,
-                   float *c, const float *bias = nullptr);
+void runGemmOnHost(HostGemm run, const Gemm &gemm, HostGemmChoice choice, const float *a,
+                   const float *b, float *c, const float *bias = nullptr);
 
 } // namespace sinter::runtime
 

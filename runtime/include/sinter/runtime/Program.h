@@ -192,7 +192,8 @@ public:
 };
 
 /// A Program loaded for the CPU: its kernels resolved, its library calls'
-/// descriptors checked against its buffers. Each run takes the arena from
+/// descriptors checked against its buffers (they run through the kernel
+/// library's sinter_gemm_v1). Each run takes the arena from
 /// the HostAllocator and gives it back at the end.
 class CpuExecutable final : public Executable {
 public:
@@ -228,6 +229,8 @@ private:
   void *handle_ = nullptr;
   /// Per kernel number, its function (null for library calls' numbers).
   std::vector<Kernel> kernels_;
+  /// The library's entry point for matrix products (kHostGemmSymbol).
+  HostGemm hostGemm_ = nullptr;
   /// Per result: true when a kernel writes it in place.
   std::vector<bool> inPlace_;
   /// The arena's parts handed out as results after each run, by offset

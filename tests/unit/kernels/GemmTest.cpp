@@ -2,14 +2,16 @@
 //
 // Every way a descriptor can ask for a product (each transpose, batches with
 // their own and with shared operands, beta = 1 accumulation, the bias
-// epilogue, an empty inner dimension), run by both host libraries, on one
-// thread and on all, against a plain column-major loop in double precision;
-// then the row-major mapping the compiler uses, and a Program of one library
-// call run by the CPU executable.
+// epilogue, an empty inner dimension), run by kernels/cpu/gemm.h (what every
+// CPU kernel library exports) with both host libraries, on one thread and on
+// all, against a plain column-major loop in double precision; then the
+// row-major mapping the compiler uses. CpuKernelTest.cpp runs Programs of
+// library calls through the CPU executable.
 //
 //===----------------------------------------------------------------------===//
 #include "sinter/runtime/Gemm.h"
-#include "sinter/runtime/Program.h"
+
+#include "cpu/gemm.h"
 
 #include <gtest/gtest.h>
 
@@ -84,7 +86,7 @@ void expectMatchesReference(const Case &t, HostGemmChoice choice) {
   std::vector<float> c = randomFloats(spanOf(g.ldc, g.n, g.ldc, g.batch, g.strideC), 3);
   std::vector<float> bias = randomFloats(static_cast<size_t>(g.m), 4);
   std::vector<float> want = reference(g, a, b, c, bias);
-  runGemmOnHost(g, choice, a.data(), b.data(), c.data(), bias.data());
+  runGemmOnHost(&sinter_gemm_v1, g, choice, a.data(), b.data(), c.data(), bias.data());
   int64_t wrong = 0;
   double worst = 0;
   for (size_t e = 0; e < c.size(); ++e) {
@@ -132,7 +134,7 @@ TEST(Gemm, RowMajorProductsMapOntoTheColumnMajorCall) {
         std::vector<float> c(static_cast<size_t>(batch * M * N), -7.0f);
         Gemm g = gemmOfRowMajor(tx, tw, M, N, K, batch, shared);
         ASSERT_TRUE(checkGemm(g).ok()) << checkGemm(g);
-        runGemmOnHost(g, {}, w.data(), x.data(), c.data());
+        runGemmOnHost(&sinter_gemm_v1, g, {}, w.data(), x.data(), c.data());
         for (int64_t z = 0; z < batch; ++z)
           for (int64_t i = 0; i < M; ++i)
             for (int64_t j = 0; j < N; ++j) {
@@ -161,50 +163,6 @@ TEST(Gemm, ADescriptorThatDoesNotFitIsRefusedByName) {
   status = checkGemm(g);
   ASSERT_FALSE(status.ok());
   EXPECT_NE(status.message().find("the batch's results overlap"), std::string::npos) << status;
-}
-
-/// A Program of one matrix product: A, B arguments, C a result in the arena.
-Program productProgram(int64_t bytesOfB) {
-  Program program;
-  program.buffers = {{4 * 8 * 16}, {bytesOfB}, {4 * 4 * 8, 0}};
-  program.arguments = {0, 1};
-  program.results = {2};
-  program.donors = {-1};
-  program.inArena = {true};
-  program.arenaBytes = 128;
-  Program::Launch launch;
-  launch.kind = Program::Launch::Kind::Gemm;
-  launch.gemm = gemmOfRowMajor(false, false, 4, 8, 16, 1, false); // X [4x16] W [16x8]
-  launch.inputs = {0, 1}; // A = W, B = X
-  launch.outputs = {2};
-  launch.results = 1;
-  program.launches = {launch};
-  return program;
-}
-
-TEST(Gemm, TheCpuExecutableRunsALibraryCallWithoutAKernelLibrary) {
-  StatusOr<std::unique_ptr<CpuExecutable>> executable = CpuExecutable::load(productProgram(4 * 4 * 16));
-  ASSERT_TRUE(executable.ok()) << executable.status();
-  std::vector<float> w = randomFloats(16 * 8, 8), x = randomFloats(4 * 16, 9);
-  std::vector<void *> results(1, nullptr);
-  ASSERT_TRUE((*executable)->run({w.data(), x.data()}, results).ok());
-  const float *c = static_cast<const float *>(results[0]);
-  for (int64_t i = 0; i < 4; ++i)
-    for (int64_t j = 0; j < 8; ++j) {
-      double sum = 0;
-      for (int64_t p = 0; p < 16; ++p)
-        sum += double(x[i * 16 + p]) * w[p * 8 + j];
-      EXPECT_NEAR(c[i * 8 + j], sum, 1e-5) << i << "," << j;
-    }
-  HostAllocator::get().deallocate(results[0]);
-}
-
-TEST(Gemm, TheCpuExecutableRefusesAProductItsBuffersCannotHold) {
-  StatusOr<std::unique_ptr<CpuExecutable>> executable = CpuExecutable::load(productProgram(64));
-  ASSERT_FALSE(executable.ok());
-  EXPECT_NE(executable.status().message().find("reads 64 floats of B from buffer 1, which holds 64 bytes"),
-            std::string::npos)
-      << executable.status();
 }
 
 } // namespace
