@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -299,8 +300,47 @@ CpuExecutable::~CpuExecutable() {
     dlclose(handle_);
 }
 
-Status CpuExecutable::run(const std::vector<const void *> &arguments,
-                          std::vector<void *> &results) {
+namespace {
+
+/// Whether any of `count` floats at `x` is NaN (or, with `infinities`, not
+/// finite): x - x is NaN exactly for NaN and infinities. Branch-free, in
+/// blocks, so the compiler vectorises it.
+bool anyNonFinite(const float *x, int64_t count, bool infinities) {
+  constexpr int64_t kBlock = 1024;
+  for (int64_t start = 0; start < count; start += kBlock) {
+    int64_t end = std::min(count, start + kBlock);
+    int bad = 0;
+    if (infinities)
+      for (int64_t e = start; e < end; ++e)
+        bad |= !((x[e] - x[e]) == 0.0f); // NaN for NaN and infinities
+    else
+      for (int64_t e = start; e < end; ++e)
+        bad |= !(x[e] == x[e]);
+    if (bad != 0)
+      return true;
+  }
+  return false;
+}
+
+/// The first element of `count` f32 values at `data` (aligned: buffers are)
+/// that is NaN (or, with `infinities`, not finite), or -1; its description
+/// in `what`.
+int64_t firstNonFinite(const uint8_t *data, int64_t count, bool infinities, std::string &what) {
+  const auto *x = reinterpret_cast<const float *>(data);
+  if (!anyNonFinite(x, count, infinities))
+    return -1;
+  for (int64_t e = 0; e < count; ++e)
+    if (x[e] != x[e] || (infinities && (x[e] == INFINITY || x[e] == -INFINITY))) {
+      what = x[e] != x[e] ? "NaN" : x[e] > 0 ? "+inf" : "-inf";
+      return e;
+    }
+  return -1;
+}
+
+} // namespace
+
+Status CpuExecutable::run(const std::vector<const void *> &arguments, std::vector<void *> &results,
+                          const RunOptions &options) {
   if (arguments.size() != program_.arguments.size())
     return absl::InvalidArgumentError(absl::StrCat("the step takes ", program_.arguments.size(),
                                                    " arguments, got ", arguments.size()));
@@ -337,6 +377,20 @@ Status CpuExecutable::run(const std::vector<const void *> &arguments,
   for (size_t i = 0; i < results.size(); ++i)
     if (inPlace_[i])
       at[program_.results[i]] = static_cast<uint8_t *>(results[i]);
+  bool infinities = options.checkNumerics >= 2;
+  std::string what;
+  if (options.checkNumerics > 0 && options.checkInputs)
+    for (size_t i = 0; i < arguments.size(); ++i) {
+      const Program::Buffer &buffer = program_.buffers[program_.arguments[i]];
+      int64_t e = buffer.floating ? firstNonFinite(at[program_.arguments[i]], buffer.bytes / 4,
+                                                   infinities, what)
+                                  : -1;
+      if (e >= 0)
+        return absl::OutOfRangeError(absl::StrCat(
+            "input ", i, " of the step (", buffer.bytes / 4, " floats) holds ", what,
+            " at element ", e, " before any kernel ran: it comes from outside the step (the "
+            "batch, a parameter, or a value an earlier step computed)"));
+    }
   std::vector<const void *> in;
   std::vector<void *> out;
   bool profiling = !profileRows_.empty();
@@ -358,8 +412,29 @@ Status CpuExecutable::run(const std::vector<const void *> &arguments,
       else
         kernels_[launch.kernel](in.data(), out.data());
     };
+    auto check = [&]() -> Status {
+      for (int j = 0; j < launch.results; ++j) {
+        const Program::Buffer &buffer = program_.buffers[launch.outputs[j]];
+        int64_t e = buffer.floating
+                        ? firstNonFinite(static_cast<const uint8_t *>(out[j]), buffer.bytes / 4,
+                                         infinities, what)
+                        : -1;
+        if (e >= 0)
+          return absl::OutOfRangeError(absl::StrCat(
+              "launch ", l, " of ", program_.launches.size(), " (",
+              launch.label.empty() ? absl::StrCat("kernel ", launch.kernel) : launch.label,
+              launch.lines.find(',') != std::string::npos
+                  ? absl::StrCat("; its ops come from ", launch.lines)
+                  : std::string(),
+              ") wrote ", what, " at element ", e, " of its result ", j, " (",
+              buffer.bytes / 4, " floats); every input it read was checked and had none"));
+      }
+      return absl::OkStatus();
+    };
     if (!profiling) {
       step();
+      if (options.checkNumerics > 0)
+        SINTER_RETURN_IF_ERROR(check());
       continue;
     }
     auto start = std::chrono::steady_clock::now();
@@ -370,6 +445,8 @@ Status CpuExecutable::run(const std::vector<const void *> &arguments,
     std::lock_guard<std::mutex> lock(table.mutex);
     profileRows_[l]->seconds += seconds;
     profileRows_[l]->launches += 1;
+    if (options.checkNumerics > 0)
+      SINTER_RETURN_IF_ERROR(check());
   }
   fillUpTo(program_.launches.size());
   // Results in the arena become blocks of their own (Note [Results in the

@@ -395,6 +395,29 @@ def case_no_host_compiler():
         check(False, f"no summary.json in {d}")
 
 
+def case_check_numerics():
+    """With compiler_config.check_numerics, a job whose learning rate makes
+    the weights overflow stops with exit status 2 at the first kernel that
+    writes a NaN, naming the step, the kernel and the lines its ops come from
+    (Note [Checked numerics]), in both modes; without it, the job only sees
+    the NaN loss after the step, and cannot say where it came from."""
+    for compiler in ["on", "off"]:
+        d = out("numerics-" + compiler)
+        job = {"entry_point": "mlp", "output_dir": d,
+               "compiler_config": {"enabled": compiler == "on", "check_numerics": True},
+               "hyperparameters": {"batch_size": 16, "learning_rate": 1e30, "steps": 6,
+                                   "eval_batches": 1}}
+        code, text = run([], job, "numerics-" + compiler)
+        check(code == 2, f"compiler {compiler}: exit status {code}, expected 2:\n{text}")
+        for words in ["mark_step: step ", "wrote NaN at element", "Train.cpp:"]:
+            check(words in text, f"compiler {compiler}: expected {words!r} in:\n{text}")
+    d = out("numerics-unchecked")
+    code, text = run(["--model", "mlp", "--batch-size", "16", "--lr", "1e30", "--steps", "6",
+                      "--set", "eval_batches=1", "--output-dir", d])
+    check(code == 1 and "the loss is nan at step 2" in text and "wrote NaN" not in text,
+          f"unchecked: exit status {code}, expected 1 and the NaN loss alone:\n{text}")
+
+
 def out_keep(name):
     return os.path.join(SCRATCH, name)
 

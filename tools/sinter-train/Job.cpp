@@ -193,12 +193,13 @@ Job parseJob(const json &document) {
   job.instance_count = top.integer("instance_count", 1).value_or(1);
   job.n_gpus = top.integer("n_gpus", 0).value_or(0);
 
-  std::optional<bool> enabled, debug, distributed, fallback;
+  std::optional<bool> enabled, debug, distributed, fallback, numerics;
   if (const json *config = top.find("compiler_config")) {
     Section section(*config, "compiler_config");
     enabled = section.boolean("enabled");
     debug = section.boolean("debug");
     fallback = section.boolean("allow_fallback");
+    numerics = section.boolean("check_numerics");
     section.rejectUnknown();
   }
   if (const json *distribution = top.find("distribution")) {
@@ -218,6 +219,7 @@ Job parseJob(const json &document) {
   job.compiler_enabled = enabled.value_or(true);
   job.compiler_debug = debug.value_or(false);
   job.allow_fallback = fallback.value_or(false);
+  job.check_numerics = numerics.value_or(false);
   job.distribution_enabled = distributed.value_or(false);
 
   if (const json *batch = hp.find("batch_size")) {
@@ -326,7 +328,8 @@ Job parseJob(const json &document) {
       {"compiler_config",
        {{"enabled", job.compiler_enabled},
         {"debug", job.compiler_debug},
-        {"allow_fallback", job.allow_fallback}}},
+        {"allow_fallback", job.allow_fallback},
+        {"check_numerics", job.check_numerics}}},
       {"distribution", {{"enabled", job.distribution_enabled}}},
       {"dataset", job.dataset},
       {"output_dir", job.output_dir},

@@ -46,6 +46,11 @@ struct Job {
   /// on the reference executor (said, and counted in the summary) instead of
   /// stopping the job with exit status 2 (Note [Fallbacks are said]).
   bool allow_fallback = false;
+  /// compiler_config.check_numerics: every kernel's results are checked for
+  /// NaN as they are written, and the first stops the job with exit status 2
+  /// naming the step, the kernel and the model's line (SINTER_CHECK_NUMERICS;
+  /// Note [Checked numerics] in sinter/runtime/Program.h).
+  bool check_numerics = false;
   std::string dataset; ///< "fashion-mnist", or a path
   std::string output_dir;
 

@@ -446,6 +446,8 @@ int launchProgram(const Job &job) {
     env["SINTER_DUMP_DIR"] = job.output_dir + "/debug";
   if (job.memory_budget > 0)
     env["SINTER_MEMORY_BUDGET"] = std::to_string(job.memory_budget);
+  if (job.check_numerics)
+    env["SINTER_CHECK_NUMERICS"] = "1";
   std::printf("launching %s", job.entry_point.c_str());
   for (size_t i = 1; i < args.size(); ++i)
     std::printf(" %s", args[i].c_str());
@@ -757,6 +759,8 @@ int runJob(const Job &job, const RunOptions &options) {
   config.use_reference = false;
   config.memory_budget = job.memory_budget;
   config.allow_fallback = job.allow_fallback;
+  if (job.check_numerics)
+    config.check_numerics = std::max(config.check_numerics, 1);
   if (job.compiler_debug) {
     config.debug = 4;
     config.dump_dir = job.output_dir + "/debug";

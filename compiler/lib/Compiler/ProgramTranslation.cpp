@@ -56,6 +56,24 @@ std::string userLine(mlir::Location loc) {
   return line;
 }
 
+std::string userLines(mlir::Location loc) {
+  std::vector<std::string> lines;
+  loc->walk([&](mlir::Location inner) {
+    if (auto file = mlir::dyn_cast<mlir::FileLineColLoc>(inner)) {
+      std::string line = (llvm::sys::path::filename(file.getFilename().getValue()) + ":" +
+                          llvm::Twine(file.getLine()))
+                             .str();
+      if (std::find(lines.begin(), lines.end(), line) == lines.end())
+        lines.push_back(line);
+    }
+    return mlir::WalkResult::advance();
+  });
+  std::string text;
+  for (const std::string &line : lines)
+    text += (text.empty() ? "" : ", ") + line;
+  return text;
+}
+
 std::string launchLabel(mlir::Operation &op) {
   std::string label;
   llvm::raw_string_ostream os(label);
@@ -96,7 +114,9 @@ mlir::LogicalResult translateToProgram(mlir::func::FuncOp function,
     auto [it, inserted] = buffers.try_emplace(value, static_cast<int>(program.buffers.size()));
     if (inserted) {
       auto type = mlir::cast<mlir::ShapedType>(value.getType());
-      program.buffers.push_back({type.getNumElements() * elementBytes(type)});
+      runtime::Program::Buffer &buffer = program.buffers.emplace_back();
+      buffer.bytes = type.getNumElements() * elementBytes(type);
+      buffer.floating = type.getElementType().isF32();
     }
     return it->second;
   };
@@ -153,6 +173,7 @@ mlir::LogicalResult translateToProgram(mlir::func::FuncOp function,
     runtime::Program::Launch launch;
     launch.kernel = kernel++;
     launch.label = launchLabel(op);
+    launch.lines = userLines(op.getLoc());
     launch.phase = phaseOf(op);
     launchOps.push_back(&op);
     for (mlir::Value v : op.getOperands()) {

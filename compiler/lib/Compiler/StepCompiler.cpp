@@ -135,10 +135,13 @@ std::string outOfMemory(const runtime::Program &program, const StepMemory &memor
 
 /// Runs `executable` on `arguments`; `results` describe its results (shape
 /// and dtype), whose values are returned in `values`. `measured` is what the
-/// run allocated at its peak (the arena and the results).
+/// run allocated at its peak (the arena and the results). With
+/// `checkNumerics`, a NaN a kernel writes stops the run and sets `nonFinite`
+/// (Note [Checked numerics] in sinter/runtime/Program.h).
 bool execute(runtime::CpuExecutable &executable, const std::vector<const lazy::Value *> &arguments,
              const std::vector<const lazy::Node *> &results, std::vector<ValuePtr> &values,
-             int64_t &measured, std::string &why) {
+             int64_t &measured, std::string &why, int checkNumerics, bool &nonFinite,
+             bool checkInputs = true) {
   std::vector<const void *> in;
   for (size_t i = 0; i < arguments.size(); ++i) {
     const lazy::Value &value = *arguments[i];
@@ -165,9 +168,11 @@ bool execute(runtime::CpuExecutable &executable, const std::vector<const lazy::V
                                                     : lazy::Value::allocate(executable.resultBytes(i)));
     out.push_back(buffers.back().get());
   }
-  absl::Status status = executable.run(in, out);
+  absl::Status status =
+      executable.run(in, out, {.checkNumerics = checkNumerics, .checkInputs = checkInputs});
   if (!status.ok()) {
     why = std::string(status.message());
+    nonFinite = absl::IsOutOfRange(status);
     return false;
   }
   for (size_t i = 0; i < results.size(); ++i)
@@ -241,7 +246,7 @@ public:
       return false;
     }
     return execute(*compiled->executable, arguments, results, values,
-                   step.memory.measured_peak_bytes, why);
+                   step.memory.measured_peak_bytes, why, config.check_numerics, step.non_finite);
   }
 
   bool plan(const std::vector<lazy::NodePtr> &outputs, uint64_t structure,
@@ -324,7 +329,12 @@ public:
       runtime::CpuExecutable &executable = *eager_.at(signatures[k]);
       step.kernels_launched += static_cast<int64_t>(executable.program().launches.size());
       int64_t measured = 0; // eager steps have no plan to compare with
-      if (!execute(executable, arguments, {node}, result, measured, why))
+      // Only the step's data need checking: the other operands are results
+      // of earlier ops, checked when they were written.
+      bool fromData = std::any_of(ops[k].operands.begin(), ops[k].operands.end(),
+                                  [](const lazy::Node *n) { return n->op == lazy::Op::Data; });
+      if (!execute(executable, arguments, {node}, result, measured, why, config.check_numerics,
+                   step.non_finite, fromData))
         return false;
       computed[node] = std::move(result.front());
       for (const lazy::Node *operand : ops[k].operands)

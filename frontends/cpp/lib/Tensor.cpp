@@ -445,6 +445,16 @@ struct CompilerState {
     }
     if (const char *value = std::getenv("SINTER_DUMP_DIR"))
       config.dump_dir = value;
+    if (const char *value = std::getenv("SINTER_CHECK_NUMERICS"); value != nullptr && *value) {
+      std::string level = value;
+      if (level != "0" && level != "1" && level != "2")
+        std::fprintf(stderr,
+                     "sinter: warning: SINTER_CHECK_NUMERICS='%s' is not 0 (off), 1 (NaN) or 2 "
+                     "(NaN and infinities); numerics are not checked\n",
+                     value);
+      else
+        config.check_numerics = level[0] - '0';
+    }
     if (const char *value = std::getenv("SINTER_MEMORY_BUDGET"); value != nullptr && *value) {
       int64_t bytes = runtime::parseByteCount(value);
       if (bytes < 0)
@@ -469,6 +479,9 @@ void set_compiler_config(const CompilerConfig &config, std::source_location wher
   SINTER_CHECK(config.memory_budget >= 0, where,
                "CompilerConfig::memory_budget is " + std::to_string(config.memory_budget) +
                    " bytes; it must be 0 (no budget) or positive");
+  SINTER_CHECK(config.check_numerics >= 0 && config.check_numerics <= 2, where,
+               "CompilerConfig::check_numerics is " + std::to_string(config.check_numerics) +
+                   "; it must be 0 (off), 1 (NaN) or 2 (NaN and infinities)");
   std::lock_guard<std::mutex> lock(compilerState().mutex);
   compilerState().config = config;
 }
@@ -665,6 +678,8 @@ void mark_step(Loc loc) {
     compiled = runWithCompiler(outputs, structure, config, donatable, values, step, why);
     if (step.out_of_memory) // nothing ran: the tensors are still pending
       throwError("mark_step: " + why, loc);
+    if (step.non_finite) // stopped at the kernel; the tensors are still pending
+      throwError(cat("mark_step: step ", metrics().steps, ": ", why), loc);
     if (compiled)
       for (size_t i = 0; i < pending.size(); ++i)
         pending[i]->node->value = values[i];
@@ -720,6 +735,8 @@ std::shared_ptr<const lazy::Value> valueOf(const Tensor &tensor, Loc loc) {
       runWithCompiler(outputs, lazy::structural_hash(outputs), config, {}, values, step, why);
   addRun(step, secondsSince(start));
   if (step.out_of_memory)
+    throwError("reading a tensor: " + why, loc);
+  if (step.non_finite)
     throwError("reading a tensor: " + why, loc);
   if (!ran) {
     noteFallback(why, config, "reading a tensor", loc);

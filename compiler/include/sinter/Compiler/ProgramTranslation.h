@@ -25,6 +25,10 @@ namespace sinter::compiler {
 /// The user's line an op came from ("model.cpp:40"), or "".
 std::string userLine(mlir::Location loc);
 
+/// Every user line in `loc` (a fused location holds several), distinct, in
+/// order: "model.cpp:40, model.cpp:42".
+std::string userLines(mlir::Location loc);
+
 /// A launch's label in profiles and memory reports (Note [Kernel profile]
 /// in sinter/runtime/Program.h): the op, or a fusion's first ops, its first
 /// result's shape, and the user's line: "fusion(sub,exp,+3) f32[8x128] <- model.cpp:40".

@@ -61,6 +61,12 @@ struct CompilerConfig {
   /// and the tensors stay pending (torch.compile's suppress_errors=False).
   /// sinter-train jobs run with it false unless they allow fallbacks.
   bool allow_fallback = true;
+  /// SINTER_CHECK_NUMERICS (1, or 2 for infinities too): every kernel's
+  /// f32 results are read as it writes them, in compiled and eager mode,
+  /// and the first NaN stops the step: mark_step() (or the read) throws
+  /// sinter::Error naming the step, the kernel, its ops and the user's line
+  /// (Note [Checked numerics] in sinter/runtime/Program.h). 0: off.
+  int check_numerics = 0;
 };
 
 /// Throws sinter::Error for a config that cannot be (a negative budget).

@@ -103,6 +103,10 @@ struct StepMetrics {
   /// available (Note [Out of memory before running]): an error, not a
   /// reason to fall back to the reference executor.
   bool out_of_memory = false;
+  /// A kernel wrote a NaN (or, at level 2, an infinity) while numerics were
+  /// checked (Note [Checked numerics] in sinter/runtime/Program.h): an
+  /// error, not a reason to fall back.
+  bool non_finite = false;
 };
 
 struct Metrics {

@@ -37,6 +37,8 @@ struct Program {
     /// The part of the training step that computes the value (see
     /// Launch::phase): 0 forward, 1 backward, 2 optimizer update.
     uint8_t phase = 0;
+    /// Its elements are f32: what RunOptions::checkNumerics looks at.
+    bool floating = false;
   };
   /// A buffer filled with one element, repeated (a splat constant), just
   /// before launch `launch` (its first reader; launches.size(): after the
@@ -69,6 +71,9 @@ struct Program {
     /// What the kernel computes and for which user line, for profiles:
     /// "matmul 1024x256 <- model.cpp:40".
     std::string label = {};
+    /// Every user line the kernel's ops come from, in order: "model.cpp:40,
+    /// model.cpp:42" (a fusion's ops may come from several).
+    std::string lines = {};
     /// How many of `outputs` are the op's results; the rest are the kernel's
     /// scratch (workspace).
     int results = 0;
@@ -181,6 +186,25 @@ std::vector<KernelProfileRow> kernelProfile();
 /// The profile as a text table: the `top` slowest labels and a total.
 std::string formatKernelProfile(const std::vector<KernelProfileRow> &rows, size_t top);
 
+/// Note [Checked numerics]
+/// With SINTER_CHECK_NUMERICS (CompilerConfig::check_numerics), a run reads
+/// every f32 input of the step, then every f32 result of each launch as it
+/// is written, and stops at the first NaN (and, at level 2, infinity) with
+/// the launch, its ops and the user's line (its label): the first kernel
+/// that made one from finite inputs, in compiled and in eager mode (each op
+/// its own program), as PyTorch's anomaly mode does for the backward pass.
+/// Infinities are only looked for at level 2: a masked attention's scores
+/// hold -inf by design (PyTorch and JAX check NaN by default too). What ran
+/// before the launch stays written, donated parameters included. Off by
+/// default; the cost is one read of every result (benchmarks/README.md).
+struct RunOptions {
+  /// 0: no check; 1: NaN; 2: NaN and infinities.
+  int checkNumerics = 0;
+  /// Check the step's inputs too (false when the caller knows they were
+  /// checked as an earlier program's results: eager mode's ops).
+  bool checkInputs = true;
+};
+
 /// A Program loaded for a device, ready to run.
 class Executable {
 public:
@@ -188,7 +212,8 @@ public:
   virtual const Device &device() const = 0;
   virtual const Program &program() const = 0;
   /// Runs the step: see CpuExecutable::run for what the pointers mean.
-  virtual Status run(const std::vector<const void *> &arguments, std::vector<void *> &results) = 0;
+  virtual Status run(const std::vector<const void *> &arguments, std::vector<void *> &results,
+                     const RunOptions &options = {}) = 0;
 };
 
 /// A Program loaded for the CPU: its kernels resolved, its library calls'
@@ -210,7 +235,10 @@ public:
   /// run writes: kernels write donated results in place; the others (an
   /// argument returned as is, a constant, a result returned twice) are
   /// copied there.
-  Status run(const std::vector<const void *> &arguments, std::vector<void *> &results) override;
+  /// With options.checkNumerics, fails with an OutOfRange status at the
+  /// first launch that writes a NaN (Note [Checked numerics]).
+  Status run(const std::vector<const void *> &arguments, std::vector<void *> &results,
+             const RunOptions &options = {}) override;
   const Device &device() const override { return hostDevice(); }
 
   int64_t argumentBytes(size_t i) const { return bytesOf(program_.arguments[i]); }

@@ -1,0 +1,123 @@
+//===- CheckNumericsTest.cpp - NaNs traced to the kernel and line ---------===//
+//
+// Note [Checked numerics] in sinter/runtime/Program.h: with check_numerics,
+// the first kernel that writes a NaN stops the step, in compiled and in eager
+// mode, and mark_step() throws an error that names the step, the kernel, its
+// ops and the user's line; without it, the NaN is computed and returned.
+//
+//===----------------------------------------------------------------------===//
+#include "sinter/Compiler/StepCompiler.h"
+#include "sinter/sinter.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+namespace {
+
+using namespace sinter;
+
+/// The message mark_step() throws under `config`, or "" when it runs.
+std::string stepError(const CompilerConfig &config, const std::function<Tensor()> &record,
+                      bool &nanResult) {
+  compiler::install();
+  set_compiler_config(config);
+  Tensor result = record();
+  std::string message;
+  try {
+    mark_step();
+    std::vector<float> values = result.to_vector<float>();
+    nanResult = std::any_of(values.begin(), values.end(), [](float v) { return std::isnan(v); });
+  } catch (const Error &error) {
+    message = error.what();
+  }
+  set_compiler_config({});
+  return message;
+}
+
+int lineOfLog = 0;
+
+Tensor logOfANegative() {
+  Tensor x = from_vector<float>({1.0f, -2.0f, 3.0f, 4.0f}, {2, 2});
+  Tensor y = x * 2.0;
+  lineOfLog = __LINE__ + 1;
+  Tensor z = y.log();
+  return z.sum();
+}
+
+TEST(CheckNumerics, TheFirstNaNStopsACompiledStepAtItsKernelAndLine) {
+  bool nan = false;
+  std::string message = stepError({.enabled = true, .check_numerics = 1}, logOfANegative, nan);
+  ASSERT_FALSE(message.empty()) << "the step ran with a NaN and no error";
+  EXPECT_NE(message.find("CheckNumericsTest.cpp:"), std::string::npos) << message;
+  EXPECT_NE(message.find("mark_step: step "), std::string::npos) << message;
+  EXPECT_NE(message.find("log"), std::string::npos) << message;
+  // The whole step is one kernel: it names every line its ops come from,
+  // the log's among them.
+  EXPECT_NE(message.find("its ops come from CheckNumericsTest.cpp:" +
+                         std::to_string(lineOfLog - 2) + ", CheckNumericsTest.cpp:" +
+                         std::to_string(lineOfLog)),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("wrote NaN at element"), std::string::npos) << message;
+}
+
+TEST(CheckNumerics, EagerStepsStopAtTheOpThatMadeTheNaN) {
+  bool nan = false;
+  std::string message = stepError({.enabled = false, .check_numerics = 1}, logOfANegative, nan);
+  ASSERT_FALSE(message.empty()) << "the step ran with a NaN and no error";
+  // Each op is its own kernel: the log, at its line, element 1 (log(-4)).
+  EXPECT_NE(message.find("(fusion(log) f32[2x2] <- CheckNumericsTest.cpp:" +
+                         std::to_string(lineOfLog) +
+                         ") wrote NaN at element 1 of its result 0"),
+            std::string::npos)
+      << message;
+}
+
+TEST(CheckNumerics, WithoutTheCheckTheNaNIsComputed) {
+  for (bool enabled : {true, false}) {
+    bool nan = false;
+    std::string message = stepError({.enabled = enabled}, logOfANegative, nan);
+    EXPECT_EQ(message, "") << (enabled ? "compiled" : "eager");
+    EXPECT_TRUE(nan) << (enabled ? "compiled" : "eager");
+  }
+}
+
+TEST(CheckNumerics, ANaNInTheInputsIsNamedAsComingFromOutside) {
+  bool nan = false;
+  std::string message = stepError(
+      {.enabled = true, .check_numerics = 1},
+      [] {
+        Tensor x = from_vector<float>({1.0f, NAN, 3.0f, 4.0f}, {2, 2});
+        mark_step(); // x is data now: an input of the next step
+        return (x * 3.0).sum();
+      },
+      nan);
+  EXPECT_NE(message.find("holds NaN at element 1 before any kernel ran"), std::string::npos)
+      << message;
+}
+
+TEST(CheckNumerics, InfinitiesStopTheStepOnlyAtLevelTwo) {
+  auto overflow = [] {
+    Tensor x = from_vector<float>({1e30f, 2.0f}, {2});
+    return (x * x).sum(); // 1e60: +inf, no NaN
+  };
+  bool nan = false;
+  EXPECT_EQ(stepError({.enabled = true, .check_numerics = 1}, overflow, nan), "");
+  std::string message = stepError({.enabled = true, .check_numerics = 2}, overflow, nan);
+  EXPECT_NE(message.find("wrote +inf at element 0"), std::string::npos) << message;
+}
+
+TEST(CheckNumerics, ALevelOutOfRangeIsRefused) {
+  try {
+    set_compiler_config({.check_numerics = 3});
+    ADD_FAILURE() << "check_numerics 3 accepted";
+  } catch (const Error &error) {
+    EXPECT_NE(std::string(error.what()).find("it must be 0 (off), 1 (NaN) or 2"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
+} // namespace
