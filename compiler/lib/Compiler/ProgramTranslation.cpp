@@ -42,34 +42,36 @@ runtime::Program::Launch::Phase phaseOf(mlir::Operation &op) {
 
 } // namespace
 
-std::string userLine(mlir::Location loc) {
-  std::string line;
+namespace {
+
+/// Every user line in `loc`, distinct, in order ("model.cpp:40"); the first
+/// only with `first`.
+std::vector<std::string> userLinesOf(mlir::Location loc, bool first) {
+  std::vector<std::string> lines;
   loc->walk([&](mlir::Location inner) {
-    if (auto file = mlir::dyn_cast<mlir::FileLineColLoc>(inner)) {
-      line = (llvm::sys::path::filename(file.getFilename().getValue()) + ":" +
-              llvm::Twine(file.getLine()))
-                 .str();
-      return mlir::WalkResult::interrupt();
-    }
-    return mlir::WalkResult::advance();
+    auto file = mlir::dyn_cast<mlir::FileLineColLoc>(inner);
+    if (!file)
+      return mlir::WalkResult::advance();
+    std::string line = (llvm::sys::path::filename(file.getFilename().getValue()) + ":" +
+                        llvm::Twine(file.getLine()))
+                           .str();
+    if (std::find(lines.begin(), lines.end(), line) == lines.end())
+      lines.push_back(line);
+    return first ? mlir::WalkResult::interrupt() : mlir::WalkResult::advance();
   });
-  return line;
+  return lines;
+}
+
+} // namespace
+
+std::string userLine(mlir::Location loc) {
+  std::vector<std::string> lines = userLinesOf(loc, /*first=*/true);
+  return lines.empty() ? std::string() : lines.front();
 }
 
 std::string userLines(mlir::Location loc) {
-  std::vector<std::string> lines;
-  loc->walk([&](mlir::Location inner) {
-    if (auto file = mlir::dyn_cast<mlir::FileLineColLoc>(inner)) {
-      std::string line = (llvm::sys::path::filename(file.getFilename().getValue()) + ":" +
-                          llvm::Twine(file.getLine()))
-                             .str();
-      if (std::find(lines.begin(), lines.end(), line) == lines.end())
-        lines.push_back(line);
-    }
-    return mlir::WalkResult::advance();
-  });
   std::string text;
-  for (const std::string &line : lines)
+  for (const std::string &line : userLinesOf(loc, /*first=*/false))
     text += (text.empty() ? "" : ", ") + line;
   return text;
 }
