@@ -109,8 +109,7 @@ bool indexMapOf(Operation &op, KernelPlan::IndexMap &map) {
 class Analysis {
 public:
   explicit Analysis(FusionOp fusion)
-      : fusion(fusion), body(fusion.getBody().front()), yield(cast<YieldOp>(body.getTerminator())) {
-  }
+      : body(fusion.getBody().front()), yield(cast<YieldOp>(body.getTerminator())) {}
 
   KernelPlan run() {
     for (BlockArgument arg : body.getArguments())
@@ -414,7 +413,6 @@ private:
     }
   }
 
-  FusionOp fusion;
   Block &body;
   YieldOp yield;
   KernelPlan plan;
