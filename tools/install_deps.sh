@@ -30,6 +30,8 @@ PACKAGES=(
   # /usr/share/datasets/fashion-mnist).
   dataset-fashion-mnist
 )
+# More, for one task: tools/install_deps.sh clang-19 libclang-rt-19-dev (fuzz.sh).
+PACKAGES+=("$@")
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do

@@ -1,6 +1,7 @@
 //===- Program.cpp - running a compiled step on the CPU -------------------===//
 #include "sinter/runtime/Program.h"
 #include "sinter/runtime/Allocator.h"
+#include "sinter/runtime/CoreShare.h"
 
 #include "absl/strings/str_cat.h"
 
@@ -199,6 +200,12 @@ StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::load(Program program) {
     return absl::FailedPreconditionError(absl::StrCat(
         "cannot load the kernel library ", program.library, ": ", why ? why : "unknown reason"));
   }
+  executable->maxThreads_ =
+      reinterpret_cast<int (*)()>(dlsym(executable->handle_, "omp_get_max_threads"));
+  executable->setThreads_ =
+      reinterpret_cast<void (*)(int)>(dlsym(executable->handle_, "omp_set_num_threads"));
+  if (executable->maxThreads_ == nullptr || executable->setThreads_ == nullptr)
+    executable->maxThreads_ = nullptr, executable->setThreads_ = nullptr;
   std::stable_sort(
       program.fills.begin(), program.fills.end(),
       [](const Program::Fill &a, const Program::Fill &b) { return a.launch < b.launch; });
@@ -356,6 +363,20 @@ Status CpuExecutable::run(const std::vector<const void *> &arguments, std::vecto
   if (arena == nullptr)
     return absl::ResourceExhaustedError(
         absl::StrCat("cannot allocate the step's arena of ", program_.arenaBytes, " bytes"));
+  // The team for this run (Note [Sharing the cores]); the caller's thread
+  // count is set back however the run ends.
+  int configured = maxThreads_ != nullptr ? maxThreads_() : 1;
+  int team = CoreShare::get().team(configured);
+  if (team != configured)
+    setThreads_(team);
+  struct RestoreTeam {
+    void (*set)(int);
+    int configured;
+    ~RestoreTeam() {
+      if (set != nullptr)
+        set(configured);
+    }
+  } restore{team != configured ? setThreads_ : nullptr, configured};
   std::vector<uint8_t *> at(program_.buffers.size(), nullptr);
   for (size_t b = 0; b < at.size(); ++b)
     if (program_.buffers[b].offset >= 0)

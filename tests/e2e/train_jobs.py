@@ -418,6 +418,335 @@ def case_check_numerics():
           f"unchecked: exit status {code}, expected 1 and the NaN loss alone:\n{text}")
 
 
+
+def checkpoint_step(path):
+    """The step of the checkpoint at `path` after checking that it is whole:
+    its header parses and its tensors' bytes end where the file does."""
+    with open(path, "rb") as f:
+        data = f.read()
+    length = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8:8 + length])
+    end = max(v["data_offsets"][1] for k, v in header.items() if k != "__metadata__")
+    check(8 + length + end == len(data),
+          f"{path}: {len(data)} bytes, its header says {8 + length + end}")
+    return int(header["__metadata__"]["step"])
+
+
+def tensors_of(path):
+    """A safetensors file's tensors (header entries and bytes), without its
+    metadata."""
+    with open(path, "rb") as f:
+        data = f.read()
+    length = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8:8 + length])
+    header.pop("__metadata__", None)
+    return header, data[8 + length:]
+
+
+def case_kill_resume():
+    """Crash-safe state: a job killed with SIGKILL at random moments, with a
+    checkpoint after every step, always leaves a whole checkpoint, and
+    resuming from it each time ends exactly where an uninterrupted run ends:
+    the same losses and evaluations, the same parameters and optimizer
+    state to the bit."""
+    import random
+    import signal
+    import time
+    args = ["--model", "mlp", "--steps", "300", "--batch-size", "32", "--set", "eval_every=100",
+            "--set", "eval_batches=1", "--set", "checkpoint_every=1"]
+    a, b = out("unkilled"), out("killed")
+    code, text = run(args + ["--output-dir", a])
+    check(code == 0, f"uninterrupted run failed:\n{text}")
+    checkpoint = os.path.join(b, "checkpoint.safetensors")
+    rng = random.Random(21)
+    steps = []
+    for _ in range(12):
+        resume = os.path.exists(checkpoint)
+        p = subprocess.Popen([TRAIN] + args + ["--output-dir", b] + (["--resume"] if resume else []),
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        time.sleep(rng.uniform(0.2, 2.5))
+        if p.poll() is not None:
+            err = p.stderr.read()
+            check(p.returncode == 0, f"a run that was not killed exited with {p.returncode}: {err}")
+            break
+        p.send_signal(signal.SIGKILL)
+        p.wait(timeout=60)
+        p.stderr.close()
+        if os.path.exists(checkpoint):
+            steps.append(checkpoint_step(checkpoint))
+    code, text = run(args + ["--output-dir", b] + (["--resume"] if os.path.exists(checkpoint) else []))
+    check(code == 0, f"the last resumed run failed:\n{text}")
+    resumed_mid_run = sorted(set(s for s in steps if 0 < s < 300))
+    check(len(resumed_mid_run) >= 3,
+          f"only {len(resumed_mid_run)} kills fell between checkpoints mid-run: {steps}")
+    check(rows(a, "train") == rows(b, "train"), "training rows differ after the kills")
+    check(rows(a, "test") == rows(b, "test"), "evaluations differ after the kills")
+    check(tensors_of(os.path.join(a, "checkpoint.safetensors")) == tensors_of(checkpoint),
+          "the final parameters or optimizer state differ after the kills")
+    print(f"killed {len(steps)} times; checkpoints at steps {steps}")
+
+
+def in_small_tmpfs(folder, command, size="3584k"):
+    """Runs `command` with a tmpfs of `size` mounted on `folder` in a mount
+    namespace of its own (root: unshare --mount; otherwise a user namespace
+    as well), then copies what it left there to `folder` + "-left"; returns
+    (exit status, output). Exits 77 (skipped) where no namespace can be made."""
+    left = folder + "-left"
+    shutil.rmtree(left, ignore_errors=True)
+    os.makedirs(folder, exist_ok=True)
+    os.makedirs(left)
+    unshare = (["unshare", "--mount", "--propagation", "private"] if os.geteuid() == 0 else
+               ["unshare", "--user", "--map-root-user", "--mount"])
+    probe = subprocess.run(unshare + ["true"], capture_output=True)
+    if probe.returncode != 0:
+        print(f"skipped: cannot make a mount namespace ({probe.stderr.decode().strip()})")
+        sys.exit(77)
+    script = ('mount -t tmpfs -o size=$0 sinter-full "$1" || exit 99; shift 2; "$@"; '
+              'status=$?; cp -a "$folder"/. "$left"/; exit $status')
+    env = dict(os.environ, folder=folder, left=left)
+    result = subprocess.run(unshare + ["sh", "-c", script, size, folder, "x"] + command, env=env,
+                            capture_output=True, text=True, timeout=900)
+    check(result.returncode != 99, f"mounting the tmpfs failed: {result.stderr}")
+    return result.returncode, result.stdout + result.stderr, left
+
+
+def case_full_disk():
+    """A disk that fills up while a checkpoint is written: the job stops with
+    exit status 2, naming the checkpoint, the step and the system's reason,
+    says that the previous checkpoint is intact, and it is (it loads, and
+    the job resumes from it); no temporary file is left behind."""
+    d = out("full-disk")
+    args = ["--model", "mlp", "--steps", "40", "--batch-size", "32", "--set", "checkpoint_every=10",
+            "--set", "eval_every=40", "--set", "eval_batches=1"]
+    # One mlp checkpoint (2.4 MB) fits in 3.5 MiB; a second beside it does not.
+    code, text, left = in_small_tmpfs(d, [TRAIN] + args + ["--output-dir", d])
+    check(code == 2, f"exit status {code}, expected 2:\n{text}")
+    for words in ["checkpoint.safetensors: the checkpoint of step 20 was not written",
+                  "No space left on device",
+                  "the checkpoint of step 10 is intact there: make room and continue with --resume"]:
+        check(words in text, f"expected {words!r} in:\n{text}")
+    checkpoint = os.path.join(left, "checkpoint.safetensors")
+    check(os.path.exists(checkpoint) and checkpoint_step(checkpoint) == 10,
+          f"the checkpoint of step 10 is not what is left: {os.listdir(left)}")
+    check(not [f for f in os.listdir(left) if ".tmp." in f],
+          f"temporary files left behind: {os.listdir(left)}")
+    code, text = run(args + ["--output-dir", left, "--resume"])
+    check(code == 0 and "at step 10" in text, f"resuming from the intact checkpoint:\n{text}")
+
+
+def case_concurrent_cold_cache():
+    """Three jobs compiling the same kernels into one empty kernel cache at
+    once: each compiles or loads whole libraries only (written beside and
+    renamed into place), all three train alike, and the cache holds the
+    libraries and nothing half-written."""
+    cache = out("cold-cache")
+    env = dict(os.environ, SINTER_CACHE_DIR=cache)
+    args = ["--model", "mlp", "--steps", "20", "--batch-size", "16", "--set", "eval_batches=1"]
+    dirs = [out(f"cold-cache-job{i}") for i in range(3)]
+    jobs = [subprocess.Popen([TRAIN] + args + ["--output-dir", d], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            for d in dirs]
+    for job in jobs:
+        text, _ = job.communicate(timeout=900)
+        check(job.returncode == 0, f"a job on the cold cache failed:\n{text}")
+    first = rows(dirs[0], "train")
+    for d in dirs[1:]:
+        check(rows(d, "train") == first, f"{d} trained otherwise than {dirs[0]}")
+    files = sorted(os.listdir(os.path.join(cache, "kernels")))
+    check(files and all(f.endswith(".so") for f in files),
+          f"the cache holds other than whole libraries: {files}")
+    # A fourth job finds every kernel there: it adds none.
+    warm = subprocess.run([TRAIN] + args + ["--output-dir", out("cold-cache-job3")], env=env,
+                          capture_output=True, text=True, timeout=900)
+    check(warm.returncode == 0, f"the job on the warm cache failed:\n{warm.stdout}{warm.stderr}")
+    check(sorted(os.listdir(os.path.join(cache, "kernels"))) == files,
+          "the job on the warm cache compiled kernels the cold jobs had compiled")
+
+
+def safetensors_file(header, data):
+    text = json.dumps(header, separators=(",", ":"))
+    text += " " * ((8 - len(text) % 8) % 8)
+    return len(text).to_bytes(8, "little") + text.encode() + data
+
+
+def idx_file(dims, data):
+    return bytes([0, 0, 8, len(dims)]) + b"".join(d.to_bytes(4, "big") for d in dims) + data
+
+
+def case_bad_files():
+    """docs/BAD_FILES.md: each way a file a user hands sinter-train can be
+    wrong exits with status 2 and one line that names the file and what is
+    wrong, and the file is left as it was."""
+    import gzip
+    import hashlib
+    import random
+    root = out("bad-files")
+    os.makedirs(root)
+
+    def write(name, data):
+        path = os.path.join(root, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(data)
+        return path
+
+    def digest(path):
+        if os.path.isdir(path):
+            return sorted((n, digest(os.path.join(path, n))) for n in os.listdir(path))
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+
+    def refused(what, args, path, message, names=None):
+        before = digest(path)
+        code, text = run(args)
+        check(code == 2, f"{what}: exit status {code}, expected 2:\n{text}")
+        lines = [line for line in text.splitlines() if message in line]
+        check(lines and (names or path) in lines[0],
+              f"{what}: expected one line naming {names or path} and saying {message!r} in:\n"
+              f"{text}")
+        check(digest(path) == before, f"{what}: {path} changed")
+
+    # Checkpoints: each a changed copy of a real one, resumed by an mlp job.
+    good = out("bad-files-good")
+    code, text = run(["--model", "mlp", "--steps", "2", "--batch-size", "8", "--output-dir", good])
+    check(code == 0, f"the run making a checkpoint failed:\n{text}")
+    with open(os.path.join(good, "checkpoint.safetensors"), "rb") as f:
+        whole = f.read()
+    length = int.from_bytes(whole[:8], "little")
+    header, data = json.loads(whole[8:8 + length]), whole[8 + length:]
+
+    def changed(edit):
+        h = json.loads(json.dumps(header))
+        edit(h)
+        return safetensors_file(h, data)
+
+    def meta(key, value):
+        return lambda h: h["__metadata__"].__setitem__(key, value)
+
+    def rename(old, new):
+        return lambda h: h.__setitem__(new, h.pop(old))
+
+    weight = header["model.0.weight"]["shape"]
+    checkpoints = [
+        ("empty", b"", "truncated (0 bytes; the header length alone takes 8)"),
+        ("truncated", whole[:len(whole) // 2], "bytes of data (truncated file?)"),
+        ("header length past the end", (10 ** 9).to_bytes(8, "little") + whole[8:],
+         "the header length 1000000000 runs past the end of the file"),
+        ("header not JSON", whole[:8] + b"{" * length + data, "the header is not a JSON object"),
+        ("sizes that overflow",
+         changed(lambda h: h["model.0.weight"].__setitem__("shape", [2 ** 32, 2 ** 32])),
+         "whose element count overflows"),
+        ("another model's shapes",
+         changed(lambda h: h["model.0.weight"].__setitem__("shape", weight[::-1])),
+         f"model.0.weight is [{weight[1]}, {weight[0]}] f32, the model's [{weight[0]}, {weight[1]}] f32"),
+        ("another job's model", changed(meta("entry_point", "lenet")),
+         "has entry_point lenet, this job mlp"),
+        ("not a sinter-train checkpoint", changed(lambda h: h.pop("__metadata__")),
+         'not a sinter-train checkpoint (no "format" in its metadata)'),
+        ("a step that is not a count", changed(meta("step", "two")),
+         'metadata "step" is "two", not a count'),
+        ("a step past the job's end", changed(meta("step", "99")),
+         'metadata "step" is 99, outside this job\'s 0..2'),
+        ("an optimizer index that overflows",
+         changed(rename("optimizer.0.exp_avg", "optimizer.99999999999999999999.exp_avg")),
+         "'99999999999999999999.exp_avg' is not \"<parameter index>.<name>\""),
+    ]
+    for i, (what, content, message) in enumerate(checkpoints):
+        path = write(f"checkpoint{i}.safetensors", content)
+        refused("checkpoint: " + what, ["--model", "mlp", "--steps", "2", "--batch-size", "8",
+                                        "--output-dir", out("bad-files-run"), "--resume", path],
+                path, message)
+    refused("checkpoint: a folder", ["--model", "mlp", "--steps", "2", "--batch-size", "8",
+                                     "--output-dir", out("bad-files-run"), "--resume", root],
+            root, "is a folder, not a file")
+
+    # IDX datasets: a small valid one, with one file changed at a time.
+    rng = random.Random(5)
+    pixels = lambda n, h=28, w=28: bytes(rng.randrange(256) for _ in range(n * h * w))
+    labels = lambda n: bytes(rng.randrange(10) for _ in range(n))
+    valid = {"train-images-idx3-ubyte.gz": idx_file([64, 28, 28], pixels(64)),
+             "train-labels-idx1-ubyte.gz": idx_file([64], labels(64)),
+             "t10k-images-idx3-ubyte.gz": idx_file([16, 28, 28], pixels(16)),
+             "t10k-labels-idx1-ubyte.gz": idx_file([16], labels(16))}
+    images, labels_file = "train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz"
+    datasets = [
+        ("empty images", images, b"", None, "is truncated or corrupt (reading the header)"),
+        ("truncated images", images, gzip.compress(valid[images])[:3000], "raw",
+         "is truncated or corrupt"),
+        ("not an IDX file", images, b"\x00\x00\x09\x03" + valid[images][4:], None,
+         "is not an IDX file of unsigned bytes (magic 0 0 9 3)"),
+        ("a header that promises 12 GiB", images, idx_file([65536, 65536, 3], b"x" * 10), None,
+         "its header promises [65536, 65536, 3], 12884901888 bytes of data; it holds 10"),
+        ("images of another size", images, idx_file([64, 32, 32], pixels(64, 32, 32)), None,
+         "holds images of 32x32 pixels; Fashion-MNIST's are 28x28"),
+        ("a label out of range", labels_file, idx_file([64], b"\xc8" + labels(63)), None,
+         "label 200 of example 0 in"),
+        ("labels of another count", labels_file, idx_file([60], labels(60)), None,
+         "holds [64, 28, 28] and"),
+    ]
+    for i, (what, name, content, raw, message) in enumerate(datasets):
+        folder = os.path.join(root, f"idx{i}")
+        for n, d in valid.items():
+            write(os.path.join(f"idx{i}", n), gzip.compress(d))
+        path = write(os.path.join(f"idx{i}", name), content if raw else gzip.compress(content))
+        refused("IDX: " + what, ["--model", "mlp", "--steps", "2", "--batch-size", "8",
+                                 "--dataset", folder, "--output-dir", out("bad-files-run")],
+                path, message)
+
+    # Token files and text for language models.
+    magic = (20240520).to_bytes(4, "little", signed=True)
+    llmc = lambda version, count, tokens: (magic + version.to_bytes(4, "little") +
+                                           count.to_bytes(4, "little") + bytes(1012) + tokens)
+    texts = [
+        ("tokens.bin", b"\x01\x00\x02", "holds 3 bytes, not a whole number of uint16 tokens"),
+        ("empty.bin", b"", "holds 0 bytes, not a whole number of uint16 tokens"),
+        ("version2.bin", llmc(2, 4, bytes(16)), "has llm.c's header (version 2, 4 tokens)"),
+        ("count.bin", llmc(1, 400, bytes(8)), "but 1032 bytes; expected version 1 and 1824 bytes"),
+        ("cut.bin", llmc(1, 4, bytes(8))[:600], "starts with llm.c's magic number but holds 600"),
+        ("few.bin", bytes(20), 'has 10 tokens; a context of 128 needs at least'),
+        ("empty.txt", b"", "is empty"),
+    ]
+    for name, content, message in texts:
+        path = write(name, content)
+        refused("text: " + name, ["--model", "gpt-mini", "--steps", "1", "--batch-size", "2",
+                                  "--dataset", path, "--output-dir", out("bad-files-run")],
+                path, message)
+
+    # GPT-2 tokenizer files.
+    alphabet = [chr(c) for c in range(33, 127)] + [chr(c) for c in range(161, 173)] + [
+        chr(c) for c in range(174, 256)]
+    alphabet += [chr(256 + n) for n in range(256 - len(alphabet))]
+    encoder = {t: i for i, t in enumerate(alphabet)}
+    tokenizers = [
+        ("not JSON", "[1, 2", "#version: 0.2\n", "encoder.json",
+         "is not a JSON object of tokens to ids"),
+        ("a missing byte", json.dumps({t: i for i, t in enumerate(alphabet[1:])}),
+         "#version: 0.2\n", "encoder.json", "has no token for byte"),
+        ("a bad merge", json.dumps(encoder), "#version: 0.2\nab\n", "vocab.bpe",
+         'vocab.bpe:2: "ab" is not a merge'),
+    ]
+    for i, (what, enc, bpe, bad, message) in enumerate(tokenizers):
+        folder = os.path.join(root, f"tokenizer{i}")
+        write(os.path.join(f"tokenizer{i}", "encoder.json"), enc.encode())
+        write(os.path.join(f"tokenizer{i}", "vocab.bpe"), bpe.encode())
+        refused("tokenizer: " + what,
+                ["--model", "gpt-mini", "--steps", "1", "--batch-size", "2", "--dataset",
+                 "/usr/share/common-licenses/GPL-3", "--set", f"tokenizer={folder}",
+                 "--output-dir", out("bad-files-run")],
+                os.path.join(folder, bad), message)
+
+    # Job files and output folders.
+    file = write("a-file", b"not a folder")
+    refused("output_dir: a file", ["--model", "mlp", "--output-dir", file], file,
+            "is a file, not a folder")
+    refused("output_dir: under a file", ["--model", "mlp", "--output-dir", file + "/run"], file,
+            "cannot be made: " + file + " is a file, not a folder")
+    empty_job = write("empty.json", b"")
+    refused("job file: empty", ["--config", empty_job], empty_job, "not valid JSON")
+    strange = write("strange.json", b'{"entry_point": "mlp", "compiler_config": "on"}')
+    refused("job file: compiler_config not an object", ["--config", strange, "--compiler", "off"],
+            strange, "must be a JSON object, got \"on\"", names="compiler_config")
+
 def out_keep(name):
     return os.path.join(SCRATCH, name)
 

@@ -21,6 +21,7 @@
 #include "sinter/Compiler/StepCompiler.h"
 #include "sinter/runtime/Allocator.h"
 #include "sinter/runtime/ByteCount.h"
+#include "sinter/runtime/CoreShare.h"
 
 #include "absl/flags/flag.h"
 
@@ -424,6 +425,8 @@ int run() {
   }
   std::vector<Run> runs;
   std::vector<Result> results;
+  runtime::CoreShare &share = runtime::CoreShare::get();
+  runtime::CoreShare::Tally before = share.tally();
   for (const char *m : {"eager", "compiled"})
     if (mode == "both" || mode == m) {
       int64_t heldBefore = runtime::HostAllocator::get().stats().in_use;
@@ -435,6 +438,7 @@ int run() {
     }
   if (runs.size() == 2)
     timeInterleaved(runs, results, batch, steps);
+  std::optional<std::string> busy = share.busyNote(before, share.tally());
   for (const Result &r : results) {
     if (absl::GetFlag(FLAGS_json)) {
       std::printf("{\"model\": \"%s\", \"mode\": \"%s\", \"batch_size\": %lld, \"length\": %lld, "
@@ -443,7 +447,7 @@ int run() {
                   "\"compile_s\": %.3f, \"fallbacks\": %lld, \"first_loss\": %.6f, "
                   "\"last_loss\": %.6f, "
                   "\"planned_peak_bytes\": %s, \"measured_peak_bytes\": %s, "
-                  "\"persistent_bytes\": %s, \"chosen_batch_size\": %s}\n",
+                  "\"persistent_bytes\": %s, \"chosen_batch_size\": %s, \"machine_busy\": %s}\n",
                   model.c_str(), r.mode.c_str(), static_cast<long long>(batch),
                   static_cast<long long>(length), threads == "all" ? "null" : threads.c_str(),
                   static_cast<long long>(steps), r.stepMsMedian, r.samplesPerSecond,
@@ -451,7 +455,8 @@ int run() {
                   static_cast<long long>(r.fallbacks), r.firstLoss, r.lastLoss,
                   orNull(r.memory, &StepMemory::planned_peak_bytes).c_str(),
                   orNull(r.memory, &StepMemory::measured_peak_bytes).c_str(),
-                  orNull(r.memory, &StepMemory::persistent_bytes).c_str(), chosen.c_str());
+                  orNull(r.memory, &StepMemory::persistent_bytes).c_str(), chosen.c_str(),
+                  busy ? "true" : "false");
     } else {
       std::printf("%-9s %s batch %lld, threads %s: median step %.2f ms, %.1f samples/s, peak "
                   "%.1f MiB, %.1f kernels/step, compile %.2f s, %lld fallbacks, loss %.4f -> "
@@ -469,6 +474,8 @@ int run() {
   if (results.size() == 2 && !absl::GetFlag(FLAGS_json))
     std::printf("compiled is %.2fx faster than eager\n",
                 results[0].stepMsMedian / results[1].stepMsMedian);
+  if (busy && !absl::GetFlag(FLAGS_json))
+    std::printf("(%s)\n", busy->c_str());
   if (absl::GetFlag(FLAGS_check_reference))
     return checkReference(model, batch, length, lr);
   return 0;

@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -154,6 +156,37 @@ std::optional<bool> agreeing(Section &section, const std::string &key, std::opti
   return previous;
 }
 
+/// Whether `path` exists (false when it cannot be looked at either).
+bool exists(const std::string &path) {
+  std::error_code error;
+  return std::filesystem::exists(path, error);
+}
+
+bool isFile(const std::string &path) {
+  std::error_code error;
+  return std::filesystem::is_regular_file(path, error);
+}
+
+/// An output folder that exists is a folder; one that does not can be made
+/// in its nearest existing parent, a writable folder.
+void checkOutputDir(const std::string &dir) {
+  std::error_code error;
+  std::filesystem::path path(dir);
+  if (exists(dir) && !std::filesystem::is_directory(path, error))
+    throw JobError("output_dir", "\"" + dir + "\" is a file, not a folder");
+  std::filesystem::path parent = path;
+  while (!parent.empty() && !exists(parent.string()))
+    parent = parent.parent_path();
+  if (parent.empty())
+    parent = ".";
+  if (!std::filesystem::is_directory(parent, error))
+    throw JobError("output_dir", "\"" + dir + "\" cannot be made: " + parent.string() +
+                                     " is a file, not a folder");
+  if (::access(parent.c_str(), W_OK) != 0)
+    throw JobError("output_dir", "\"" + dir + "\" cannot be written: " + parent.string() +
+                                     " is not writable (" + std::strerror(errno) + ")");
+}
+
 } // namespace
 
 std::string jobModels() {
@@ -183,8 +216,7 @@ Job parseJob(const json &document) {
                    "is required: a model (" + jobModels() + ") or the path of a training program");
   job.entry_point = *entry;
   if (std::find(kJobModels.begin(), kJobModels.end(), job.entry_point) == kJobModels.end()) {
-    if (!std::filesystem::is_regular_file(job.entry_point) ||
-        ::access(job.entry_point.c_str(), X_OK) != 0)
+    if (!isFile(job.entry_point) || ::access(job.entry_point.c_str(), X_OK) != 0)
       throw JobError("entry_point", "\"" + job.entry_point + "\" is neither a model (" +
                                         jobModels() + ") nor an executable file");
     job.entry_is_program = true;
@@ -272,8 +304,7 @@ Job parseJob(const json &document) {
   if (job.dropout >= 1)
     throw JobError("hyperparameters.dropout", "must be below 1, got " + hp.find("dropout")->dump());
   if (job.tokenizer != "byte" && job.tokenizer != "bpe" &&
-      (!std::filesystem::exists(job.tokenizer + "/encoder.json") ||
-       !std::filesystem::exists(job.tokenizer + "/vocab.bpe")))
+      (!isFile(job.tokenizer + "/encoder.json") || !isFile(job.tokenizer + "/vocab.bpe")))
     throw JobError("hyperparameters.tokenizer",
                    "\"" + job.tokenizer +
                        "\" is not byte, bpe, or a folder with encoder.json and vocab.bpe");
@@ -281,6 +312,7 @@ Job parseJob(const json &document) {
     hp.rejectUnknown(); // a user program may take keys of its own
 
   job.output_dir = top.string("output_dir").value_or("runs/" + job.entry_point);
+  checkOutputDir(job.output_dir);
   std::optional<std::string> dataset = top.string("dataset");
   if (job.entry_is_program) {
     job.dataset = dataset.value_or("");
@@ -295,13 +327,13 @@ Job parseJob(const json &document) {
   if (!job.dataset.empty()) {
     std::string folder =
         job.dataset == "fashion-mnist" ? "/usr/share/datasets/fashion-mnist" : job.dataset;
-    if (!std::filesystem::exists(folder))
+    if (!exists(folder))
       throw JobError("dataset", "\"" + job.dataset + "\": " + folder + " does not exist" +
                                     (job.dataset == "fashion-mnist"
                                          ? " (install Debian's dataset-fashion-mnist package)"
                                          : ""));
     if (!job.language_model && !job.entry_is_program &&
-        !std::filesystem::exists(folder + "/train-images-idx3-ubyte.gz"))
+        !exists(folder + "/train-images-idx3-ubyte.gz"))
       throw JobError("dataset", "\"" + job.dataset +
                                     "\" holds no train-images-idx3-ubyte.gz "
                                     "(an image classifier reads Fashion-MNIST's "

@@ -12,12 +12,14 @@
 
 #include "sinter/Compiler/StepCompiler.h"
 #include "sinter/runtime/Allocator.h"
+#include "sinter/runtime/CoreShare.h"
 #include "sinter/sinter.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -25,6 +27,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 
 namespace sinter::tools {
 namespace {
@@ -187,26 +190,40 @@ Task makeTask(const Job &job) {
 // Output files
 //===----------------------------------------------------------------------===//
 
+/// Creates `dir` and its parents, or throws JobError(key) saying why not.
+void createFolder(const std::string &dir, const std::string &key) {
+  std::error_code error;
+  fs::create_directories(dir, error);
+  if (error || !fs::is_directory(dir, error))
+    throw JobError(key, "cannot create the folder " + dir + ": " +
+                            (error ? error.message() : "a file of that name is in the way"));
+}
+
 /// metrics.jsonl: one JSON object per line, flushed as written.
 class MetricsLog {
 public:
   MetricsLog(const std::string &path, int64_t keepUpTo) : path_(path) {
-    // A resumed job keeps the rows up to its checkpoint's step.
-    std::vector<std::string> kept;
+    // A resumed job keeps the rows up to its checkpoint's step (a row torn
+    // by a crash does not parse and goes), written anew atomically: a job
+    // killed now still leaves them.
+    std::string kept;
     if (keepUpTo > 0) {
       std::ifstream in(path);
       for (std::string line; std::getline(in, line);) {
         json row = json::parse(line, nullptr, false);
-        if (row.is_object() && row.value("step", int64_t(0)) <= keepUpTo)
-          kept.push_back(line);
+        if (row.is_object() && row.contains("step") && row["step"].is_number_integer() &&
+            row["step"].get<int64_t>() <= keepUpTo)
+          kept += line + "\n";
       }
     }
-    out_.open(path, std::ios::trunc);
+    try {
+      io::write_file_atomically(path, {kept}, "metrics log");
+    } catch (const sinter::Error &error) {
+      throw JobError("output_dir", std::string("cannot write ") + path + ": " + error.message());
+    }
+    out_.open(path, std::ios::app);
     if (!out_)
       throw JobError("output_dir", "cannot write " + path);
-    for (const std::string &line : kept)
-      out_ << line << "\n";
-    out_.flush();
   }
   void write(const json &row) {
     out_ << row.dump() << "\n";
@@ -226,7 +243,8 @@ std::string plotLoss(const std::string &dir, const std::string &metrics, const s
   std::ofstream train(dir + "/loss_train.tsv"), held(dir + "/loss_" + split + ".tsv");
   for (std::string line; std::getline(in, line);) {
     json row = json::parse(line, nullptr, false);
-    if (!row.is_object() || !row.contains("loss"))
+    if (!row.is_object() || !row.contains("loss") || !row["loss"].is_number() ||
+        !row.contains("step") || !row["step"].is_number_integer() || !row.contains("split"))
       continue;
     (row["split"] == "train" ? train : held)
         << row["step"].get<int64_t>() << "\t" << row["loss"].get<double>() << "\n";
@@ -343,11 +361,29 @@ Position loadCheckpoint(const std::string &path, const Job &job, int64_t batchSi
   for (const auto &[name, tensor] : file.tensors)
     if (name.rfind("optimizer.", 0) == 0)
       state.emplace_back(name.substr(10), tensor);
-  optimizer.load_state_dict(state);
+  try {
+    optimizer.load_state_dict(state);
+  } catch (const sinter::Error &error) {
+    throw JobError(path, "its optimizer state: " + error.message());
+  }
   mark_step(); // the restored values, computed once
-  schedule.set_last_step(std::stoll(meta("schedule_step")));
-  set_rng_state({std::stoull(meta("rng_seed")), std::stoull(meta("rng_stream"))});
-  return {std::stoll(meta("step")), std::stoll(meta("epoch")), std::stoll(meta("batch_in_epoch"))};
+  // Counts in the metadata: whole decimal numbers, nothing else.
+  auto count = [&]<typename T>(const std::string &key, T) -> T {
+    const std::string &text = meta(key);
+    T value = 0;
+    auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc() || end != text.data() + text.size())
+      throw JobError(path, "metadata \"" + key + "\" is \"" + text + "\", not a count");
+    return value;
+  };
+  Position at{count("step", int64_t()), count("epoch", int64_t()),
+              count("batch_in_epoch", int64_t())};
+  if (at.step < 0 || at.step > total)
+    throw JobError(path, "metadata \"step\" is " + std::to_string(at.step) +
+                             ", outside this job's 0.." + std::to_string(total));
+  schedule.set_last_step(count("schedule_step", int64_t()));
+  set_rng_state({count("rng_seed", uint64_t()), count("rng_stream", uint64_t())});
+  return at;
 }
 
 //===----------------------------------------------------------------------===//
@@ -482,30 +518,61 @@ int launchProgram(const Job &job) {
 // The training loop
 //===----------------------------------------------------------------------===//
 
-/// Median of the step times of `steps` steps of a fresh model in the
-/// current compiler mode, after one warm-up step (its compilation).
-double medianStepSeconds(const Task &task, int64_t batchSize, int64_t steps, uint64_t seed) {
-  manual_seed(seed);
-  std::shared_ptr<nn::Module> model = task.makeModel();
-  optim::AdamW optimizer(model->parameters(), {.lr = 1e-3});
-  data::DataLoader loader(task.train, {.batch_size = batchSize, .seed = seed});
-  std::vector<double> times;
-  for (int64_t i = 0; i <= steps; ++i) {
-    data::Batch batch = loader.next();
-    Clock::time_point start = Clock::now();
-    Tensor loss = task.step(*model, optimizer, batch);
-    mark_step();
-    loss.item<double>();
-    if (i > 0)
-      times.push_back(secondsSince(start));
+/// Median step times of fresh models, compiled and eager, for the
+/// throughput line: `steps` steps of each after one warm-up step each (the
+/// compilation), interleaved (a compiled step, an eager step, ...), so that
+/// a machine whose speed drifts, or which another program shares for a
+/// while, slows both alike.
+struct Throughput {
+  double compiled = 0, eager = 0;
+  /// Set when other processes wanted the cores meanwhile (CoreShare).
+  std::optional<std::string> busy;
+};
+Throughput compareWithEager(const Task &task, int64_t batchSize, int64_t steps, uint64_t seed) {
+  struct Run {
+    bool compiled;
+    std::shared_ptr<nn::Module> model;
+    std::unique_ptr<optim::AdamW> optimizer;
+    std::unique_ptr<data::DataLoader> loader;
+    std::vector<double> times;
+  };
+  std::vector<Run> runs;
+  for (bool compiled : {true, false}) {
+    manual_seed(seed);
+    Run run{compiled, task.makeModel(), nullptr, nullptr, {}};
+    run.optimizer =
+        std::make_unique<optim::AdamW>(run.model->parameters(), optim::AdamWOptions{.lr = 1e-3});
+    run.loader = std::make_unique<data::DataLoader>(
+        task.train, data::LoaderOptions{.batch_size = batchSize, .seed = seed});
+    runs.push_back(std::move(run));
   }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
+  CompilerConfig config = compiler_config();
+  runtime::CoreShare &share = runtime::CoreShare::get();
+  runtime::CoreShare::Tally before = share.tally();
+  for (int64_t i = 0; i <= steps; ++i)
+    for (Run &run : runs) {
+      CompilerConfig mode = config;
+      mode.enabled = run.compiled;
+      set_compiler_config(mode);
+      data::Batch batch = run.loader->next();
+      Clock::time_point start = Clock::now();
+      Tensor loss = task.step(*run.model, *run.optimizer, batch);
+      mark_step();
+      loss.item<double>();
+      if (i > 0)
+        run.times.push_back(secondsSince(start));
+    }
+  set_compiler_config(config);
+  auto median = [](std::vector<double> times) {
+    std::sort(times.begin(), times.end());
+    return times[times.size() / 2];
+  };
+  return {median(runs[0].times), median(runs[1].times), share.busyNote(before, share.tally())};
 }
 
 int trainZooModel(const Job &job, const RunOptions &options) {
   Clock::time_point jobStart = Clock::now();
-  fs::create_directories(job.output_dir);
+  createFolder(job.output_dir, "output_dir");
   Task task = makeTask(job);
   std::printf("data: %s\n", task.dataNote.c_str());
   int64_t trainExamples = task.train->size();
@@ -591,6 +658,7 @@ int trainZooModel(const Job &job, const RunOptions &options) {
   std::fflush(stdout);
 
   MetricsLog log(job.output_dir + "/metrics.jsonl", options.resume ? at.step : 0);
+  int64_t saved = options.resume ? at.step : -1; // the step of the checkpoint on disk
   auto evaluateAndLog = [&](int64_t step) {
     Evaluation e = evaluate(task, *model, task.languageModel ? batchSize : 500, job.eval_batches);
     json row = {{"step", step}, {"split", task.heldOutSplit}, {"loss", e.loss}};
@@ -651,8 +719,20 @@ int trainZooModel(const Job &job, const RunOptions &options) {
     bool stopping = options.stop_at > 0 && done == options.stop_at;
     if (stopping || done == total ||
         (job.checkpoint_every > 0 ? done % job.checkpoint_every == 0 : epochEnd)) {
-      saveCheckpoint(checkpoint, job, batchSize, total, *model, optimizer, schedule,
-                     {done, loader.epoch(), loader.index()});
+      try {
+        saveCheckpoint(checkpoint, job, batchSize, total, *model, optimizer, schedule,
+                       {done, loader.epoch(), loader.index()});
+      } catch (const sinter::Error &error) {
+        // Nothing was renamed over the last checkpoint (write_file_atomically).
+        throw JobError(checkpoint,
+                       "the checkpoint of step " + std::to_string(done) + " was not written (" +
+                           error.message() + "); " +
+                           (saved >= 0 ? "the checkpoint of step " + std::to_string(saved) +
+                                             " is intact there: make room and continue with "
+                                             "--resume"
+                                       : std::string("no earlier checkpoint of this run exists")));
+      }
+      saved = done;
     }
     if (stopping) {
       std::printf("stopped after step %lld (--stop-at); continue with --resume\n",
@@ -716,22 +796,21 @@ int trainZooModel(const Job &job, const RunOptions &options) {
     summary[task.heldOutSplit + "_accuracy"] = last.accuracy;
   }
   if (job.compare_eager_steps > 0 && job.compiler_enabled) {
-    CompilerConfig config = compiler_config();
-    double compiled = medianStepSeconds(task, batchSize, job.compare_eager_steps, job.seed + 1);
-    config.enabled = false;
-    set_compiler_config(config);
-    double eager = medianStepSeconds(task, batchSize, job.compare_eager_steps, job.seed + 1);
-    config.enabled = true;
-    set_compiler_config(config);
-    std::printf("throughput (median of %lld steps each): compiled %.0f samples/s, eager %.0f "
-                "samples/s: compiled is %.2fx eager\n",
-                static_cast<long long>(job.compare_eager_steps), batchSize / compiled,
-                batchSize / eager, eager / compiled);
-    summary["compiled_samples_per_s"] = batchSize / compiled;
-    summary["eager_samples_per_s"] = batchSize / eager;
+    Throughput t = compareWithEager(task, batchSize, job.compare_eager_steps, job.seed + 1);
+    std::printf("throughput (median of %lld steps each, interleaved): compiled %.0f samples/s, "
+                "eager %.0f samples/s: compiled is %.2fx eager\n",
+                static_cast<long long>(job.compare_eager_steps), batchSize / t.compiled,
+                batchSize / t.eager, t.eager / t.compiled);
+    if (t.busy)
+      std::printf("  (%s: on a quiet machine both are faster, and the ratio may differ)\n",
+                  t.busy->c_str());
+    summary["compiled_samples_per_s"] = batchSize / t.compiled;
+    summary["eager_samples_per_s"] = batchSize / t.eager;
+    summary["machine_busy"] = t.busy.has_value();
   }
   std::string png = plotLoss(job.output_dir, log.path(), task.heldOutSplit);
-  std::ofstream(job.output_dir + "/summary.json") << summary.dump(2) << "\n";
+  io::write_file_atomically(job.output_dir + "/summary.json", {summary.dump(2), "\n"},
+                            "sinter-train");
   std::printf("wrote %s, %s/summary.json, %s%s (job took %.1f s)\n", log.path().c_str(),
               job.output_dir.c_str(), checkpoint.c_str(), png.empty() ? "" : (", " + png).c_str(),
               secondsSince(jobStart));
@@ -764,7 +843,7 @@ int runJob(const Job &job, const RunOptions &options) {
   if (job.compiler_debug) {
     config.debug = 4;
     config.dump_dir = job.output_dir + "/debug";
-    fs::create_directories(config.dump_dir);
+    createFolder(config.dump_dir, "compiler_config.debug");
   }
   set_compiler_config(config);
   return trainZooModel(job, options);

@@ -89,6 +89,10 @@ int main(int argc, char **argv) {
       document["dataset"] = dataset;
     if (!outputDir.empty())
       document["output_dir"] = outputDir;
+    if ((!compiler.empty() || debug) && document.contains("compiler_config") &&
+        !document["compiler_config"].is_object())
+      throw JobError("compiler_config",
+                     "must be a JSON object, got " + document["compiler_config"].dump());
     if (!compiler.empty())
       document["compiler_config"]["enabled"] = compiler == "on";
     if (debug)
@@ -119,6 +123,11 @@ int main(int argc, char **argv) {
     return 2;
   } catch (const sinter::Error &error) {
     std::fprintf(stderr, "sinter-train: %s\n", error.what());
+    return 2;
+  } catch (const std::exception &error) {
+    // What no check above named (a bug to report): still a message and a
+    // status, not an abort.
+    std::fprintf(stderr, "sinter-train: error: %s\n", error.what());
     return 2;
   }
 }

@@ -8,13 +8,15 @@
 //
 //===----------------------------------------------------------------------===//
 #include "sinter/Codegen/CpuKernel.h"
+#include "common/Spinners.h"
 #include "sinter/Codegen/HostCompiler.h"
 #include "sinter/Compare.h"
 #include "sinter/Compiler/LowerLazyGraph.h"
 #include "sinter/Passes/Passes.h"
+#include "sinter/lazy/Graph.h"
+#include "sinter/runtime/CoreShare.h"
 #include "sinter/runtime/Gemm.h"
 #include "sinter/runtime/Program.h"
-#include "sinter/lazy/Graph.h"
 #include "sinter/sinter.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -27,11 +29,13 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <dlfcn.h>
 #include <limits>
 #include <optional>
+#include <thread>
 
 namespace {
 
@@ -691,6 +695,57 @@ TEST(CpuKernel, TheCpuExecutableRefusesALibraryCallItCannotRun) {
   EXPECT_NE(old.status().message().find("has no sinter_gemm_v1 for the program's matrix products"),
             std::string::npos)
       << old.status();
+}
+
+TEST(CpuKernel, TheCpuExecutableRunsOnTheCoresNobodyElseWants) {
+  // Note [Sharing the cores]: with other processes spinning on every core,
+  // a run's kernels get a team of one; the caller's thread count is what
+  // it was after the run.
+  std::string library = libraryOf(R"(#include "cpu/kernel.h"
+extern "C" void team_0(const void *const *, void *const *outputs) {
+  int *seen = static_cast<int *>(outputs[0]);
+  seen[0] = omp_get_max_threads();
+#pragma omp parallel
+  {
+#pragma omp single
+    seen[1] = omp_get_num_threads();
+  }
+}
+)");
+  runtime::Program program;
+  program.buffers = {{64, -1}};
+  program.results = {0};
+  program.donors = {-1};
+  program.inArena = {false};
+  program.arenaBytes = 0;
+  program.kernelPrefix = "team_";
+  runtime::Program::Launch launch;
+  launch.kernel = 0;
+  launch.outputs = {0};
+  launch.results = 1;
+  program.launches = {launch};
+  program.library = library;
+  auto executable = runtime::CpuExecutable::load(program);
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  void *openmp = dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(openmp, nullptr);
+  auto threads = reinterpret_cast<int (*)()>(dlsym(openmp, "omp_get_max_threads"));
+  auto setThreads = reinterpret_cast<void (*)(int)>(dlsym(openmp, "omp_set_num_threads"));
+  int before = threads();
+  setThreads(3); // whatever the machine has
+  int cores = runtime::CoreShare::get().usable();
+  test_support::Spinners spinners(cores);
+  int seen[16] = {};
+  std::vector<void *> results = {seen};
+  for (int i = 0; i < 400 && !(seen[0] == 1 && seen[1] == 1); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ASSERT_TRUE((*executable)->run({}, results).ok());
+    EXPECT_EQ(threads(), 3);
+  }
+  EXPECT_EQ(seen[0], 1);
+  EXPECT_EQ(seen[1], 1);
+  setThreads(before);
+  dlclose(openmp);
 }
 
 } // namespace

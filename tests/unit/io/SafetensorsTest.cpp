@@ -110,7 +110,8 @@ TEST(Safetensors, MalformedFilesAreNamedErrors) {
               HasSubstr("tensor 'x' has bytes [0, 8) outside the 4 bytes of data"));
   EXPECT_THAT(loadError(fileWith(R"({"x":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})",
                                  std::string(8, '\0'))),
-              HasSubstr("tensor 'x' of shape [3] and dtype F32 needs 12 bytes, its range holds 8"));
+              HasSubstr("tensor 'x' of shape [3] and dtype F32 needs 3 elements of 4 bytes, its "
+                        "range holds 8 bytes"));
   EXPECT_THAT(loadError(fileWith(R"({"x":{"dtype":"C64","shape":[1],"data_offsets":[0,8]}})",
                                  std::string(8, '\0'))),
               HasSubstr("tensor 'x' has dtype C64, which Sinter does not read"));
@@ -126,6 +127,28 @@ TEST(Safetensors, MalformedFilesAreNamedErrors) {
               HasSubstr("the tensors cover 4 of the 8 bytes of data"));
   EXPECT_THAT(loadError(fileWith(R"({"__metadata__":{"step":3}})", "")),
               HasSubstr("metadata \"step\" is not a string"));
+  // Sizes that overflow: the byte count of 2^62 + 1 floats wraps to 4; two
+  // dims of 2^32 wrap the element count to 0. Neither allocates.
+  EXPECT_THAT(loadError(fileWith(
+                  R"({"x":{"dtype":"F32","shape":[4611686018427387905],"data_offsets":[0,4]}})",
+                  std::string(4, '\0'))),
+              HasSubstr("tensor 'x' has a shape entry that is not a size: 4611686018427387905"));
+  EXPECT_THAT(
+      loadError(fileWith(
+          R"({"x":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,0]}})", "")),
+      HasSubstr("tensor 'x' has a shape [4294967296,4294967296] whose element count overflows"));
+  EXPECT_THAT(loadError(fileWith(
+                  R"({"x":{"dtype":"F64","shape":[2305843009213693953],"data_offsets":[0,8]}})",
+                  std::string(8, '\0'))),
+              HasSubstr("needs 2305843009213693953 elements of 8 bytes, its range holds 8 bytes"));
+  EXPECT_THAT(loadError(fileWith(R"({"__metadata__":[1]})", "")),
+              HasSubstr("\"__metadata__\" is not an object"));
+  EXPECT_THAT(loadError(fileWith(R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[4,0]}})",
+                                 std::string(4, '\0'))),
+              HasSubstr("tensor 'x' has bytes [4, 0) outside the 4 bytes of data"));
+  EXPECT_THAT(loadError(fileWith(R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[0,"4"]}})",
+                                 std::string(4, '\0'))),
+              HasSubstr("tensor 'x' has data_offsets that are not byte positions"));
   EXPECT_THAT(errorOf([&] { io::load_safetensors(scratch("does-not-exist")); }),
               HasSubstr("load_safetensors: cannot open"));
 }

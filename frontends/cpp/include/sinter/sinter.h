@@ -20,6 +20,7 @@
 #include "sinter/data/DataLoader.h"
 #include "sinter/data/Datasets.h"
 #include "sinter/data/Text.h"
+#include "sinter/io/AtomicFile.h"
 #include "sinter/io/Safetensors.h"
 #include "sinter/models/Models.h"
 #include "sinter/nn/Functional.h"

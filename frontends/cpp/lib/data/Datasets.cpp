@@ -12,6 +12,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 
@@ -47,12 +48,23 @@ IdxArray read_idx(const std::string &path, Loc loc) {
     int64_t extent = (int64_t(size[0]) << 24) | (int64_t(size[1]) << 16) | (int64_t(size[2]) << 8) |
                      int64_t(size[3]);
     array.shape.push_back(extent);
-    count *= extent;
+    count = extent == 0 || count > (int64_t(1) << 40) ? 0 : count * extent; // 0: implausible
   }
   SINTER_CHECK(count > 0 && count < (int64_t(1) << 34), loc,
                cat("read_idx: ", path, " has implausible dimensions ", toString(array.shape)));
-  array.bytes.resize(count);
-  readExactly(array.bytes.data(), array.bytes.size(), "data");
+  // In chunks of at most 64 MiB (gzread counts in an int), the buffer
+  // growing as they arrive: a header that claims more than the file holds
+  // costs no more memory than the file.
+  for (int64_t done = 0; done < count;) {
+    size_t chunk = static_cast<size_t>(std::min<int64_t>(count - done, int64_t(1) << 26));
+    array.bytes.resize(static_cast<size_t>(done) + chunk);
+    int got = gzread(file.get(), array.bytes.data() + done, static_cast<unsigned>(chunk));
+    SINTER_CHECK(got == static_cast<int>(chunk), loc,
+                 cat("read_idx: ", path, " is truncated or corrupt (its header promises ",
+                     toString(array.shape), ", ", count, " bytes of data; it holds ",
+                     done + std::max(got, 0), ")"));
+    done += got;
+  }
   return array;
 }
 
@@ -77,7 +89,11 @@ fashionMnistFiles(const std::string &split, const std::string &dir, const char *
 
 std::shared_ptr<Dataset> fashion_mnist(const std::string &split, const std::string &dir, Loc loc) {
   auto [images, labels] = fashionMnistFiles(split, dir, "fashion_mnist", loc);
-  return image_classification(images, labels, 10, loc);
+  std::shared_ptr<Dataset> dataset = image_classification(images, labels, 10, loc);
+  SINTER_CHECK(dataset->input_shape() == Shape({1, 28, 28}), loc,
+               cat("fashion_mnist: ", images, " holds images of ", dataset->input_shape()[1], "x",
+                   dataset->input_shape()[2], " pixels; Fashion-MNIST's are 28x28"));
+  return dataset;
 }
 
 ImageDataset load_fashion_mnist(const std::string &split, const std::string &dir, Loc loc) {

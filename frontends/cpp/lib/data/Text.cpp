@@ -4,6 +4,7 @@
 #include "../Format.h"
 #include "../io/ReadFile.h"
 #include "sinter/Error.h"
+#include "sinter/io/AtomicFile.h"
 
 #include <nlohmann/json.hpp>
 
@@ -17,13 +18,6 @@ namespace sinter::data {
 namespace {
 
 using io::readFile;
-
-void writeFile(const std::string &path, const std::string &text, const char *who, Loc loc) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  out.close();
-  SINTER_CHECK(out.good(), loc, cat(who, ": cannot write ", path));
-}
 
 std::string utf8(uint32_t codepoint) {
   std::string out;
@@ -126,8 +120,11 @@ std::vector<std::string_view> words(std::string_view text) {
 std::string read_text(const std::string &path, Loc loc) {
   namespace fs = std::filesystem;
   SINTER_CHECK(fs::exists(path), loc, cat("read_text: no such file or folder: ", path));
-  if (!fs::is_directory(path))
-    return readFile(path, "read_text", loc);
+  if (!fs::is_directory(path)) {
+    std::string text = readFile(path, "read_text", loc);
+    SINTER_CHECK(!text.empty(), loc, cat("read_text: the file ", path, " is empty"));
+    return text;
+  }
   std::vector<fs::path> files;
   for (const fs::directory_entry &entry : fs::recursive_directory_iterator(path))
     if (entry.is_regular_file())
@@ -146,6 +143,12 @@ std::vector<int32_t> read_token_file(const std::string &path, Loc loc) {
   int32_t header[3] = {0, 0, 0};
   if (bytes.size() >= 1024)
     std::memcpy(header, bytes.data(), sizeof header);
+  int32_t magic = 0;
+  if (bytes.size() >= 4)
+    std::memcpy(&magic, bytes.data(), 4);
+  SINTER_CHECK(magic != 20240520 || bytes.size() >= 1024, loc,
+               cat("read_token_file: ", path, " starts with llm.c's magic number but holds ",
+                   bytes.size(), " bytes; llm.c's header alone takes 1024 (a cut file?)"));
   if (header[0] == 20240520) { // llm.c
     SINTER_CHECK(header[1] == 1 && header[2] >= 0 &&
                      bytes.size() == 1024 + 2 * static_cast<size_t>(header[2]),
@@ -310,11 +313,11 @@ void BpeTokenizer::save(const std::string &dir, Loc loc) const {
   nlohmann::json encoder = nlohmann::json::object();
   for (size_t id = 0; id < tokens_.size(); ++id)
     encoder[tokens_[id]] = id;
-  writeFile(dir + "/encoder.json", encoder.dump(), "BpeTokenizer::save", loc);
+  io::write_file_atomically(dir + "/encoder.json", {encoder.dump()}, "BpeTokenizer::save", loc);
   std::string merges = "#version: 0.2\n";
   for (const auto &[left, right] : merges_)
     merges += left + " " + right + "\n";
-  writeFile(dir + "/vocab.bpe", merges, "BpeTokenizer::save", loc);
+  io::write_file_atomically(dir + "/vocab.bpe", {merges}, "BpeTokenizer::save", loc);
 }
 
 std::vector<int32_t> BpeTokenizer::encode(std::string_view text) const {

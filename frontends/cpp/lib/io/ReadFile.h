@@ -5,6 +5,7 @@
 #include "../Format.h"
 #include "sinter/Error.h"
 
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <source_location>
@@ -15,6 +16,9 @@ namespace sinter::io {
 /// The bytes of `path`; throws sinter::Error "<who>: cannot open <path>" at
 /// `loc` when it cannot be read.
 inline std::string readFile(const std::string &path, const char *who, std::source_location loc) {
+  std::error_code error;
+  SINTER_CHECK(!std::filesystem::is_directory(path, error), loc,
+               cat(who, ": ", path, " is a folder, not a file"));
   std::ifstream in(path, std::ios::binary);
   SINTER_CHECK(in.good(), loc, cat(who, ": cannot open ", path));
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

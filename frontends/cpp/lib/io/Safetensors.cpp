@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "sinter/io/Safetensors.h"
+#include "sinter/io/AtomicFile.h"
 
 #include "../Format.h"
 #include "ReadFile.h"
@@ -13,16 +14,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include <fcntl.h>
-#include <signal.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <bit>
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <set>
 
 namespace sinter::io {
@@ -76,16 +71,6 @@ std::string bytesOf(const Tensor &tensor, Loc loc) {
   return bytes;
 }
 
-/// Writes all of `bytes` to `fd`, or throws naming `path`.
-void writeAll(int fd, std::string_view bytes, const std::string &path, Loc loc) {
-  while (!bytes.empty()) {
-    ssize_t wrote = ::write(fd, bytes.data(), bytes.size());
-    SINTER_CHECK(wrote > 0, loc,
-                 cat("save_safetensors: writing ", path, " failed: ", std::strerror(errno)));
-    bytes.remove_prefix(static_cast<size_t>(wrote));
-  }
-}
-
 template <typename T> std::vector<T> readValues(const char *data, int64_t count) {
   std::vector<T> values(static_cast<size_t>(count));
   std::memcpy(values.data(), data, static_cast<size_t>(count) * sizeof(T));
@@ -136,48 +121,9 @@ void save_safetensors(const std::string &path, const NamedTensors &tensors,
   text.append((8 - text.size() % 8) % 8, ' '); // the data starts 8-byte aligned
   uint64_t length = text.size();
 
-  // Write a sibling temporary file, flush it to disk, and rename it over the
-  // destination: rename is atomic within a file system.
-  std::filesystem::path target(path);
-  std::filesystem::path folder = target.parent_path().empty() ? "." : target.parent_path();
-  std::string temporary = cat(path, ".tmp.", ::getpid());
-  int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  SINTER_CHECK(fd >= 0, loc,
-               cat("save_safetensors: cannot create ", temporary, ": ", std::strerror(errno)));
-  try {
-    writeAll(fd, std::string_view(reinterpret_cast<const char *>(&length), 8), temporary, loc);
-    writeAll(fd, text, temporary, loc);
-    writeAll(fd, data, temporary, loc);
-    SINTER_CHECK(::fsync(fd) == 0, loc,
-                 cat("save_safetensors: flushing ", temporary, " failed: ", std::strerror(errno)));
-  } catch (...) {
-    ::close(fd);
-    std::filesystem::remove(temporary);
-    throw;
-  }
-  ::close(fd);
-  std::error_code error;
-  std::filesystem::rename(temporary, target, error);
-  SINTER_CHECK(
-      !error, loc,
-      cat("save_safetensors: cannot rename ", temporary, " to ", path, ": ", error.message()));
-  // What writers that died mid-write left behind (their process is gone).
-  std::string stale = target.filename().string() + ".tmp.";
-  for (const auto &entry : std::filesystem::directory_iterator(folder, error)) {
-    std::string name = entry.path().filename().string();
-    if (name.rfind(stale, 0) != 0)
-      continue;
-    char *end = nullptr;
-    long pid = std::strtol(name.c_str() + stale.size(), &end, 10);
-    if (*end == '\0' && pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
-      std::filesystem::remove(entry.path(), error);
-  }
-  // The rename itself reaches the disk with the folder's entry.
-  int dir = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir >= 0) {
-    ::fsync(dir);
-    ::close(dir);
-  }
+  write_file_atomically(path,
+                        {std::string_view(reinterpret_cast<const char *>(&length), 8), text, data},
+                        "save_safetensors", loc);
 }
 
 SafetensorsFile load_safetensors(const std::string &path, Loc loc) {
@@ -220,11 +166,19 @@ SafetensorsFile load_safetensors(const std::string &path, Loc loc) {
         !entry.contains("shape") || !entry["shape"].is_array() || !entry.contains("data_offsets") ||
         !entry["data_offsets"].is_array() || entry["data_offsets"].size() != 2)
       fail(cat("tensor '", name, "' needs \"dtype\", \"shape\" and two \"data_offsets\""));
+    // The element count in checked arithmetic: no shape overflows it (the
+    // range's bytes, at most the file's, bound any real tensor).
     Shape shape;
+    uint64_t elements = 1;
     for (const json &size : entry["shape"]) {
-      if (!size.is_number_unsigned())
+      if (!size.is_number_unsigned() || size.get<uint64_t>() > (uint64_t(1) << 62))
         fail(cat("tensor '", name, "' has a shape entry that is not a size: ", size.dump()));
-      shape.push_back(size.get<int64_t>());
+      uint64_t extent = size.get<uint64_t>();
+      if (extent != 0 && elements > (uint64_t(1) << 62) / extent)
+        fail(cat("tensor '", name, "' has a shape ", entry["shape"].dump(),
+                 " whose element count overflows"));
+      elements *= extent;
+      shape.push_back(static_cast<int64_t>(extent));
     }
     const json &offsets = entry["data_offsets"];
     if (!offsets[0].is_number_unsigned() || !offsets[1].is_number_unsigned())
@@ -234,17 +188,17 @@ SafetensorsFile load_safetensors(const std::string &path, Loc loc) {
       fail(cat("tensor '", name, "' has bytes [", begin, ", ", end, ") outside the ", dataBytes,
                " bytes of data (truncated file?)"));
     std::string dtype = entry["dtype"].get<std::string>();
-    int64_t count = numel(shape);
+    int64_t count = static_cast<int64_t>(elements);
     static const std::map<std::string, uint64_t> sizes = {
         {"F32", 4}, {"F64", 8}, {"I32", 4}, {"I64", 8}, {"BOOL", 1}, {"U8", 1}, {"U16", 2}};
     auto size = sizes.find(dtype);
     if (size == sizes.end())
       fail(cat("tensor '", name, "' has dtype ", dtype,
                ", which Sinter does not read (F32, F64, I32, I64, BOOL, U8, U16)"));
-    if (static_cast<uint64_t>(count) * size->second != end - begin)
+    if (elements > (end - begin) / size->second || elements * size->second != end - begin)
       fail(cat("tensor '", name, "' of shape ", toString(shape), " and dtype ", dtype, " needs ",
-               static_cast<uint64_t>(count) * size->second, " bytes, its range holds ",
-               end - begin));
+               elements, " elements of ", size->second, " bytes, its range holds ", end - begin,
+               " bytes"));
     ranges.push_back({begin, end, name});
     const char *at = data + begin;
     Tensor tensor;

@@ -12,6 +12,7 @@
 #include "sinter/lazy/Node.h"
 
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <map>
 #include <numbers>
@@ -57,8 +58,10 @@ std::pair<size_t, std::string> stateKey(const std::string &key, size_t parameter
   bool digits = dot != std::string::npos && dot > 0;
   for (size_t k = 0; digits && k < dot; ++k)
     digits = std::isdigit(static_cast<unsigned char>(key[k])) != 0;
-  if (digits)
-    index = std::stoul(key.substr(0, dot));
+  if (digits) {
+    auto [end, error] = std::from_chars(key.data(), key.data() + dot, index);
+    digits = error == std::errc() && end == key.data() + dot; // not too many digits either
+  }
   SINTER_CHECK(digits && index < parameters, loc,
                cat("load_state_dict: '", key,
                    "' is not \"<parameter index>.<name>\" with an index below ", parameters));

@@ -267,6 +267,10 @@ private:
   /// Per launch, the profile row it adds to (Note [Kernel profile]); empty
   /// when not profiling.
   std::vector<KernelProfileRow *> profileRows_;
+  /// The OpenMP runtime the library loaded, to size each run's team (Note
+  /// [Sharing the cores] in CoreShare.h); null when it loaded none.
+  int (*maxThreads_)() = nullptr;
+  void (*setThreads_)(int) = nullptr;
 };
 
 } // namespace sinter::runtime
