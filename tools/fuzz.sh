@@ -16,7 +16,7 @@ SECONDS_EACH=${1:-60}
 shift || true
 READERS=("$@")
 if ((${#READERS[@]} == 0)); then
-  READERS=(job safetensors idx tokens tokenizer)
+  READERS=(job safetensors idx tokens tokenizer mlir)
 fi
 ./tools/install_deps.sh clang-19 libclang-rt-19-dev
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \

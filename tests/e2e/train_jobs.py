@@ -113,6 +113,8 @@ def case_errors():
          'hyperparameters.tokenizer: "/nonexistent" is not byte, bpe, or a folder'),
         ("[1, 2]", ".json: must hold a JSON object"),
         ('{"entry_point": "mlp",', "not valid JSON: [json.exception.parse_error.101]"),
+        ('{"entry_point": "mlp", "hyperparameters": {"steps": 1e999}}',
+         "not valid JSON: [json.exception.out_of_range.406] number overflow"),
     ]
     for i, (job, message) in enumerate(bad):
         code, text = run(["--output-dir", out("errors")], job, f"bad{i}")

@@ -202,7 +202,7 @@ json readJobFile(const std::string &path) {
     throw JobError(path, "cannot open the job file");
   try {
     return json::parse(in);
-  } catch (const json::parse_error &error) {
+  } catch (const json::exception &error) { // a syntax error, a number past any double
     throw JobError(path, std::string("not valid JSON: ") + error.what());
   }
 }

@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <set>
 
 namespace sinter {
@@ -161,6 +162,37 @@ TEST(DataLoader, FashionMnistAsADataset) {
   EXPECT_EQ(batch.inputs.to_vector<float>(), expected.to_vector<float>());
   EXPECT_EQ(batch.targets.to_vector<int64_t>(), tensors.labels.slice(0, 0, 3).to_vector<int64_t>());
   EXPECT_THROW(data::fashion_mnist("validation"), Error);
+}
+
+TEST(DataLoader, IdxFilesThatAreNotWhatTheyClaimAreNamedErrors) {
+  auto idx = [](std::initializer_list<uint32_t> dims, const std::string &data) {
+    std::string bytes = {0, 0, 8, static_cast<char>(dims.size())};
+    for (uint32_t d : dims)
+      for (int shift = 24; shift >= 0; shift -= 8)
+        bytes += static_cast<char>(d >> shift);
+    std::string path = testing::scratch("idx", "file" + std::to_string(dims.size()) + "-" +
+                                                   std::to_string(data.size()));
+    std::ofstream(path, std::ios::binary) << bytes << data;
+    return path;
+  };
+  // Dimensions whose product overflows 64 bits (found by fuzz_idx), and a
+  // header that promises 12 GiB in a 30-byte file: refused, nothing allocated.
+  EXPECT_THAT(errorOf([&] {
+                data::read_idx(idx({1u << 31, 1u << 31, 1u << 31}, ""));
+              }),
+              HasSubstr("has implausible dimensions [2147483648, 2147483648, 2147483648]"));
+  EXPECT_THAT(errorOf([&] {
+                data::read_idx(idx({65536, 65536, 3}, "0123456789"));
+              }),
+              HasSubstr("is truncated or corrupt (its header promises [65536, 65536, 3], "
+                        "12884901888 bytes of data; it holds 10)"));
+  EXPECT_THAT(errorOf([&] {
+                data::read_idx(idx({2, 0}, ""));
+              }),
+              HasSubstr("has implausible dimensions [2, 0]"));
+  data::IdxArray small = data::read_idx(idx({2, 3}, "abcdef"));
+  EXPECT_EQ(small.shape, (Shape{2, 3}));
+  EXPECT_EQ(std::string(small.bytes.begin(), small.bytes.end()), "abcdef");
 }
 
 } // namespace

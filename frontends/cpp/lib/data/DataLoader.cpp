@@ -65,7 +65,8 @@ int64_t exampleBytes(const Shape &shape, DType dtype) { return numel(shape) * el
 
 template <typename T> std::vector<T> asVector(const std::vector<char> &bytes) {
   std::vector<T> values(bytes.size() / sizeof(T));
-  std::memcpy(values.data(), bytes.data(), values.size() * sizeof(T));
+  if (!values.empty())
+    std::memcpy(values.data(), bytes.data(), values.size() * sizeof(T));
   return values;
 }
 

@@ -48,7 +48,8 @@ IdxArray read_idx(const std::string &path, Loc loc) {
     int64_t extent = (int64_t(size[0]) << 24) | (int64_t(size[1]) << 16) | (int64_t(size[2]) << 8) |
                      int64_t(size[3]);
     array.shape.push_back(extent);
-    count = extent == 0 || count > (int64_t(1) << 40) ? 0 : count * extent; // 0: implausible
+    // 0: implausible (an empty dimension, or 16 GiB and more in all).
+    count = extent == 0 || count > ((int64_t(1) << 34) - 1) / extent ? 0 : count * extent;
   }
   SINTER_CHECK(count > 0 && count < (int64_t(1) << 34), loc,
                cat("read_idx: ", path, " has implausible dimensions ", toString(array.shape)));

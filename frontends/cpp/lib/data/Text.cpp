@@ -164,7 +164,8 @@ std::vector<int32_t> read_token_file(const std::string &path, Loc loc) {
                      " bytes, not a whole number of uint16 tokens"));
   }
   std::vector<uint16_t> raw(count);
-  std::memcpy(raw.data(), bytes.data() + begin, count * 2);
+  if (count > 0)
+    std::memcpy(raw.data(), bytes.data() + begin, count * 2);
   return std::vector<int32_t>(raw.begin(), raw.end());
 }
 

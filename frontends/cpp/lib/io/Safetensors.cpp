@@ -46,7 +46,8 @@ const char *fileDType(DType dtype) {
 template <typename T> void append(std::string &bytes, const std::vector<T> &values) {
   size_t at = bytes.size();
   bytes.resize(at + values.size() * sizeof(T));
-  std::memcpy(bytes.data() + at, values.data(), values.size() * sizeof(T));
+  if (!values.empty())
+    std::memcpy(bytes.data() + at, values.data(), values.size() * sizeof(T));
 }
 
 /// The tensor's elements as the file stores them.
@@ -73,7 +74,8 @@ std::string bytesOf(const Tensor &tensor, Loc loc) {
 
 template <typename T> std::vector<T> readValues(const char *data, int64_t count) {
   std::vector<T> values(static_cast<size_t>(count));
-  std::memcpy(values.data(), data, static_cast<size_t>(count) * sizeof(T));
+  if (count > 0) // an empty vector's data() may be null, which memcpy may not take
+    std::memcpy(values.data(), data, static_cast<size_t>(count) * sizeof(T));
   return values;
 }
 

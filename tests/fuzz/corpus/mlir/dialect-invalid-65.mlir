@@ -1,0 +1,4 @@
+func.func @all_reduce_empty() {
+  "sinter.all_reduce"() <{reduction = #sinter<reduction_kind sum>}> : () -> ()
+  return
+}

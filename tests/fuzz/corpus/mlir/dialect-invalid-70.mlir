@@ -1,0 +1,7 @@
+func.func @fusion_yield_type(%x: tensor<4xf32>) {
+  %0 = sinter.fusion %x : (tensor<4xf32>) -> tensor<4xf16> {
+  ^bb0(%a: tensor<4xf32>):
+    sinter.yield %a : tensor<4xf32>
+  }
+  return
+}
