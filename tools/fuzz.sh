@@ -19,6 +19,8 @@ if ((${#READERS[@]} == 0)); then
   READERS=(job safetensors idx tokens tokenizer mlir)
 fi
 ./tools/install_deps.sh clang-19 libclang-rt-19-dev
+# ccache: the same sources in another clone hit the same cache entries.
+export CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=true
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
   -DSINTER_FUZZ=ON -DSINTER_BUILD_TESTS=OFF -DSINTER_ENABLE_CUDA=OFF >/dev/null
