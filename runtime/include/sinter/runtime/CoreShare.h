@@ -16,7 +16,11 @@
 // thread count (OMP_NUM_THREADS, `--threads`, omp_set_num_threads), never
 // grows past it, and changes only when the estimate is more than 0.6 of a
 // core away from it, so a machine at the edge does not flip the team at
-// every sample. SINTER_ADAPTIVE_THREADS=0 turns it off.
+// every sample. SINTER_ADAPTIVE_THREADS=0 turns it off: generated kernels
+// compute the same bits on any team, but a library product may not (oneDNN
+// may split the summed dimension across its threads), so runs compared to
+// the bit across processes on a shared machine (a resumed job against an
+// uninterrupted one) want a fixed team.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SINTER_RUNTIME_CORESHARE_H
