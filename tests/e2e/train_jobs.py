@@ -218,9 +218,7 @@ def resume_with(compiler):
     check(code == 2 and "has batch_size 32, this job 16" in text,
           f"another job's checkpoint:\n{text}")
     # The checkpoint is a safetensors file with the step in its metadata.
-    with open(os.path.join(b, "checkpoint.safetensors"), "rb") as f:
-        length = int.from_bytes(f.read(8), "little")
-        header = json.loads(f.read(length))
+    _, _, header, _ = safetensors_parts(os.path.join(b, "checkpoint.safetensors"))
     check(header["__metadata__"]["step"] == "40", f"checkpoint metadata {header['__metadata__']}")
     check("model.0.weight" in header and "optimizer.0.exp_avg" in header,
           f"checkpoint tensors {sorted(header)[:6]}")
@@ -421,28 +419,30 @@ def case_check_numerics():
 
 
 
+def safetensors_parts(path):
+    """A safetensors file's bytes, header length, header and tensor bytes."""
+    with open(path, "rb") as f:
+        whole = f.read()
+    length = int.from_bytes(whole[:8], "little")
+    return whole, length, json.loads(whole[8:8 + length]), whole[8 + length:]
+
+
 def checkpoint_step(path):
     """The step of the checkpoint at `path` after checking that it is whole:
     its header parses and its tensors' bytes end where the file does."""
-    with open(path, "rb") as f:
-        data = f.read()
-    length = int.from_bytes(data[:8], "little")
-    header = json.loads(data[8:8 + length])
+    whole, length, header, _ = safetensors_parts(path)
     end = max(v["data_offsets"][1] for k, v in header.items() if k != "__metadata__")
-    check(8 + length + end == len(data),
-          f"{path}: {len(data)} bytes, its header says {8 + length + end}")
+    check(8 + length + end == len(whole),
+          f"{path}: {len(whole)} bytes, its header says {8 + length + end}")
     return int(header["__metadata__"]["step"])
 
 
 def tensors_of(path):
     """A safetensors file's tensors (header entries and bytes), without its
     metadata."""
-    with open(path, "rb") as f:
-        data = f.read()
-    length = int.from_bytes(data[:8], "little")
-    header = json.loads(data[8:8 + length])
+    _, _, header, data = safetensors_parts(path)
     header.pop("__metadata__", None)
-    return header, data[8 + length:]
+    return header, data
 
 
 def case_kill_resume():
@@ -612,10 +612,7 @@ def case_bad_files():
     good = out("bad-files-good")
     code, text = run(["--model", "mlp", "--steps", "2", "--batch-size", "8", "--output-dir", good])
     check(code == 0, f"the run making a checkpoint failed:\n{text}")
-    with open(os.path.join(good, "checkpoint.safetensors"), "rb") as f:
-        whole = f.read()
-    length = int.from_bytes(whole[:8], "little")
-    header, data = json.loads(whole[8:8 + length]), whole[8 + length:]
+    whole, length, header, data = safetensors_parts(os.path.join(good, "checkpoint.safetensors"))
 
     def changed(edit):
         h = json.loads(json.dumps(header))
