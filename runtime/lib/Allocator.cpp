@@ -1,6 +1,8 @@
 //===- Allocator.cpp - host memory for tensors, cached --------------------===//
 #include "sinter/runtime/Allocator.h"
 
+#include "Poison.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -65,6 +67,7 @@ void HostAllocator::absorb(Block *left, Block *right) {
 }
 
 void HostAllocator::release(Block *block) {
+  poison(block->base, block->size); // Note [Poisoned arenas]
   block->free = true;
   stats_.in_use -= block->size;
   stats_.cached += block->size;
@@ -83,8 +86,15 @@ void HostAllocator::release(Block *block) {
 void *HostAllocator::allocate(int64_t bytes) {
   int64_t size = size_class(bytes);
   std::lock_guard<std::mutex> lock(mutex_);
+  // Note [Poisoned arenas]: the bytes asked for can be touched, not the
+  // size class's tail.
+  auto handOut = [&](Block *block) {
+    void *base = take(block, size);
+    unpoison(base, bytes);
+    return base;
+  };
   if (Block *block = bestFit(size, 2 * size))
-    return take(block, size);
+    return handOut(block);
   void *memory = std::aligned_alloc(64, static_cast<size_t>(size));
   if (memory == nullptr) {
     releaseFreeSegments();
@@ -92,13 +102,14 @@ void *HostAllocator::allocate(int64_t bytes) {
   }
   if (memory == nullptr) {
     Block *block = bestFit(size, std::numeric_limits<int64_t>::max());
-    return block == nullptr ? nullptr : take(block, size);
+    return block == nullptr ? nullptr : handOut(block);
   }
+  poison(memory, size);
   auto *block = new Block{static_cast<uint8_t *>(memory), size, true, nullptr, nullptr};
   blocks_[block->base] = block;
   free_.insert(freeKey(block));
   stats_.cached += size;
-  return take(block, size);
+  return handOut(block);
 }
 
 HostAllocator::Block *HostAllocator::handedOut(void *memory, const char *what) {
@@ -176,6 +187,7 @@ void HostAllocator::releaseFreeSegments() {
     }
     it = free_.erase(it);
     stats_.cached -= block->size;
+    unpoison(block->base, block->size);
     std::free(block->base);
     forget(block);
   }

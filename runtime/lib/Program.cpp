@@ -1,5 +1,7 @@
 //===- Program.cpp - running a compiled step on the CPU -------------------===//
 #include "sinter/runtime/Program.h"
+
+#include "Poison.h"
 #include "sinter/runtime/Allocator.h"
 #include "sinter/runtime/CoreShare.h"
 
@@ -390,6 +392,7 @@ Status CpuExecutable::run(const std::vector<const void *> &arguments, std::vecto
            static_cast<size_t>(program_.fills[nextFill].launch) <= launch;
          ++nextFill) {
       const Program::Fill &fill = program_.fills[nextFill];
+      unpoison(at[fill.buffer], program_.buffers[fill.buffer].bytes);
       fillWith(at[fill.buffer], program_.buffers[fill.buffer].bytes, fill.element);
     }
   };
@@ -412,11 +415,27 @@ Status CpuExecutable::run(const std::vector<const void *> &arguments, std::vecto
             " at element ", e, " before any kernel ran: it comes from outside the step (the "
             "batch, a parameter, or a value an earlier step computed)"));
     }
+  // Note [Poisoned arenas] (ASan builds): while a launch runs, only its
+  // buffers in the arena can be touched.
+  uint8_t *const arenaBegin = arena.get(), *const arenaEnd = arenaBegin + program_.arenaBytes;
+  auto touch = [&](const Program::Launch &launch, void (*mark)(const void *, int64_t)) {
+    for (const std::vector<int> *buffers : {&launch.inputs, &launch.outputs})
+      for (int b : *buffers)
+        if (at[b] >= arenaBegin && at[b] < arenaEnd)
+          mark(at[b], program_.buffers[b].bytes);
+  };
+  if (kPoisoning)
+    poison(arenaBegin, program_.arenaBytes);
   std::vector<const void *> in;
   std::vector<void *> out;
   bool profiling = !profileRows_.empty();
   for (size_t l = 0; l < program_.launches.size(); ++l) {
     const Program::Launch &launch = program_.launches[l];
+    if (kPoisoning) {
+      if (l > 0)
+        touch(program_.launches[l - 1], poison);
+      touch(launch, unpoison);
+    }
     fillUpTo(l);
     in.clear();
     out.clear();
@@ -469,6 +488,8 @@ Status CpuExecutable::run(const std::vector<const void *> &arguments, std::vecto
     if (options.checkNumerics > 0)
       SINTER_RETURN_IF_ERROR(check());
   }
+  if (kPoisoning)
+    unpoison(arenaBegin, program_.arenaBytes);
   fillUpTo(program_.launches.size());
   // Results in the arena become blocks of their own (Note [Results in the
   // arena]); the others are copied out.

@@ -126,6 +126,25 @@ const char *const kFlags[] = {
     "-O3",      "-march=native",   "-std=c++17",         "-shared", "-fPIC", "-fwrapv",
     "-fopenmp", "-fno-math-errno", "-fno-trapping-math", "-w"};
 
+#ifndef SINTER_KERNEL_SANITIZE
+#define SINTER_KERNEL_SANITIZE ""
+#endif
+
+/// kFlags, and in a sanitized build (-DSINTER_SANITIZE=...) the same
+/// sanitizers as the process that loads the kernels: a kernel that reads past
+/// its buffers is reported like the tools' own code. The flags are part of the
+/// cache key, so sanitized and plain kernels never serve each other.
+const std::vector<std::string> &compileFlags() {
+  static const std::vector<std::string> flags = [] {
+    std::vector<std::string> all(std::begin(kFlags), std::end(kFlags));
+    if (*SINTER_KERNEL_SANITIZE != '\0')
+      all.insert(all.end(), {std::string("-fsanitize=") + SINTER_KERNEL_SANITIZE,
+                             "-fno-sanitize-recover=all", "-fno-omit-frame-pointer", "-g1"});
+    return all;
+  }();
+  return flags;
+}
+
 /// The host CPU and its features: kernels built with -march=native for one
 /// CPU must not be served to another from a shared cache.
 std::string hostCpu() {
@@ -160,7 +179,7 @@ bool compileHostLibrary(const std::string &source, CompiledLibrary &library, std
   std::string key = source + "\n" + compiler + "\n" + compilerVersion(compiler) + "\n" +
                     includedHeaders() + "\n" + cpu +
                     "\n" SINTER_DNNL_LIBRARY "\n" SINTER_OPENBLAS_LIBRARY;
-  for (const char *flag : kFlags)
+  for (const std::string &flag : compileFlags())
     key += flag;
   std::string hash = llvm::utohexstr(llvm::xxh3_64bits(key), /*LowerCase=*/true);
   std::string dir = kernelCacheDir();
@@ -194,7 +213,7 @@ bool compileHostLibrary(const std::string &source, CompiledLibrary &library, std
   }
   llvm::sys::Process::SafelyCloseFileDescriptor(outputFd);
   llvm::SmallVector<llvm::StringRef> args = {compiler};
-  for (const char *flag : kFlags)
+  for (const std::string &flag : compileFlags())
     args.push_back(flag);
   std::string include = "-I" + kernelsIncludeDir();
   // OpenBLAS's OpenMP build by path, and found there at load time too (the
