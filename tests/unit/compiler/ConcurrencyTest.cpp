@@ -72,7 +72,7 @@ TEST(KernelCache, ThreadsCompilingOneKernelIntoAColdCacheShareOneWholeLibrary) {
   constexpr int kThreads = 4;
   std::vector<codegen::CompiledLibrary> libraries(kThreads);
   std::vector<std::string> errors(kThreads);
-  std::vector<bool> compiled(kThreads);
+  std::vector<int> compiled(kThreads); // not vector<bool>: threads write apart
   auto compileAll = [&] {
     std::vector<std::thread> threads;
     for (int t = 0; t < kThreads; ++t)
