@@ -657,6 +657,29 @@ std::string libraryOf(const std::string &source) {
   return library.path;
 }
 
+/// A program of one launch: kernel 0 of `library` (named `<prefix>0`) reads
+/// `inputs` and writes `output`, the step's one result; buffers with an
+/// offset lie in an arena of `arenaBytes`.
+runtime::Program oneKernelProgram(const std::string &library, const std::string &prefix,
+                                  std::vector<runtime::Program::Buffer> buffers,
+                                  std::vector<int> inputs, int output, int64_t arenaBytes) {
+  runtime::Program program;
+  program.inArena = {buffers[output].offset >= 0};
+  program.buffers = std::move(buffers);
+  program.results = {output};
+  program.donors = {-1};
+  program.arenaBytes = arenaBytes;
+  program.kernelPrefix = prefix;
+  runtime::Program::Launch launch;
+  launch.kernel = 0;
+  launch.inputs = std::move(inputs);
+  launch.outputs = {output};
+  launch.results = 1;
+  program.launches = {launch};
+  program.library = library;
+  return program;
+}
+
 TEST(CpuKernel, TheCpuExecutableRunsALibraryCallFromItsDescriptor) {
   // A library with no kernels (an eager matrix product's) still carries the
   // entry point for products.
@@ -712,20 +735,8 @@ extern "C" void team_0(const void *const *, void *const *outputs) {
   }
 }
 )");
-  runtime::Program program;
-  program.buffers = {{64, -1}};
-  program.results = {0};
-  program.donors = {-1};
-  program.inArena = {false};
-  program.arenaBytes = 0;
-  program.kernelPrefix = "team_";
-  runtime::Program::Launch launch;
-  launch.kernel = 0;
-  launch.outputs = {0};
-  launch.results = 1;
-  program.launches = {launch};
-  program.library = library;
-  auto executable = runtime::CpuExecutable::load(program);
+  auto executable =
+      runtime::CpuExecutable::load(oneKernelProgram(library, "team_", {{64, -1}}, {}, 0, 0));
   ASSERT_TRUE(executable.ok()) << executable.status();
   void *openmp = dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD);
   ASSERT_NE(openmp, nullptr);
@@ -768,24 +779,13 @@ extern "C" void past_0(const void *const *inputs, void *const *outputs) {
     out[i] = in[i + 1];
 }
 )");
-  runtime::Program program;
-  program.buffers = {{64, 0}, {64, 128}}; // a constant of 16 floats, the result
+  // A constant of 16 floats and the result, in an arena with 64 bytes
+  // between them.
+  runtime::Program program = oneKernelProgram(library, "past_", {{64, 0}, {64, 128}}, {0}, 1, 192);
   float one = 1.0f;
   program.fills = {{0, std::vector<uint8_t>(reinterpret_cast<uint8_t *>(&one),
                                             reinterpret_cast<uint8_t *>(&one) + 4),
                     0}};
-  program.results = {1};
-  program.donors = {-1};
-  program.inArena = {true};
-  program.arenaBytes = 192;
-  program.kernelPrefix = "past_";
-  runtime::Program::Launch launch;
-  launch.kernel = 0;
-  launch.inputs = {0};
-  launch.outputs = {1};
-  launch.results = 1;
-  program.launches = {launch};
-  program.library = library;
   auto executable = runtime::CpuExecutable::load(program);
   ASSERT_TRUE(executable.ok()) << executable.status();
   std::vector<void *> results(1);
