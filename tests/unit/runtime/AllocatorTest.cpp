@@ -175,11 +175,12 @@ TEST(HostAllocator, ThreadsAllocatingAtOnceNeverShareABlock) {
     std::mt19937_64 random(100 + id);
     std::vector<std::pair<uint8_t *, int64_t>> held;
     auto mark = static_cast<uint8_t>(0x10 * (id + 1));
-    auto intact = [&](const std::pair<uint8_t *, int64_t> &block) {
-      for (int64_t b = 0; b < block.second; ++b)
+    // Checks that the block still holds this thread's mark, and frees it.
+    auto release = [&](const std::pair<uint8_t *, int64_t> &block) {
+      for (int64_t b = 0; b < block.second && failures[id].empty(); ++b)
         if (block.first[b] != mark)
-          return false;
-      return true;
+          failures[id] = "thread " + std::to_string(id) + ": a block was written by another thread";
+      allocator.deallocate(block.first);
     };
     for (int op = 0; op < kOperations && failures[id].empty(); ++op) {
       if (random() % 2 == 0 || held.empty()) {
@@ -189,18 +190,13 @@ TEST(HostAllocator, ThreadsAllocatingAtOnceNeverShareABlock) {
         held.push_back({block, bytes});
       } else {
         size_t i = random() % held.size();
-        if (!intact(held[i]))
-          failures[id] = "thread " + std::to_string(id) + ": a block was written by another thread";
-        allocator.deallocate(held[i].first);
+        release(held[i]);
         held[i] = held.back();
         held.pop_back();
       }
     }
-    for (const auto &block : held) {
-      if (failures[id].empty() && !intact(block))
-        failures[id] = "thread " + std::to_string(id) + ": a block was written by another thread";
-      allocator.deallocate(block.first);
-    }
+    for (const auto &block : held)
+      release(block);
   };
   std::vector<std::thread> threads;
   for (int id = 0; id < kThreads; ++id)
