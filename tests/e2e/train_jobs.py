@@ -625,8 +625,33 @@ def case_bad_files():
     def rename(old, new):
         return lambda h: h.__setitem__(new, h.pop(old))
 
+    def rebuilt(drop, extra=()):
+        """The checkpoint without the tensors whose names start with `drop`,
+        with (name, dtype, shape, bytes) of `extra` added."""
+        h, body = {"__metadata__": header["__metadata__"]}, b""
+        kept = sorted((e["data_offsets"], n) for n, e in header.items()
+                      if n != "__metadata__" and not n.startswith(drop))
+        for (begin, end), name in kept:
+            h[name] = dict(header[name], data_offsets=[len(body), len(body) + end - begin])
+            body += data[begin:end]
+        for name, dtype, shape, chunk in extra:
+            h[name] = {"dtype": dtype, "shape": shape,
+                       "data_offsets": [len(body), len(body) + len(chunk)]}
+            body += chunk
+        return safetensors_file(h, body)
+
+    optimizer_tensors = header["__metadata__"]["optimizer_tensors"]
     weight = header["model.0.weight"]["shape"]
     checkpoints = [
+        ("an older format", changed(meta("format", "sinter-train-checkpoint/1")),
+         'checkpoint format "sinter-train-checkpoint/1", expected sinter-train-checkpoint/2'),
+        ("no optimizer state", rebuilt("optimizer."),
+         f'holds 0 optimizer tensors, its metadata "optimizer_tensors" says {optimizer_tensors}'),
+        ("a tensor of no parameter", rebuilt("-", [("model.9.weight", "F32", [2], bytes(8))]),
+         "holds a tensor 'model.9.weight' that is no parameter or buffer of mlp"),
+        ("another dataset's fingerprint", changed(meta("data", "60000:0badf00d")),
+         "was trained on other data than this job's fashion-mnist (examples and CRC-32 of a "
+         "sample: 60000:0badf00d, this job's 60000:"),
         ("empty", b"", "truncated (0 bytes; the header length alone takes 8)"),
         ("truncated", whole[:len(whole) // 2], "bytes of data (truncated file?)"),
         ("header length past the end", (10 ** 9).to_bytes(8, "little") + whole[8:],
@@ -683,6 +708,21 @@ def case_bad_files():
         ("labels of another count", labels_file, idx_file([60], labels(60)), None,
          "holds [64, 28, 28] and"),
     ]
+    # A checkpoint of one dataset resumed with another of the same shapes.
+    # idx-b: other pixels, the same labels and shapes.
+    other = dict(valid, **{images: idx_file([64, 28, 28], pixels(64))})
+    for name, files in (("idx-a", valid), ("idx-b", other)):
+        for n, d in files.items():
+            write(os.path.join(name, n), gzip.compress(d))
+    first = out("bad-files-idx-a")
+    code, text = run(["--model", "mlp", "--steps", "2", "--batch-size", "8", "--dataset",
+                      os.path.join(root, "idx-a"), "--output-dir", first])
+    check(code == 0, f"the run on idx-a failed:\n{text}")
+    refused("checkpoint: resumed with another dataset of the same shapes",
+            ["--model", "mlp", "--steps", "2", "--batch-size", "8", "--dataset",
+             os.path.join(root, "idx-b"), "--output-dir", first, "--resume"],
+            os.path.join(first, "checkpoint.safetensors"), "was trained on other data than this "
+            "job's " + os.path.join(root, "idx-b"))
     for i, (what, name, content, raw, message) in enumerate(datasets):
         folder = os.path.join(root, f"idx{i}")
         for n, d in valid.items():
@@ -705,6 +745,14 @@ def case_bad_files():
         ("few.bin", bytes(20), 'has 10 tokens; a context of 128 needs at least'),
         ("empty.txt", b"", "is empty"),
     ]
+    # A token id past the vocabulary the job names.
+    stray = write("stray.bin",
+                  b"".join(t.to_bytes(2, "little") for t in list(range(300)) * 2 + [65535]))
+    refused("text: a token past vocab_size",
+            ["--model", "gpt-mini", "--steps", "1", "--batch-size", "2", "--dataset", stray,
+             "--set", "vocab_size=512", "--set", "context=16", "--output-dir",
+             out("bad-files-run")],
+            stray, "token 65535 (at position 600) is not below hyperparameters.vocab_size 512")
     for name, content, message in texts:
         path = write(name, content)
         refused("text: " + name, ["--model", "gpt-mini", "--steps", "1", "--batch-size", "2",
@@ -723,6 +771,8 @@ def case_bad_files():
          "#version: 0.2\n", "encoder.json", "has no token for byte"),
         ("a bad merge", json.dumps(encoder), "#version: 0.2\nab\n", "vocab.bpe",
          'vocab.bpe:2: "ab" is not a merge'),
+        ("an empty vocab.bpe", json.dumps(encoder), "", "vocab.bpe",
+         "vocab.bpe is empty (GPT-2's vocab.bpe holds a \"#version\" line and the merges)"),
     ]
     for i, (what, enc, bpe, bad, message) in enumerate(tokenizers):
         folder = os.path.join(root, f"tokenizer{i}")
@@ -742,6 +792,10 @@ def case_bad_files():
             "cannot be made: " + file + " is a file, not a folder")
     empty_job = write("empty.json", b"")
     refused("job file: empty", ["--config", empty_job], empty_job, "not valid JSON")
+    twice = write("twice.json", b'{"entry_point": "mlp", "hyperparameters": {"steps": 2, '
+                  b'"steps": 3}}')
+    refused("job file: a key given twice", ["--config", twice], twice,
+            'the key "steps" is given twice in one object')
     strange = write("strange.json", b'{"entry_point": "mlp", "compiler_config": "on"}')
     refused("job file: compiler_config not an object", ["--config", strange, "--compiler", "off"],
             strange, "must be a JSON object, got \"on\"", names="compiler_config")

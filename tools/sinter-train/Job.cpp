@@ -200,11 +200,29 @@ json readJobFile(const std::string &path) {
   std::ifstream in(path);
   if (!in.good())
     throw JobError(path, "cannot open the job file");
+  // A key given twice in one object is refused: JSON leaves it open, and
+  // nlohmann's last-wins would silently drop the setting the user saw first.
+  std::vector<std::set<std::string>> keys; // of each open object
+  std::string repeated;
+  auto noRepeats = [&](int, json::parse_event_t event, json &parsed) {
+    if (event == json::parse_event_t::object_start)
+      keys.emplace_back();
+    else if (event == json::parse_event_t::object_end)
+      keys.pop_back();
+    else if (event == json::parse_event_t::key &&
+             !keys.back().insert(parsed.get<std::string>()).second && repeated.empty())
+      repeated = parsed.get<std::string>();
+    return true;
+  };
+  json document;
   try {
-    return json::parse(in);
+    document = json::parse(in, noRepeats);
   } catch (const json::exception &error) { // a syntax error, a number past any double
     throw JobError(path, std::string("not valid JSON: ") + error.what());
   }
+  if (!repeated.empty())
+    throw JobError(path, "the key \"" + repeated + "\" is given twice in one object");
+  return document;
 }
 
 Job parseJob(const json &document) {
@@ -300,6 +318,7 @@ Job parseJob(const json &document) {
   job.context = hp.integer("context", 1).value_or(0);
   job.tokenizer = hp.string("tokenizer").value_or("byte");
   job.vocab_size = hp.integer("vocab_size", 256).value_or(512);
+  job.vocab_size_set = hp.has("vocab_size");
   job.dropout = hp.number("dropout", 0, false).value_or(0);
   if (job.dropout >= 1)
     throw JobError("hyperparameters.dropout", "must be below 1, got " + hp.find("dropout")->dump());

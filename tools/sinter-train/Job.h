@@ -73,7 +73,9 @@ struct Job {
   // Language models.
   int64_t context = 0;            ///< 0: the model's
   std::string tokenizer = "byte"; ///< byte, bpe, or a folder with encoder.json + vocab.bpe
-  int64_t vocab_size = 512;       ///< of a BPE vocabulary trained on the corpus
+  int64_t vocab_size = 512;       ///< of a BPE vocabulary trained on the corpus,
+                                  ///< or of a .bin token file
+  bool vocab_size_set = false;    ///< given in the job (a .bin file: ids below it)
   double dropout = 0;             ///< of the model's dropout layers (language models)
 
   /// The hyperparameters as given (a user program gets them back).

@@ -17,6 +17,7 @@
 
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <charconv>
@@ -28,6 +29,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <set>
 
 namespace sinter::tools {
 namespace {
@@ -146,10 +148,27 @@ Task makeTask(const Job &job) {
     train = std::move(tokens);
   };
   if (fs::path(job.dataset).extension() == ".bin") {
-    split(data::read_token_file(job.dataset));
-    task.vocab = 1 + std::max(*std::max_element(train.begin(), train.end()),
-                              *std::max_element(heldOut.begin(), heldOut.end()));
-    task.dataNote = "tokens of " + job.dataset;
+    std::vector<int32_t> tokens = data::read_token_file(job.dataset);
+    if (job.vocab_size_set) {
+      // The vocabulary named in the job: an id past it is a file of another
+      // tokenizer (or a corrupt one), not a larger model.
+      auto past = std::find_if(tokens.begin(), tokens.end(),
+                               [&](int32_t id) { return id >= job.vocab_size; });
+      if (past != tokens.end())
+        throw JobError(job.dataset, "token " + std::to_string(*past) + " (at position " +
+                                        std::to_string(past - tokens.begin()) +
+                                        ") is not below hyperparameters.vocab_size " +
+                                        std::to_string(job.vocab_size));
+    }
+    split(std::move(tokens));
+    task.vocab = job.vocab_size_set
+                     ? job.vocab_size
+                     : 1 + std::max(*std::max_element(train.begin(), train.end()),
+                                    *std::max_element(heldOut.begin(), heldOut.end()));
+    task.dataNote = "tokens of " + job.dataset +
+                    (job.vocab_size_set ? std::string()
+                                        : " (vocabulary: the largest id + 1; "
+                                          "hyperparameters.vocab_size names it)");
   } else {
     std::string text = data::read_text(job.dataset);
     size_t cut = text.size() - std::max<size_t>(text.size() / 10, 1);
@@ -283,21 +302,65 @@ std::string plotLoss(const std::string &dir, const std::string &metrics, const s
 // Checkpoints
 //===----------------------------------------------------------------------===//
 
-constexpr const char *kCheckpointFormat = "sinter-train-checkpoint/1";
+// Version 2 added the data's fingerprint and the count of optimizer tensors.
+constexpr const char *kCheckpointFormat = "sinter-train-checkpoint/2";
 
 struct Position {
   int64_t step = 0, epoch = 0, batch = 0;
 };
 
+/// What a checkpoint records of the data it was trained on, so that --resume
+/// refuses other data of the same shapes (the run would not continue, it
+/// would silently become another one): the example count and the CRC-32 of
+/// up to 4096 examples spread evenly over the set (inputs and targets), as
+/// "<count>:<crc as 8 hex digits>". Sampling keeps it cheap for any size
+/// (Fashion-MNIST: 12 MiB of 188); a change to examples between the samples
+/// goes unseen.
+std::string dataFingerprint(const data::Dataset &dataset) {
+  const int64_t count = dataset.size();
+  const int64_t samples = std::min<int64_t>(count, 4096);
+  std::vector<unsigned char> input(static_cast<size_t>(numel(dataset.input_shape())) *
+                                   elementSize(dataset.input_dtype())),
+      target(static_cast<size_t>(numel(dataset.target_shape())) *
+             elementSize(dataset.target_dtype()));
+  uLong crc = crc32_z(0, nullptr, 0);
+  for (int64_t i = 0; i < samples; ++i) {
+    dataset.get(i * count / samples, input.data(), target.data());
+    crc = crc32_z(crc, input.data(), input.size());
+    crc = crc32_z(crc, target.data(), target.size());
+  }
+  char text[48];
+  std::snprintf(text, sizeof text, "%lld:%08lx", static_cast<long long>(count),
+                static_cast<unsigned long>(crc));
+  return text;
+}
+
+/// The checkpoint's data fingerprint, a job's constant (computed at its first
+/// use).
+class DataIdentity {
+public:
+  explicit DataIdentity(const data::Dataset &dataset) : dataset_(dataset) {}
+  const std::string &fingerprint() {
+    if (fingerprint_.empty())
+      fingerprint_ = dataFingerprint(dataset_);
+    return fingerprint_;
+  }
+
+private:
+  const data::Dataset &dataset_;
+  std::string fingerprint_;
+};
+
 void saveCheckpoint(const std::string &path, const Job &job, int64_t batchSize, int64_t total,
                     nn::Module &model, const optim::Optimizer &optimizer,
-                    const optim::LRScheduler &schedule, const Position &at) {
+                    const optim::LRScheduler &schedule, const Position &at, DataIdentity &data) {
   io::NamedTensors tensors;
   for (const auto &[name, p] : model.named_parameters())
     tensors.emplace_back("model." + name, p);
   for (const auto &[name, b] : model.named_buffers())
     tensors.emplace_back("model." + name, b);
-  for (const auto &[name, s] : optimizer.state_dict())
+  optim::Optimizer::State state = optimizer.state_dict();
+  for (const auto &[name, s] : state)
     tensors.emplace_back("optimizer." + name, s);
   RngState rng = get_rng_state();
   std::map<std::string, std::string> metadata = {
@@ -305,6 +368,8 @@ void saveCheckpoint(const std::string &path, const Job &job, int64_t batchSize, 
       {"entry_point", job.entry_point},
       {"batch_size", std::to_string(batchSize)},
       {"total_steps", std::to_string(total)},
+      {"data", data.fingerprint()},
+      {"optimizer_tensors", std::to_string(state.size())},
       {"step", std::to_string(at.step)},
       {"epoch", std::to_string(at.epoch)},
       {"batch_in_epoch", std::to_string(at.batch)},
@@ -320,7 +385,7 @@ void saveCheckpoint(const std::string &path, const Job &job, int64_t batchSize, 
 /// where the run continues. Throws JobError for one of another job.
 Position loadCheckpoint(const std::string &path, const Job &job, int64_t batchSize, int64_t total,
                         nn::Module &model, optim::Optimizer &optimizer,
-                        optim::LRScheduler &schedule) {
+                        optim::LRScheduler &schedule, DataIdentity &data) {
   if (!fs::exists(path))
     throw JobError("--resume", "no checkpoint at " + path);
   io::SafetensorsFile file = io::load_safetensors(path);
@@ -341,6 +406,27 @@ Position loadCheckpoint(const std::string &path, const Job &job, int64_t batchSi
   mustMatch("entry_point", job.entry_point);
   mustMatch("batch_size", std::to_string(batchSize));
   mustMatch("total_steps", std::to_string(total));
+  if (meta("data") != data.fingerprint())
+    throw JobError("--resume", "the checkpoint " + path +
+                                   " was trained on other data than this "
+                                   "job's " +
+                                   job.dataset + " (examples and CRC-32 of a sample: " +
+                                   meta("data") + ", this job's " + data.fingerprint() + ")");
+  // Every tensor must be the model's or the optimizer's, as PyTorch's strict
+  // load_state_dict wants: a stray one means another model's file.
+  std::set<std::string> ours;
+  for (const auto &[name, p] : model.named_parameters())
+    ours.insert("model." + name);
+  for (const auto &[name, b] : model.named_buffers())
+    ours.insert("model." + name);
+  int64_t optimizerTensors = 0;
+  for (const auto &[name, tensor] : file.tensors) {
+    if (name.rfind("optimizer.", 0) == 0)
+      ++optimizerTensors;
+    else if (!ours.count(name))
+      throw JobError(path, "holds a tensor '" + name + "' that is no parameter or buffer of " +
+                               job.entry_point + " (model.*) nor optimizer state (optimizer.*)");
+  }
   {
     NoGradGuard noGrad;
     auto restore = [&](const std::string &name, Tensor &into) {
@@ -357,6 +443,13 @@ Position loadCheckpoint(const std::string &path, const Job &job, int64_t batchSi
     for (auto [name, b] : model.named_buffers())
       restore(name, b);
   }
+  // A count of the optimizer's tensors that the metadata does not promise is a
+  // file whose state was cut (Adam would silently restart its moments).
+  auto recorded = meta("optimizer_tensors");
+  if (recorded != std::to_string(optimizerTensors))
+    throw JobError(path, "holds " + std::to_string(optimizerTensors) +
+                             " optimizer tensors, its metadata \"optimizer_tensors\" says " +
+                             recorded);
   optim::Optimizer::State state;
   for (const auto &[name, tensor] : file.tensors)
     if (name.rfind("optimizer.", 0) == 0)
@@ -639,8 +732,9 @@ int trainZooModel(const Job &job, const RunOptions &options) {
   std::string checkpoint =
       options.checkpoint.empty() ? job.output_dir + "/checkpoint.safetensors" : options.checkpoint;
   Position at;
+  DataIdentity data(*task.train);
   if (options.resume) {
-    at = loadCheckpoint(checkpoint, job, batchSize, total, *model, optimizer, schedule);
+    at = loadCheckpoint(checkpoint, job, batchSize, total, *model, optimizer, schedule, data);
     if (at.step >= total) {
       std::printf("the checkpoint %s is at the job's last step (%lld): nothing to resume\n",
                   checkpoint.c_str(), static_cast<long long>(total));
@@ -721,7 +815,7 @@ int trainZooModel(const Job &job, const RunOptions &options) {
         (job.checkpoint_every > 0 ? done % job.checkpoint_every == 0 : epochEnd)) {
       try {
         saveCheckpoint(checkpoint, job, batchSize, total, *model, optimizer, schedule,
-                       {done, loader.epoch(), loader.index()});
+                       {done, loader.epoch(), loader.index()}, data);
       } catch (const sinter::Error &error) {
         // Nothing was renamed over the last checkpoint (write_file_atomically).
         throw JobError(checkpoint,

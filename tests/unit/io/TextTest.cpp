@@ -157,6 +157,12 @@ TEST(Text, ReadsGpt2FilesAndSplitsWordsAsGpt2) {
   write(dir + "-bad.bpe", "#version: 0.2\nq z\n");
   EXPECT_THAT(errorOf([&] { data::BpeTokenizer::load(dir + "-encoder.json", dir + "-bad.bpe"); }),
               HasSubstr("-bad.bpe:2: \"q z\" is not a merge \"A B\" of two tokens whose join is"));
+  write(dir + "-empty.bpe", "");
+  EXPECT_THAT(errorOf([&] { data::BpeTokenizer::load(dir + "-encoder.json", dir + "-empty.bpe"); }),
+              HasSubstr("-empty.bpe is empty (GPT-2's vocab.bpe holds a \"#version\" line"));
+  write(dir + "-bytes.bpe", "#version: 0.2\n"); // a vocabulary of the bytes alone
+  EXPECT_THAT(data::BpeTokenizer::load(dir + "-encoder.json", dir + "-bytes.bpe").encode(" the"),
+              ElementsAre(220, 83, 71, 68));
   write(dir + "-small.json", R"({"a": 0})");
   EXPECT_THAT(errorOf([&] { data::BpeTokenizer::load(dir + "-small.json", dir + "-vocab.bpe"); }),
               HasSubstr("has no token for byte"));

@@ -231,7 +231,8 @@ BpeTokenizer BpeTokenizer::load(const std::string &encoder_json, const std::stri
   std::ifstream in(vocab_bpe);
   SINTER_CHECK(in.good(), loc, cat("BpeTokenizer: cannot open ", vocab_bpe));
   std::string line;
-  for (int64_t number = 1; std::getline(in, line); ++number) {
+  int64_t number = 1;
+  for (; std::getline(in, line); ++number) {
     if (line.empty() || line[0] == '#')
       continue;
     size_t space = line.find(' ');
@@ -244,6 +245,11 @@ BpeTokenizer BpeTokenizer::load(const std::string &encoder_json, const std::stri
                      "\" is not a merge \"A B\" of two tokens whose join is in ", encoder_json));
     tokenizer.merges_.emplace_back(left, right);
   }
+  // An empty file is a cut copy, not a vocabulary of bytes alone (that one
+  // still has its "#version" line).
+  SINTER_CHECK(number > 1, loc,
+               cat("BpeTokenizer: ", vocab_bpe,
+                   " is empty (GPT-2's vocab.bpe holds a \"#version\" line and the merges)"));
   tokenizer.index();
   return tokenizer;
 }
