@@ -25,6 +25,8 @@
 #ifndef SINTER_KERNELS_CPU_GEMM_H
 #define SINTER_KERNELS_CPU_GEMM_H
 
+#include "cpu/sgemm.h"
+
 #include <cblas.h>
 #include <cstdint>
 #include <omp.h>
@@ -41,8 +43,7 @@ struct Call {
   int openBlas;
 };
 
-static inline void one(const Call &g, const float *a, const float *b, float *c,
-                       const float *bias) {
+static inline void one(const Call &g, const float *a, const float *b, float *c, const float *bias) {
   if (g.k == 0) {
     for (int64_t j = 0; j < g.n; ++j)
       for (int64_t i = 0; i < g.m; ++i) {
@@ -68,28 +69,24 @@ static inline void one(const Call &g, const float *a, const float *b, float *c,
 } // namespace sinter_gemm_detail
 
 extern "C" __attribute__((visibility("default"))) void
-sinter_gemm_v1(int transa, int transb, int64_t m, int64_t n, int64_t k, float alpha,
-               const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
-               int64_t ldc, int64_t batch, int64_t strideA, int64_t strideB, int64_t strideC,
-               const float *bias, int openBlas, int oneThread) {
+sinter_gemm_v1(int transa, int transb, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
+               int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc,
+               int64_t batch, int64_t strideA, int64_t strideB, int64_t strideC, const float *bias,
+               int openBlas, int oneThread) {
   if (m == 0 || n == 0 || batch == 0)
     return;
-  const sinter_gemm_detail::Call call{transa, transb, m, n, k, alpha, lda, ldb, ldc, beta,
-                                      openBlas};
+  const sinter_gemm_detail::Call call{transa, transb, m,   n,    k,       alpha,
+                                      lda,    ldb,    ldc, beta, openBlas};
   if (batch > 1) {
 #pragma omp parallel for schedule(static)
     for (int64_t z = 0; z < batch; ++z)
       sinter_gemm_detail::one(call, a + z * strideA, b + z * strideB, c + z * strideC, bias);
     return;
   }
-  if (!oneThread) {
+  if (oneThread)
+    sinter_on_one_thread([&] { sinter_gemm_detail::one(call, a, b, c, bias); });
+  else
     sinter_gemm_detail::one(call, a, b, c, bias);
-    return;
-  }
-  const int threads = omp_get_max_threads();
-  omp_set_num_threads(1);
-  sinter_gemm_detail::one(call, a, b, c, bias);
-  omp_set_num_threads(threads);
 }
 
 #endif // SINTER_KERNELS_CPU_GEMM_H

@@ -21,16 +21,6 @@
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
 
-// Runs a small library call on the calling thread (Note [Small products on
-// one thread] in CpuLibrary.cpp): waking OpenMP's sleeping threads would
-// take longer than the call.
-template <typename F> static inline void sinter_on_one_thread(F call) {
-  const int threads = omp_get_max_threads();
-  omp_set_num_threads(1);
-  call();
-  omp_set_num_threads(threads);
-}
-
 // glibc's vector math (libmvec): loops calling these vectorise.
 extern "C" {
 #pragma omp declare simd notinbranch
@@ -87,7 +77,14 @@ static inline float sinter_exp(float x) {
   return e;
 }
 
-// Matrix products, from the Program's descriptors.
+// Matrix products (from the Program's descriptors, and inside kernels), and
+// the ops fusion leaves alone (CpuLibrary.cpp renders calls to them).
+#include "cpu/argmax.h"
+#include "cpu/concat.h"
+#include "cpu/conv2d.h"
+#include "cpu/gather.h"
 #include "cpu/gemm.h"
+#include "cpu/pool2d.h"
+#include "cpu/sgemm.h"
 
 #endif // SINTER_KERNELS_CPU_KERNEL_H

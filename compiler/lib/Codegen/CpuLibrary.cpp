@@ -2,10 +2,12 @@
 //
 // Matmul, convolutions, pooling, gather, scatter_add, concat and argmax are
 // not fused: on the GPU they are library calls (cuBLASLt, cuDNN). On the CPU
-// they are rendered here as plain loops with the kernels' calling convention,
-// the same definitions as the reference executor's, so that every op of a
-// step can run compiled; matmul and convolution (as im2col) call oneDNN's
-// sgemm, or OpenBLAS's (Note [Which library multiplies]).
+// a matrix product is a library step of the Program (a GEMM descriptor), and
+// each of the others a kernel that calls its loops in kernels/cpu/ (the same
+// definitions as the reference executor's) with the op's shape as a
+// compile-time constant. What stays here are the choices: which library
+// multiplies (Note [Which library multiplies]), on how many threads, and
+// how a convolution is cut into products.
 //
 //===----------------------------------------------------------------------===//
 #include "sinter/Codegen/CpuKernel.h"
@@ -15,6 +17,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/TargetParser/Host.h"
 
+#include <array>
 #include <cstdlib>
 
 using namespace mlir;
@@ -100,32 +103,18 @@ int64_t imagesPerProduct(int64_t batch, int64_t pixels) {
   return chunk;
 }
 
-/// One row-major C = alpha op(A) op(B) + beta C, by the library of Note
-/// [Which library multiplies], on one thread when small (Note [Small products
-/// on one thread]); the pointers and `beta` are C++ expressions. `single`:
-/// the product is not one of a batch run in parallel.
-std::string sgemm(bool single, bool transposeA, bool transposeB, int64_t m, int64_t n, int64_t k,
-                  const std::string &a, int64_t lda, const std::string &b, int64_t ldb,
-                  const std::string &beta, const std::string &c, int64_t ldc) {
-  std::string call;
-  llvm::raw_string_ostream os(call);
-  bool serial =
-      single && 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) <
-                    kSerialProductFlops;
-  if (serial)
-    os << "sinter_on_one_thread([&] { ";
-  if (openBlasMultiplies(single, transposeA, m, n, k))
-    os << "cblas_sgemm(CblasRowMajor, " << (transposeA ? "CblasTrans" : "CblasNoTrans") << ", "
-       << (transposeB ? "CblasTrans" : "CblasNoTrans");
-  else
-    os << "dnnl_sgemm(" << (transposeA ? "'T'" : "'N'") << ", " << (transposeB ? "'T'" : "'N'");
-  os << ", " << m << ", " << n << ", " << k << ", 1.0f, " << a << ", " << lda << ", " << b << ", "
-     << ldb << ", " << beta << ", " << c << ", " << ldc << ")";
-  if (serial)
-    os << "; })";
-  return call;
+/// Whether one product of a kernel (not one of a batch run in parallel)
+/// runs on the calling thread alone (Note [Small products on one thread]).
+bool productOnOneThread(int64_t m, int64_t n, int64_t k) {
+  return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) <
+         kSerialProductFlops;
 }
 
+/// Writes one kernel of an op that fusion leaves alone: a call to its loops
+/// in kernels/cpu/ (conv2d.h, pool2d.h, gather.h, concat.h, argmax.h) with
+/// the op's shape, and for convolutions the choices made here (Notes
+/// [Images per product], [Transposed filter gradients], [Which library
+/// multiplies], [Small products on one thread]), as compile-time constants.
 class LibraryRenderer {
 public:
   LibraryRenderer(llvm::raw_ostream &os) : os(os) {}
@@ -137,13 +126,10 @@ public:
     for (Value v : op->getOperands())
       if (elementType(v).empty())
         return op->emitError() << "the CPU renderer does not support " << v.getType() << " yet";
-    os << "\nextern \"C\" void " << name << "(const void *const *inputs, void *const *outputs) {\n";
-    for (auto [i, v] : llvm::enumerate(op->getOperands()))
-      os << "  const " << elementType(v) << " *in" << i << " = static_cast<const " << elementType(v)
-         << " *>(inputs[" << i << "]);\n";
-    for (auto [i, v] : llvm::enumerate(op->getResults()))
-      os << "  " << elementType(v) << " *out" << i << " = static_cast<" << elementType(v)
-         << " *>(outputs[" << i << "]);\n";
+    std::string body;
+    llvm::raw_string_ostream call(body);
+    shapeName = (name + "_shape").str();
+    os << "\n";
     LogicalResult result =
         llvm::TypeSwitch<Operation *, LogicalResult>(op)
             .Case<MatmulOp>([&](MatmulOp m) {
@@ -151,23 +137,45 @@ public:
                                  "[Matrix products as data]), not a kernel");
             })
             .Case<Conv2dOp, Conv2dBackwardInputOp, Conv2dBackwardFilterOp>(
-                [&](Operation *c) { return conv(c); })
-            .Case<Pool2dOp, Pool2dBackwardOp>([&](Operation *p) { return pool(p); })
-            .Case<GatherOp, ScatterAddOp>([&](Operation *g) { return gather(g); })
-            .Case<ConcatOp>([&](ConcatOp c) { return concat(c); })
-            .Case<ArgMaxOp>([&](ArgMaxOp a) { return argmax(a); })
+                [&](Operation *c) { return conv(c, call); })
+            .Case<Pool2dOp, Pool2dBackwardOp>([&](Operation *p) { return pool(p, call); })
+            .Case<GatherOp, ScatterAddOp>([&](Operation *g) { return gather(g, call); })
+            .Case<ConcatOp>([&](ConcatOp c) { return concat(c, call); })
+            .Case<ArgMaxOp>([&](ArgMaxOp a) { return argmax(a, call); })
             .Default([&](Operation *other) {
               return other->emitError()
                      << "the CPU renderer has no kernel for '" << other->getName() << "'";
             });
-    os << "}\n";
+    os << "extern \"C\" void " << name << "(const void *const *inputs, void *const *outputs) {\n";
+    for (auto [i, v] : llvm::enumerate(op->getOperands()))
+      os << "  const " << elementType(v) << " *in" << i << " = static_cast<const " << elementType(v)
+         << " *>(inputs[" << i << "]);\n";
+    for (auto [i, v] : llvm::enumerate(op->getResults()))
+      os << "  " << elementType(v) << " *out" << i << " = static_cast<" << elementType(v)
+         << " *>(outputs[" << i << "]);\n";
+    os << body << "}\n";
     return result;
   }
 
 private:
   static ArrayRef<int64_t> shapeOf(Value v) { return cast<ShapedType>(v.getType()).getShape(); }
 
-  LogicalResult conv(Operation *op) {
+  /// `outer`, `extent`, `inner` of `shape` viewed as [outer, extent, inner] around `axis`.
+  static std::array<int64_t, 3> aroundAxis(ArrayRef<int64_t> shape, int64_t axis) {
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < axis; ++d)
+      outer *= shape[d];
+    for (size_t d = axis + 1; d < shape.size(); ++d)
+      inner *= shape[d];
+    return {outer, shape[axis], inner};
+  }
+
+  /// The scratch buffer of output slot `slot` as a float pointer, or nullptr.
+  std::string scratchSlot(bool present, size_t slot) {
+    return present ? "static_cast<float *>(outputs[" + std::to_string(slot) + "])" : "nullptr";
+  }
+
+  LogicalResult conv(Operation *op, llvm::raw_ostream &call) {
     auto attrs = [&](auto c) {
       return std::make_tuple(c.getStride(), c.getPadding(), c.getDilation(),
                              static_cast<int64_t>(c.getGroups()));
@@ -187,27 +195,10 @@ private:
       input = b.getInput(), filter = b.getResult(), output = b.getGradOutput();
     }
     ArrayRef<int64_t> in = shapeOf(input), w = shapeOf(filter), out = shapeOf(output);
-    // Convolution as matrix products (im2col): for a chunk of images and a
-    // group, the patches of the input become the columns of a [Cg*KH*KW,
-    // images*OH*OW] matrix, and one sgemm multiplies it with the group's
-    // filters. Backward input multiplies the transposed filters with the
-    // output gradient and adds the columns back into their patches (col2im,
-    // channel by channel); backward filter sums over the chunks in order.
-    // Deterministic throughout (Note [Images per product]).
-    int64_t og = w[0] / groups, cg = w[1], k = w[1] * w[2] * w[3], p = out[2] * out[3];
-    int64_t inImage = in[1] * in[2] * in[3], outImage = out[1] * p, plane = in[2] * in[3];
+    int64_t og = w[0] / groups, k = w[1] * w[2] * w[3], p = out[2] * out[3];
     bool forward = isa<Conv2dOp>(op), backwardInput = isa<Conv2dBackwardInputOp>(op);
-    os << "  for (int64_t i = 0; i < " << ShapedType::getNumElements(shapeOf(op->getResult(0)))
-       << "; ++i) out0[i] = 0;\n";
-    if (k == 0 || p == 0 || og == 0 || in[0] == 0)
-      return success();
-    int64_t chunk = imagesPerProduct(in[0], p), n = chunk * p;
-    scratch.push_back(k * n * 4);
-    os << "  float *col = static_cast<float *>(outputs[1]);\n";
-    if (chunk > 1) {
-      scratch.push_back(og * n * 4);
-      os << "  float *aux = static_cast<float *>(outputs[2]);\n";
-    }
+    bool empty = k == 0 || p == 0 || og == 0 || in[0] == 0;
+    int64_t chunk = empty ? 1 : imagesPerProduct(in[0], p), n = chunk * p;
     // Note [Transposed filter gradients]: with fewer than 128 filters per
     // group (and more rows than filters), the filter gradient is computed
     // transposed, [k x og] = columns · gradientᵀ, into `wt`, and transposed
@@ -216,237 +207,100 @@ private:
     // took 575 us on two threads and 415 on one, 576x64x1024 268 us on two.
     // From 128 rows on both forms run alike (128x576x256 142 / 133 us).
     bool transposedGradient = !forward && !backwardInput && og < kTransposedGradientRows && k > og;
-    if (transposedGradient) {
-      scratch.push_back(groups * og * k * 4);
-      os << "  float *wt = static_cast<float *>(outputs[" << scratch.size() << "]);\n";
-    }
-    os << "  for (int64_t b0 = 0; b0 < " << in[0] << "; b0 += " << chunk << ")\n"
-       << "  for (int64_t g = 0; g < " << groups << "; ++g) {\n";
-    // The output (gradient) of the chunk's images as one [og, n] matrix: in
-    // place for one image, else gathered into `aux` (or scattered from it).
-    std::string convOutput = forward ? "out0" : backwardInput ? "in0" : "in1";
-    std::string matrix = chunk == 1 ? convOutput + " + b0 * " + std::to_string(outImage) +
-                                          " + g * " + std::to_string(og * p)
-                                    : "aux";
-    auto copyOutputs = [&](bool gather) {
-      std::string element = convOutput + "[(b0 + j) * " + std::to_string(outImage) + " + (g * " +
-                            std::to_string(og) + " + o) * " + std::to_string(p) + " + q]";
-      std::string packed = "aux[o * " + std::to_string(n) + " + j * " + std::to_string(p) + " + q]";
-      os << "    #pragma omp parallel for\n"
-         << "    for (int64_t o = 0; o < " << og << "; ++o)\n"
-         << "      for (int64_t j = 0; j < " << chunk << "; ++j)\n"
-         << "        for (int64_t q = 0; q < " << p << "; ++q)\n"
-         << "          " << (gather ? packed + " = " + element : element + " = " + packed) << ";\n";
-    };
-    // Row r = (c, ky, kx) of the column matrix, column j * p + oy * OW + ox,
-    // holds the input pixel (iy, ix) = (oy * sy - py + ky * dy, ox * sx + off)
-    // of image b0 + j, or 0 in the padding, where off = kx * dx - px. The
-    // columns ox in [lo, hi) are the ones inside the image: the loops over
-    // them have no test, and vectorise.
-    int64_t sy = stride[0], sx = stride[1];
-    auto columns = [&](const std::string &indent) {
-      os << indent << "const int64_t off = kx * " << dilation[1] << " - " << padding[1] << ";\n"
-         << indent << "int64_t lo = off >= 0 ? 0 : (" << sx - 1 << " - off) / " << sx << ";\n"
-         << indent << "if (lo > " << out[3] << ") lo = " << out[3] << ";\n"
-         << indent << "int64_t hi = " << in[3] << " - off <= 0 ? 0 : (" << in[3] + sx - 1
-         << " - off) / " << sx << ";\n"
-         << indent << "if (hi > " << out[3] << ") hi = " << out[3] << ";\n"
-         << indent << "if (hi < lo) hi = lo;\n";
-    };
-    auto inputRow = [&](const std::string &indent) {
-      os << indent << "const int64_t iy = oy * " << sy << " - " << padding[0] << " + ky * "
-         << dilation[0] << ";\n";
-    };
-    if (!backwardInput) {
-      os << "    #pragma omp parallel for\n"
-         << "    for (int64_t r = 0; r < " << k << "; ++r) {\n"
-         << "      const int64_t kx = r % " << w[3] << ", ky = r / " << w[3] << " % " << w[2]
-         << ", c = r / " << w[2] * w[3] << ";\n";
-      columns("      ");
-      os << "      for (int64_t j = 0; j < " << chunk << "; ++j) {\n"
-         << "        const float *image = in0 + (b0 + j) * " << inImage << " + (g * " << cg
-         << " + c) * " << plane << ";\n"
-         << "        float *row = col + r * " << n << " + j * " << p << ";\n"
-         << "        for (int64_t oy = 0; oy < " << out[2] << "; ++oy) {\n";
-      inputRow("          ");
-      os << "          float *to = row + oy * " << out[3] << ";\n"
-         << "          if (iy < 0 || iy >= " << in[2] << ") {\n"
-         << "            for (int64_t ox = 0; ox < " << out[3] << "; ++ox) to[ox] = 0.0f;\n"
-         << "            continue;\n"
-         << "          }\n"
-         << "          const float *from = image + iy * " << in[3] << ";\n"
-         << "          for (int64_t ox = 0; ox < lo; ++ox) to[ox] = 0.0f;\n"
-         << "          for (int64_t ox = lo; ox < hi; ++ox) to[ox] = from[ox * " << sx
-         << " + off];\n"
-         << "          for (int64_t ox = hi; ox < " << out[3] << "; ++ox) to[ox] = 0.0f;\n"
-         << "        }\n"
-         << "      }\n"
-         << "    }\n";
-    }
-    std::string filters = "in1 + g * " + std::to_string(og * k);
-    if (forward) {
-      os << "    " << sgemm(true, false, false, og, n, k, filters, k, "col", n, "0.0f", matrix, n)
-         << ";\n";
+    // The one product per chunk and group, m x n x k, and whether its left
+    // matrix is transposed.
+    int64_t pm = forward ? og : backwardInput ? k : transposedGradient ? k : og;
+    int64_t pn = forward ? n : backwardInput ? n : transposedGradient ? og : k;
+    int64_t pk = forward ? k : backwardInput ? og : n;
+    bool transposeLhs = backwardInput;
+    if (!empty) {
+      scratch.push_back(k * n * 4); // the column matrix
       if (chunk > 1)
-        copyOutputs(/*gather=*/false);
-    } else if (backwardInput) {
-      // in0: the output gradient, in1: the filters; out0: the input gradient.
-      if (chunk > 1)
-        copyOutputs(/*gather=*/true);
-      os << "    " << sgemm(true, true, false, k, n, og, filters, k, matrix, n, "0.0f", "col", n)
-         << ";\n"
-         << "    #pragma omp parallel for\n"
-         << "    for (int64_t c = 0; c < " << cg << "; ++c)\n"
-         << "      for (int64_t j = 0; j < " << chunk << "; ++j) {\n"
-         << "        float *image = out0 + (b0 + j) * " << inImage << " + (g * " << cg << " + c) * "
-         << plane << ";\n"
-         << "        for (int64_t ky = 0; ky < " << w[2] << "; ++ky)\n"
-         << "        for (int64_t kx = 0; kx < " << w[3] << "; ++kx) {\n";
-      columns("          ");
-      os << "          const float *row = col + ((c * " << w[2] << " + ky) * " << w[3]
-         << " + kx) * " << n << " + j * " << p << ";\n"
-         << "          for (int64_t oy = 0; oy < " << out[2] << "; ++oy) {\n";
-      inputRow("            ");
-      os << "            if (iy < 0 || iy >= " << in[2] << ") continue;\n"
-         << "            float *to = image + iy * " << in[3] << ";\n"
-         << "            const float *from = row + oy * " << out[3] << ";\n"
-         << "            for (int64_t ox = lo; ox < hi; ++ox) to[ox * " << sx
-         << " + off] += from[ox];\n"
-         << "          }\n"
-         << "        }\n"
-         << "      }\n";
-    } else {
-      // in0: the input, in1: the output gradient; out0: the filter gradient.
-      if (chunk > 1)
-        copyOutputs(/*gather=*/true);
-      // [og x k] = gradient · columnsᵀ into out0, or its transpose into wt.
-      int64_t rows = transposedGradient ? k : og, width = transposedGradient ? og : k;
-      std::string lhs = transposedGradient ? "col" : matrix;
-      std::string rhs = transposedGradient ? matrix : "col";
-      std::string into = transposedGradient ? "wt" : "out0";
-      os << "    "
-         << sgemm(true, false, true, rows, width, n, lhs, n, rhs, n, "b0 == 0 ? 0.0f : 1.0f",
-                  into + " + g * " + std::to_string(og * k), width)
-         << ";\n";
+        scratch.push_back(og * n * 4); // the chunk's outputs side by side
+      if (transposedGradient)
+        scratch.push_back(groups * og * k * 4);
     }
-    os << "  }\n";
-    if (transposedGradient)
-      os << "  #pragma omp parallel for if (" << groups * og * k << " >= 32768)\n"
-         << "  for (int64_t go = 0; go < " << groups * og << "; ++go)\n"
-         << "    for (int64_t r = 0; r < " << k << "; ++r)\n"
-         << "      out0[go * " << k << " + r] = wt[(go / " << og << " * " << k << " + r) * " << og
-         << " + go % " << og << "];\n";
+    auto flag = [](bool b) { return b ? "true" : "false"; };
+    os << "static constexpr sinter_conv2d_shape " << shapeName << " = {/*input*/ " << in[0] << ", "
+       << in[1] << ", " << in[2] << ", " << in[3] << ", /*filters*/ " << w[0] << ", " << w[2]
+       << ", " << w[3] << ", /*output*/ " << out[2] << ", " << out[3] << ", /*stride*/ "
+       << stride[0] << ", " << stride[1] << ", /*padding*/ " << padding[0] << ", " << padding[1]
+       << ", /*dilation*/ " << dilation[0] << ", " << dilation[1] << ", /*groups*/ " << groups
+       << ",\n    /*images*/ " << chunk << ", /*transposed_gradient*/ " << flag(transposedGradient)
+       << ", /*open_blas*/ " << flag(openBlasMultiplies(true, transposeLhs, pm, pn, pk))
+       << ", /*one_thread*/ " << flag(productOnOneThread(pm, pn, pk)) << "};\n";
+    std::string col = scratchSlot(!empty, 1), aux = scratchSlot(!empty && chunk > 1, 2);
+    if (forward)
+      call << "  sinter_conv2d<" << shapeName << ">(in0, in1, out0, " << col << ", " << aux
+           << ");\n";
+    else if (backwardInput) // in0: the output gradient, in1: the filters
+      call << "  sinter_conv2d_backward_input<" << shapeName << ">(in0, in1, out0, " << col << ", "
+           << aux << ");\n";
+    else // in0: the input, in1: the output gradient
+      call << "  sinter_conv2d_backward_filter<" << shapeName << ">(in0, in1, out0, " << col << ", "
+           << aux << ", " << scratchSlot(transposedGradient, scratch.size()) << ");\n";
     return success();
   }
 
-  LogicalResult pool(Operation *op) {
+  LogicalResult pool(Operation *op, llvm::raw_ostream &call) {
     bool backward = isa<Pool2dBackwardOp>(op);
-    PoolKind kind = backward ? cast<Pool2dBackwardOp>(op).getKind() : cast<Pool2dOp>(op).getKind();
-    ArrayRef<int64_t> kernel =
-        backward ? cast<Pool2dBackwardOp>(op).getKernel() : cast<Pool2dOp>(op).getKernel();
-    ArrayRef<int64_t> stride =
-        backward ? cast<Pool2dBackwardOp>(op).getStride() : cast<Pool2dOp>(op).getStride();
-    ArrayRef<int64_t> padding =
-        backward ? cast<Pool2dBackwardOp>(op).getPadding() : cast<Pool2dOp>(op).getPadding();
+    auto attrs = [](auto p) {
+      return std::make_tuple(p.getKind(), p.getKernel(), p.getStride(), p.getPadding());
+    };
+    PoolKind kind;
+    ArrayRef<int64_t> kernel, stride, padding;
+    if (backward)
+      std::tie(kind, kernel, stride, padding) = attrs(cast<Pool2dBackwardOp>(op));
+    else
+      std::tie(kind, kernel, stride, padding) = attrs(cast<Pool2dOp>(op));
     ArrayRef<int64_t> in = shapeOf(op->getOperand(0));
     ArrayRef<int64_t> out = backward ? shapeOf(op->getOperand(1)) : shapeOf(op->getResult(0));
-    int64_t window = kernel[0] * kernel[1];
-    os << "  for (int64_t i = 0; i < " << ShapedType::getNumElements(shapeOf(op->getResult(0)))
-       << "; ++i) out0[i] = 0;\n"
-       << "  for (int64_t p = 0; p < " << in[0] * in[1] << "; ++p)\n"
-       << "  for (int64_t y = 0; y < " << out[2] << "; ++y)\n"
-       << "  for (int64_t xx = 0; xx < " << out[3] << "; ++xx) {\n"
-       << "    int64_t o = (p * " << out[2] << " + y) * " << out[3] << " + xx, best = -1;\n"
-       << "    for (int64_t ky = 0; ky < " << kernel[0] << "; ++ky)\n"
-       << "    for (int64_t kx = 0; kx < " << kernel[1] << "; ++kx) {\n"
-       << "      int64_t iy = y * " << stride[0] << " - " << padding[0] << " + ky;\n"
-       << "      int64_t ix = xx * " << stride[1] << " - " << padding[1] << " + kx;\n"
-       << "      if (iy < 0 || iy >= " << in[2] << " || ix < 0 || ix >= " << in[3]
-       << ") continue;\n"
-       << "      int64_t x = (p * " << in[2] << " + iy) * " << in[3] << " + ix;\n";
-    if (kind == PoolKind::avg)
-      os << "      " << (backward ? "out0[x] += in1[o] / " : "out0[o] += in0[x] / ") << window
-         << ".0f;\n    }\n";
+    os << "static constexpr sinter_pool2d_shape " << shapeName << " = {/*planes*/ " << in[0] * in[1]
+       << ", /*input*/ " << in[2] << ", " << in[3] << ", /*output*/ " << out[2] << ", " << out[3]
+       << ", /*kernel*/ " << kernel[0] << ", " << kernel[1] << ", /*stride*/ " << stride[0] << ", "
+       << stride[1] << ", /*padding*/ " << padding[0] << ", " << padding[1] << ", /*max*/ "
+       << (kind == PoolKind::max ? "true" : "false") << "};\n";
+    if (backward) // in0: the input, in1: the output's gradient
+      call << "  sinter_pool2d_backward<" << shapeName << ">(in0, in1, out0);\n";
     else
-      os << "      if (best < 0 || in0[x] > in0[best] || (in0[x] != in0[x] && in0[best] == "
-            "in0[best])) "
-            "best = x;\n    }\n"
-         << "    if (best >= 0) " << (backward ? "out0[best] += in1[o];" : "out0[o] = in0[best];")
-         << "\n";
-    os << "  }\n";
+      call << "  sinter_pool2d<" << shapeName << ">(in0, out0);\n";
     return success();
   }
 
-  LogicalResult gather(Operation *op) {
+  LogicalResult gather(Operation *op, llvm::raw_ostream &call) {
     bool scatter = isa<ScatterAddOp>(op);
     int64_t axis = scatter ? static_cast<int64_t>(cast<ScatterAddOp>(op).getAxis())
                            : static_cast<int64_t>(cast<GatherOp>(op).getAxis());
-    ArrayRef<int64_t> table = shapeOf(op->getOperand(0)), indices = shapeOf(op->getOperand(1));
-    int64_t outer = 1, inner = 1;
-    for (int64_t d = 0; d < axis; ++d)
-      outer *= table[d];
-    for (size_t d = axis + 1; d < table.size(); ++d)
-      inner *= table[d];
-    int64_t count = ShapedType::getNumElements(indices), extent = table[axis];
-    // Indices out of range read zeros and add nothing (the reference executor
-    // reports them; checked builds will too).
-    if (scatter)
-      os << "  for (int64_t i = 0; i < " << ShapedType::getNumElements(table)
-         << "; ++i) out0[i] = in0[i];\n";
-    os << "  for (int64_t a = 0; a < " << outer << "; ++a)\n"
-       << "  for (int64_t q = 0; q < " << count << "; ++q) {\n"
-       << "    int64_t index = static_cast<int64_t>(in1[q]);\n"
-       << "    bool valid = index >= 0 && index < " << extent << ";\n"
-       << "    for (int64_t c = 0; c < " << inner << "; ++c) {\n"
-       << "      int64_t t = (a * " << extent << " + index) * " << inner << " + c;\n"
-       << "      int64_t g = (a * " << count << " + q) * " << inner << " + c;\n";
-    if (scatter)
-      os << "      if (valid) out0[t] += in2[g];\n";
-    else
-      os << "      out0[g] = valid ? in0[t] : 0;\n";
-    os << "    }\n  }\n";
+    auto [outer, extent, inner] = aroundAxis(shapeOf(op->getOperand(0)), axis);
+    int64_t count = ShapedType::getNumElements(shapeOf(op->getOperand(1)));
+    call << "  " << (scatter ? "sinter_scatter_add<" : "sinter_gather<") << outer << ", " << count
+         << ", " << extent << ", " << inner << ">(in0, in1, " << (scatter ? "in2, " : "")
+         << "out0);\n";
     return success();
   }
 
-  LogicalResult concat(ConcatOp op) {
+  LogicalResult concat(ConcatOp op, llvm::raw_ostream &call) {
     int64_t axis = static_cast<int64_t>(op.getDim());
-    ArrayRef<int64_t> out = shapeOf(op.getResult());
-    int64_t outer = 1, inner = 1;
-    for (int64_t d = 0; d < axis; ++d)
-      outer *= out[d];
-    for (size_t d = axis + 1; d < out.size(); ++d)
-      inner *= out[d];
+    auto [outer, outExtent, inner] = aroundAxis(shapeOf(op.getResult()), axis);
     int64_t offset = 0;
     for (auto [i, input] : llvm::enumerate(op.getInputs())) {
       int64_t extent = shapeOf(input)[axis];
-      os << "  for (int64_t a = 0; a < " << outer << "; ++a)\n"
-         << "    for (int64_t e = 0; e < " << extent * inner << "; ++e)\n"
-         << "      out0[(a * " << out[axis] << " + " << offset << ") * " << inner << " + e] = in"
-         << i << "[a * " << extent * inner << " + e];\n";
+      call << "  sinter_concat_part<" << outer << ", " << extent << ", " << inner << ", "
+           << outExtent << ", " << offset << ">(in" << i << ", out0);\n";
       offset += extent;
     }
     return success();
   }
 
-  LogicalResult argmax(ArgMaxOp op) {
-    ArrayRef<int64_t> in = shapeOf(op.getOperand());
-    int64_t axis = static_cast<int64_t>(op.getDim()), outer = 1, inner = 1;
-    for (int64_t d = 0; d < axis; ++d)
-      outer *= in[d];
-    for (size_t d = axis + 1; d < in.size(); ++d)
-      inner *= in[d];
-    os << "  for (int64_t a = 0; a < " << outer << "; ++a)\n"
-       << "  for (int64_t c = 0; c < " << inner << "; ++c) {\n"
-       << "    int64_t best = 0;\n"
-       << "    for (int64_t e = 1; e < " << in[axis] << "; ++e) {\n"
-       << "      auto x = in0[(a * " << in[axis] << " + e) * " << inner << " + c];\n"
-       << "      auto m = in0[(a * " << in[axis] << " + best) * " << inner << " + c];\n"
-       << "      if (x > m || (x != x && m == m)) best = e;\n    }\n"
-       << "    out0[a * " << inner << " + c] = best;\n  }\n";
+  LogicalResult argmax(ArgMaxOp op, llvm::raw_ostream &call) {
+    auto [outer, extent, inner] =
+        aroundAxis(shapeOf(op.getOperand()), static_cast<int64_t>(op.getDim()));
+    call << "  sinter_argmax<" << outer << ", " << extent << ", " << inner << ">(in0, out0);\n";
     return success();
   }
 
   llvm::raw_ostream &os;
+  std::string shapeName; ///< of the kernel's shape constant
 };
 
 } // namespace
@@ -513,9 +367,7 @@ std::optional<LibraryStep> cpuLibraryStep(Operation *op) {
   // thread when small.
   bool single = batch == 1;
   step.host.openBlas = openBlasMultiplies(single, matmul.getTransposeLhs(), m, n, k);
-  step.host.oneThread = single && 2.0 * static_cast<double>(m) * static_cast<double>(n) *
-                                          static_cast<double>(k) <
-                                      kSerialProductFlops;
+  step.host.oneThread = single && productOnOneThread(m, n, k);
   step.operands = {1, 0}; // A is the right operand (Note [Matrix products as data])
   return step;
 }

@@ -106,12 +106,22 @@ const std::string &kernelsIncludeDir() {
 
 namespace {
 
-/// The helpers generated kernels include: part of the cache key.
+/// The helpers generated kernels include (every file of kernels/cpu/ and
+/// kernels/common/, by name): part of the cache key.
 std::string includedHeaders() {
+  std::vector<std::string> files;
+  for (const char *folder : {"/cpu", "/common"}) {
+    std::error_code error;
+    for (llvm::sys::fs::directory_iterator it(kernelsIncludeDir() + folder, error), end;
+         it != end && !error; it.increment(error))
+      if (it->type() == llvm::sys::fs::file_type::regular_file)
+        files.push_back(it->path());
+  }
+  std::sort(files.begin(), files.end());
   std::string text;
-  for (const char *header : {"/cpu/kernel.h", "/cpu/gemm.h", "/common/philox.h"})
-    if (auto buffer = llvm::MemoryBuffer::getFile(kernelsIncludeDir() + header))
-      text += (*buffer)->getBuffer().str();
+  for (const std::string &file : files)
+    if (auto buffer = llvm::MemoryBuffer::getFile(file))
+      text += llvm::sys::path::filename(file).str() + "\n" + (*buffer)->getBuffer().str();
   return text;
 }
 

@@ -49,8 +49,8 @@ double compare(const std::vector<double> &got, const std::vector<double> &expect
 /// text: how many threads, and the call with its flags and sizes.
 std::string hostCall(const codegen::LibraryStep &step) {
   const runtime::Gemm &g = step.gemm;
-  std::string text = g.batch > 1        ? "a batch of " + std::to_string(g.batch) +
-                                          ", one product per thread: "
+  std::string text = g.batch > 1
+                         ? "a batch of " + std::to_string(g.batch) + ", one product per thread: "
                      : step.host.oneThread ? std::string("on one thread: ")
                                            : std::string("on the library's threads: ");
   auto dims = [](int64_t a, int64_t b, int64_t c) {
@@ -453,19 +453,15 @@ TEST(CpuKernel, LibraryOps) {
 /// The call a single row-major product with a transposed left matrix and
 /// every dimension at least 256 starts with (Note [Which library
 /// multiplies]): OpenBLAS's where oneDNN runs AVX2 kernels, oneDNN's where it
-/// runs AVX-512. A convolution's kernel calls the row-major interface
-/// (`rowMajor`); a matrix product's library call the column-major one, where
-/// the right matrix is A (Note [Matrix products as data]).
-std::string largeTransposedProduct(bool transposeB, int64_t m, int64_t n, int64_t k,
-                                   bool rowMajor = false) {
+/// runs AVX-512. A matrix product's library call is column-major, where the
+/// right matrix is A (Note [Matrix products as data]).
+std::string largeTransposedProduct(bool transposeB, int64_t m, int64_t n, int64_t k) {
   auto dims = [](int64_t a, int64_t b, int64_t c) {
     return std::to_string(a) + ", " + std::to_string(b) + ", " + std::to_string(c) + ",";
   };
   std::string b = transposeB ? "CblasTrans" : "CblasNoTrans";
   if (codegen::oneDnnRunsAvx512())
     return std::string("dnnl_sgemm('T', ") + (transposeB ? "'T'" : "'N'") + ", " + dims(m, n, k);
-  if (rowMajor)
-    return "cblas_sgemm(CblasRowMajor, CblasTrans, " + b + ", " + dims(m, n, k);
   return "cblas_sgemm(CblasColMajor, " + b + ", CblasTrans, " + dims(n, m, k);
 }
 
@@ -558,13 +554,13 @@ TEST(CpuKernel, LibraryGradients) {
                      [&](const Tensor &w) {
                        return F::conv2d(image, w, Tensor(), {2, 2}, {1, 1});
                      }),
-              -1, "dnnl_sgemm('N', 'T', 27, 4, 18, 1.0f, col, 18,");
+              -1, "/*images*/ 2, /*transposed_gradient*/ true, /*open_blas*/ false");
   checkKernel("conv2d backward filter, 128 filters",
               gradOf(data({128, 3, 3, 3}, 9),
                      [&](const Tensor &w) {
                        return F::conv2d(image, w, Tensor(), {2, 2}, {1, 1});
                      }),
-              -1, "dnnl_sgemm('N', 'T', 128, 27, 18,");
+              -1, "/*images*/ 2, /*transposed_gradient*/ false, /*open_blas*/ false");
   // Grouped, strided and dilated: every index of the im2col kernels.
   Tensor grouped = data({6, 2, 3, 2}, 3), batch = data({2, 4, 7, 6}, 4);
   auto conv = [](const Tensor &x, const Tensor &w) {
@@ -592,7 +588,9 @@ TEST(CpuKernel, LibraryGradients) {
                      [&](const Tensor &x) {
                        return F::conv2d(x, deep, Tensor(), {1, 1}, {1, 1});
                      }),
-              -1, largeTransposedProduct(false, 288, 256, 256, /*rowMajor=*/true));
+              -1,
+              std::string("/*images*/ 16, /*transposed_gradient*/ false, /*open_blas*/ ") +
+                  (codegen::oneDnnRunsAvx512() ? "false" : "true"));
   // Note [Images per product]: 100 pixels want 3 images per product; a batch
   // of 5 takes them one at a time, a batch of 6 three at a time.
   Tensor taps = data({6, 2, 3, 3}, 5);
@@ -600,7 +598,8 @@ TEST(CpuKernel, LibraryGradients) {
     return F::conv2d(x, w, Tensor(), {1, 1}, {1, 1}, {1, 1}, 2);
   };
   for (int64_t images : {5, 6}) {
-    std::string chunk = images == 5 ? "b0 += 1)" : "b0 += 3)", batch = std::to_string(images);
+    std::string chunk = images == 5 ? "/*images*/ 1," : "/*images*/ 3,",
+                batch = std::to_string(images);
     Tensor x = data({images, 4, 10, 10}, 6);
     checkKernel("conv2d, batch " + batch, same(x, taps), -1, chunk);
     checkKernel("conv2d backward input, batch " + batch,
@@ -708,9 +707,9 @@ TEST(CpuKernel, TheCpuExecutableRefusesALibraryCallItCannotRun) {
   std::string library = libraryOf("#include \"cpu/kernel.h\"\n");
   auto small = runtime::CpuExecutable::load(productProgram(library, 64));
   ASSERT_FALSE(small.ok());
-  EXPECT_NE(small.status().message().find(
-                "reads 64 floats of B from buffer 1, which holds 64 bytes"),
-            std::string::npos)
+  EXPECT_NE(
+      small.status().message().find("reads 64 floats of B from buffer 1, which holds 64 bytes"),
+      std::string::npos)
       << small.status();
   std::string without = libraryOf("extern \"C\" void nothing() {}\n");
   auto old = runtime::CpuExecutable::load(productProgram(without, 4 * 16 * 4));
@@ -783,8 +782,9 @@ extern "C" void past_0(const void *const *inputs, void *const *outputs) {
   // between them.
   runtime::Program program = oneKernelProgram(library, "past_", {{64, 0}, {64, 128}}, {0}, 1, 192);
   float one = 1.0f;
-  program.fills = {{0, std::vector<uint8_t>(reinterpret_cast<uint8_t *>(&one),
-                                            reinterpret_cast<uint8_t *>(&one) + 4),
+  program.fills = {{0,
+                    std::vector<uint8_t>(reinterpret_cast<uint8_t *>(&one),
+                                         reinterpret_cast<uint8_t *>(&one) + 4),
                     0}};
   auto executable = runtime::CpuExecutable::load(program);
   ASSERT_TRUE(executable.ok()) << executable.status();
