@@ -1,6 +1,8 @@
 //===- CoreShare.cpp - sizing OpenMP teams to the cores nobody else wants -===//
 #include "sinter/runtime/CoreShare.h"
 
+#include "sinter/runtime/Environment.h"
+
 #include <sched.h>
 #include <unistd.h>
 
@@ -128,8 +130,7 @@ CoreShare &CoreShare::get() {
 }
 
 CoreShare::CoreShare() {
-  const char *adaptive = std::getenv("SINTER_ADAPTIVE_THREADS");
-  adaptive_ = adaptive == nullptr || std::strcmp(adaptive, "0") != 0;
+  adaptive_ = environment().adaptive_threads;
   usable_ = usableCores();
   online_ = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
 }

@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "sinter/runtime/CudaDriver.h"
 
+#include "sinter/runtime/Environment.h"
+
 #include "absl/strings/str_cat.h"
 
 #include <cstdlib>
@@ -77,8 +79,8 @@ template <typename Fn> Status loadSymbol(void *handle, const char *name, Fn &fn)
 }
 
 StatusOr<Driver> openDriver() {
-  const char *override = std::getenv("SINTER_CUDA_DRIVER");
-  std::string library = override != nullptr && *override != '\0' ? override : kDefaultDriverLibrary;
+  const std::string &override = runtime::environment().cuda_driver;
+  std::string library = !override.empty() ? override : kDefaultDriverLibrary;
   Driver driver;
   driver.handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (driver.handle == nullptr) {

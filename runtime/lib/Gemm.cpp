@@ -30,11 +30,10 @@ Gemm gemmOfRowMajor(bool transposeX, bool transposeW, int64_t M, int64_t N, int6
 }
 
 std::string describe(const Gemm &gemm) {
-  return absl::StrCat("gemm ", gemm.transa ? "T" : "N", ",", gemm.transb ? "T" : "N",
-                      " m=", gemm.m, " n=", gemm.n, " k=", gemm.k, " lda=", gemm.lda,
-                      " ldb=", gemm.ldb, " ldc=", gemm.ldc, " batch=", gemm.batch,
-                      " strides=", gemm.strideA, ",", gemm.strideB, ",", gemm.strideC,
-                      " alpha=", gemm.alpha, " beta=", gemm.beta,
+  return absl::StrCat("gemm ", gemm.transa ? "T" : "N", ",", gemm.transb ? "T" : "N", " m=", gemm.m,
+                      " n=", gemm.n, " k=", gemm.k, " lda=", gemm.lda, " ldb=", gemm.ldb,
+                      " ldc=", gemm.ldc, " batch=", gemm.batch, " strides=", gemm.strideA, ",",
+                      gemm.strideB, ",", gemm.strideC, " alpha=", gemm.alpha, " beta=", gemm.beta,
                       gemm.epilogue == Gemm::Epilogue::Bias ? " epilogue=bias" : "");
 }
 
@@ -53,9 +52,9 @@ Status checkGemm(const Gemm &gemm) {
   SINTER_RETURN_IF_ERROR(check("ldb", gemm.ldb, gemm.transb ? gemm.n : gemm.k));
   SINTER_RETURN_IF_ERROR(check("ldc", gemm.ldc, gemm.m));
   if (gemm.batch > 1 && gemm.strideC < gemm.ldc * gemm.n)
-    return absl::InvalidArgumentError(
-        absl::StrCat("the batch's results overlap (strideC ", gemm.strideC, " < ldc * n = ",
-                     gemm.ldc * gemm.n, ") in ", describe(gemm)));
+    return absl::InvalidArgumentError(absl::StrCat("the batch's results overlap (strideC ",
+                                                   gemm.strideC, " < ldc * n = ", gemm.ldc * gemm.n,
+                                                   ") in ", describe(gemm)));
   return absl::OkStatus();
 }
 

@@ -1,6 +1,8 @@
 //===- Program.cpp - running a compiled step on the CPU -------------------===//
 #include "sinter/runtime/Program.h"
 
+#include "sinter/runtime/Environment.h"
+
 #include "Poison.h"
 #include "sinter/runtime/Allocator.h"
 #include "sinter/runtime/CoreShare.h"
@@ -55,16 +57,7 @@ struct ProfileTable {
 };
 
 /// Where the profile goes at exit: "" (not profiling), "-" (stderr) or a path.
-const std::string &profileDestination() {
-  static const std::string *destination = [] {
-    const char *value = std::getenv("SINTER_PROFILE");
-    std::string text = value != nullptr ? value : "";
-    if (text.empty() || text == "0")
-      return new std::string();
-    return new std::string(text == "1" ? "-" : text);
-  }();
-  return *destination;
-}
+const std::string &profileDestination() { return environment().profile; }
 
 void printProfileAtExit();
 
@@ -410,10 +403,11 @@ Status CpuExecutable::run(const std::vector<const void *> &arguments, std::vecto
                                                    infinities, what)
                                   : -1;
       if (e >= 0)
-        return absl::OutOfRangeError(absl::StrCat(
-            "input ", i, " of the step (", buffer.bytes / 4, " floats) holds ", what,
-            " at element ", e, " before any kernel ran: it comes from outside the step (the "
-            "batch, a parameter, or a value an earlier step computed)"));
+        return absl::OutOfRangeError(
+            absl::StrCat("input ", i, " of the step (", buffer.bytes / 4, " floats) holds ", what,
+                         " at element ", e,
+                         " before any kernel ran: it comes from outside the step (the "
+                         "batch, a parameter, or a value an earlier step computed)"));
     }
   // Note [Poisoned arenas] (ASan builds): while a launch runs, only its
   // buffers in the arena can be touched.
@@ -455,10 +449,9 @@ Status CpuExecutable::run(const std::vector<const void *> &arguments, std::vecto
     auto check = [&]() -> Status {
       for (int j = 0; j < launch.results; ++j) {
         const Program::Buffer &buffer = program_.buffers[launch.outputs[j]];
-        int64_t e = buffer.floating
-                        ? firstNonFinite(static_cast<const uint8_t *>(out[j]), buffer.bytes / 4,
-                                         infinities, what)
-                        : -1;
+        int64_t e = buffer.floating ? firstNonFinite(static_cast<const uint8_t *>(out[j]),
+                                                     buffer.bytes / 4, infinities, what)
+                                    : -1;
         if (e >= 0)
           return absl::OutOfRangeError(absl::StrCat(
               "launch ", l, " of ", program_.launches.size(), " (",
@@ -466,8 +459,8 @@ Status CpuExecutable::run(const std::vector<const void *> &arguments, std::vecto
               launch.lines.find(',') != std::string::npos
                   ? absl::StrCat("; its ops come from ", launch.lines)
                   : std::string(),
-              ") wrote ", what, " at element ", e, " of its result ", j, " (",
-              buffer.bytes / 4, " floats); every input it read was checked and had none"));
+              ") wrote ", what, " at element ", e, " of its result ", j, " (", buffer.bytes / 4,
+              " floats); every input it read was checked and had none"));
       }
       return absl::OkStatus();
     };

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "sinter/Codegen/CpuKernel.h"
+#include "sinter/runtime/Environment.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -327,10 +328,8 @@ bool oneDnnRunsAvx512() {
       if (!features.lookup(feature))
         return false;
     // oneDNN reads ONEDNN_MAX_CPU_ISA, else DNNL_MAX_CPU_ISA.
-    for (const char *variable : {"ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA"})
-      if (const char *cap = std::getenv(variable); cap != nullptr && *cap != '\0')
-        return oneDnnCapKeepsAvx512(cap);
-    return true;
+    const std::string &cap = runtime::environment().onednn_max_cpu_isa;
+    return cap.empty() || oneDnnCapKeepsAvx512(cap);
   }();
   return avx512;
 }

@@ -1,6 +1,8 @@
 //===- HostCompiler.cpp - C++ kernels into shared libraries, cached --------===//
 #include "sinter/Codegen/HostCompiler.h"
 
+#include "sinter/runtime/Environment.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
@@ -29,8 +31,8 @@ namespace {
 /// The host C++ compiler's path (CXX, or c++ on PATH), or empty with the
 /// reason and the fix in `error`.
 std::string compilerPath(std::string &error) {
-  const char *cxx = std::getenv("CXX");
-  bool given = cxx != nullptr && *cxx != '\0';
+  const std::string &cxx = runtime::environment().cxx;
+  bool given = !cxx.empty();
   std::string name = given ? cxx : "c++";
   std::string path = name;
   if (!llvm::sys::path::is_absolute(name)) {
@@ -89,7 +91,7 @@ const std::string &kernelsIncludeDir() {
       return llvm::sys::fs::exists(candidate + "/cpu/kernel.h") &&
              llvm::sys::fs::exists(candidate + "/common/philox.h");
     };
-    if (const char *env = std::getenv("SINTER_KERNELS_DIR"); env != nullptr && *env != '\0')
+    if (const std::string &env = runtime::environment().kernels_dir; !env.empty())
       return new std::string(env);
     Dl_info info;
     if (dladdr(reinterpret_cast<void *>(&kernelsIncludeDir), &info) != 0 &&
@@ -171,9 +173,26 @@ std::string hostCpu() {
 
 } // namespace
 
+namespace {
+std::mutex cacheDirMutex;
+std::string *cacheDirOverride = nullptr; // setKernelCacheDir's, when given
+} // namespace
+
+void setKernelCacheDir(const std::string &dir) {
+  std::lock_guard<std::mutex> lock(cacheDirMutex);
+  delete cacheDirOverride;
+  cacheDirOverride = dir.empty() ? nullptr : new std::string(dir);
+}
+
 std::string kernelCacheDir() {
-  if (const char *dir = std::getenv("SINTER_CACHE_DIR"); dir != nullptr && *dir != '\0')
-    return (llvm::Twine(dir) + "/kernels").str();
+  std::string dir = runtime::environment().cache_dir;
+  {
+    std::lock_guard<std::mutex> lock(cacheDirMutex);
+    if (cacheDirOverride != nullptr)
+      dir = *cacheDirOverride;
+  }
+  if (!dir.empty())
+    return dir + "/kernels";
   llvm::SmallString<128> home;
   if (!llvm::sys::path::home_directory(home))
     home = llvm::sys::path::get_separator().str() + std::string("tmp");

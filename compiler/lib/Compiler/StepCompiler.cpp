@@ -68,8 +68,7 @@ StepMemory plannedMemory(const runtime::Program &program,
   memory.planned_peak_bytes = memory.arena_bytes + memory.result_bytes;
   for (size_t r = 0; r < program.results.size(); ++r)
     if (program.donors[r] >= 0)
-      memory.donated_bytes +=
-          HostAllocator::size_class(program.buffers[program.results[r]].bytes);
+      memory.donated_bytes += HostAllocator::size_class(program.buffers[program.results[r]].bytes);
   memory.peak_workspace_bytes = program.report.peakWorkspaceBytes;
   memory.peak_tensor_bytes = program.report.peakTensorBytes;
   memory.recomputed_values = program.report.recomputedValues;
@@ -88,29 +87,20 @@ StepMemory plannedMemory(const runtime::Program &program,
 /// A compiled step's memory is known before it runs (Note [Step memory]), so
 /// a step that cannot fit is refused before anything is allocated or run,
 /// with the bytes needed and available and what holds memory at the peak by
-/// source line. Available: SINTER_MEMORY_LIMIT (bytes, or with KiB/MiB/GiB;
-/// a cap on all of Sinter's host memory, for a process that shares the
-/// machine) less what Sinter's allocator holds now, or else the memory the
+/// source line. Available: CompilerConfig::memory_limit (SINTER_MEMORY_LIMIT:
+/// bytes, or with KiB/MiB/GiB; a cap on all of Sinter's host memory, for a
+/// process that shares the machine) less what Sinter's allocator holds now, or else the memory the
 /// system has available plus the allocator's cached free blocks.
 struct Available {
   int64_t bytes = 0;
   const char *source = "";
 };
 
-Available availableMemory() {
+Available availableMemory(const CompilerConfig &config) {
   runtime::HostAllocator::Stats stats = runtime::HostAllocator::get().stats();
-  if (const char *limit = std::getenv("SINTER_MEMORY_LIMIT"); limit != nullptr && *limit != '\0') {
-    int64_t bytes = runtime::parseByteCount(limit);
-    if (bytes > 0)
-      return {std::max<int64_t>(0, bytes - stats.in_use), "under SINTER_MEMORY_LIMIT"};
-    static std::once_flag warned;
-    std::call_once(warned, [&] {
-      std::fprintf(stderr,
-                   "sinter: warning: SINTER_MEMORY_LIMIT='%s' is not a number of bytes "
-                   "(optionally with KiB, MiB or GiB); ignored\n",
-                   limit);
-    });
-  }
+  if (config.memory_limit > 0)
+    return {std::max<int64_t>(0, config.memory_limit - stats.in_use),
+            "under the memory limit (CompilerConfig::memory_limit, SINTER_MEMORY_LIMIT)"};
   return {runtime::HostAllocator::system_available() + stats.cached, "in the system"};
 }
 
@@ -163,9 +153,10 @@ bool execute(runtime::CpuExecutable &executable, const std::vector<const lazy::V
     // A donated result is written into its argument's memory (Note
     // [Donation]), which nothing outside the step holds; one in the arena
     // is handed out by the run (Note [Results in the arena]).
-    buffers.push_back(donors[i] >= 0             ? arguments[donors[i]]->sharedBytes()
-                      : executable.resultInArena(i) ? nullptr
-                                                    : lazy::Value::allocate(executable.resultBytes(i)));
+    buffers.push_back(donors[i] >= 0 ? arguments[donors[i]]->sharedBytes()
+                      : executable.resultInArena(i)
+                          ? nullptr
+                          : lazy::Value::allocate(executable.resultBytes(i)));
     out.push_back(buffers.back().get());
   }
   absl::Status status =
@@ -240,7 +231,8 @@ public:
     const runtime::CpuExecutable &executable = *compiled->executable;
     step.kernels_launched += static_cast<int64_t>(executable.program().launches.size());
     step.memory = compiled->memory;
-    if (Available available = availableMemory(); step.memory.planned_peak_bytes > available.bytes) {
+    if (Available available = availableMemory(config);
+        step.memory.planned_peak_bytes > available.bytes) {
       why = outOfMemory(executable.program(), step.memory, available);
       step.out_of_memory = true;
       return false;

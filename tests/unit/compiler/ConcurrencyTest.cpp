@@ -32,21 +32,17 @@ namespace {
 using namespace sinter;
 namespace fs = std::filesystem;
 
-/// SINTER_CACHE_DIR set to a new empty folder for one test, and back after.
+/// The kernel cache in a new empty folder for one test (setKernelCacheDir),
+/// and back to the environment's after.
 class ColdCache {
 public:
   ColdCache() {
-    if (const char *old = std::getenv("SINTER_CACHE_DIR"))
-      old_ = old;
     std::string pattern = (fs::temp_directory_path() / "sinter-cold-cache-XXXXXX").string();
     dir_ = mkdtemp(pattern.data());
-    setenv("SINTER_CACHE_DIR", dir_.c_str(), 1);
+    codegen::setKernelCacheDir(dir_);
   }
   ~ColdCache() {
-    if (old_)
-      setenv("SINTER_CACHE_DIR", old_->c_str(), 1);
-    else
-      unsetenv("SINTER_CACHE_DIR");
+    codegen::setKernelCacheDir("");
     std::error_code ignored;
     fs::remove_all(dir_, ignored);
   }
@@ -60,7 +56,6 @@ public:
 
 private:
   std::string dir_;
-  std::optional<std::string> old_;
 };
 
 TEST(KernelCache, ThreadsCompilingOneKernelIntoAColdCacheShareOneWholeLibrary) {
@@ -76,9 +71,8 @@ TEST(KernelCache, ThreadsCompilingOneKernelIntoAColdCacheShareOneWholeLibrary) {
   auto compileAll = [&] {
     std::vector<std::thread> threads;
     for (int t = 0; t < kThreads; ++t)
-      threads.emplace_back([&, t] {
-        compiled[t] = codegen::compileHostLibrary(source, libraries[t], errors[t]);
-      });
+      threads.emplace_back(
+          [&, t] { compiled[t] = codegen::compileHostLibrary(source, libraries[t], errors[t]); });
     for (std::thread &thread : threads)
       thread.join();
   };

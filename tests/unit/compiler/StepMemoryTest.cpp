@@ -152,9 +152,9 @@ TEST(StepMemory, GradientsClearedBeforeMarkStepAreFreedAtTheirUpdate) {
 
 TEST(StepMemory, AStepThatCannotFitIsRefusedBeforeRunning) {
   // Note [Out of memory before running]: the plan needs more than
-  // SINTER_MEMORY_LIMIT allows, so mark_step() throws at the user's line,
-  // naming the bytes and the lines that hold memory, and runs nothing: the
-  // step runs once memory allows.
+  // the memory limit (CompilerConfig::memory_limit) allows, so mark_step() throws at the user's
+  // line, naming the bytes and the lines that hold memory, and runs nothing: the step runs once
+  // memory allows.
   compiler::install();
   set_compiler_config({});
   manual_seed(1);
@@ -171,8 +171,9 @@ TEST(StepMemory, AStepThatCannotFitIsRefusedBeforeRunning) {
   Metrics before = metrics();
   // Room for everything held now, and all but a byte of the step.
   int64_t held = runtime::HostAllocator::get().stats().in_use;
-  std::string limit = std::to_string(held + planned.planned_peak_bytes - 1);
-  setenv("SINTER_MEMORY_LIMIT", limit.c_str(), 1);
+  CompilerConfig config = compiler_config(), limited = config;
+  limited.memory_limit = held + planned.planned_peak_bytes - 1;
+  set_compiler_config(limited);
   try {
     mark_step();
     ADD_FAILURE() << "a step over the limit ran";
@@ -180,7 +181,9 @@ TEST(StepMemory, AStepThatCannotFitIsRefusedBeforeRunning) {
     std::string message = error.what();
     EXPECT_NE(message.find("StepMemoryTest.cpp"), std::string::npos) << message;
     EXPECT_NE(message.find("the step needs"), std::string::npos) << message;
-    EXPECT_NE(message.find("under SINTER_MEMORY_LIMIT; nothing was run"), std::string::npos)
+    EXPECT_NE(message.find("under the memory limit (CompilerConfig::memory_limit, "
+                           "SINTER_MEMORY_LIMIT); nothing was run"),
+              std::string::npos)
         << message;
     EXPECT_NE(message.find("At the step's peak:\n"), std::string::npos) << message;
   }
@@ -188,10 +191,10 @@ TEST(StepMemory, AStepThatCannotFitIsRefusedBeforeRunning) {
   EXPECT_EQ(metrics().execute_seconds, before.execute_seconds);
   EXPECT_EQ(runtime::HostAllocator::get().stats().in_use, held) << "something stayed allocated";
   // With one more byte it fits, and runs.
-  limit = std::to_string(held + planned.planned_peak_bytes);
-  setenv("SINTER_MEMORY_LIMIT", limit.c_str(), 1);
+  limited.memory_limit = held + planned.planned_peak_bytes;
+  set_compiler_config(limited);
   mark_step();
-  unsetenv("SINTER_MEMORY_LIMIT");
+  set_compiler_config(config);
   EXPECT_EQ(metrics().compiled_steps, before.compiled_steps + 1);
   EXPECT_EQ(metrics().last_step_memory.measured_peak_bytes, planned.planned_peak_bytes);
 }

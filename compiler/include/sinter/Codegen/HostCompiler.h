@@ -22,8 +22,13 @@ struct CompiledLibrary {
 /// Returns false with the compiler's messages in `error` on failure.
 bool compileHostLibrary(const std::string &source, CompiledLibrary &library, std::string &error);
 
-/// The kernel cache directory in use.
+/// The kernel cache directory in use: setKernelCacheDir's folder, else
+/// SINTER_CACHE_DIR's, else ~/.cache/sinter; with /kernels appended.
 std::string kernelCacheDir();
+
+/// Makes `dir` the cache's folder for the rest of the process (for a tool or
+/// a test that wants its own; "" goes back to the environment's).
+void setKernelCacheDir(const std::string &dir);
 
 /// The folder of kernel helpers generated kernels include (Note [Finding the
 /// kernel helpers] in HostCompiler.cpp).

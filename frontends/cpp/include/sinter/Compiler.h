@@ -30,6 +30,10 @@
 
 namespace sinter {
 
+/// The compiler's settings. Their defaults come from the environment, read
+/// once when the process first asks (Note [The environment, read once] in
+/// sinter/runtime/Environment.h; the README's table of variables);
+/// set_compiler_config replaces them for the process.
 struct CompilerConfig {
   /// Whole steps compiled and fused (true) or each op on its own (eager).
   /// SINTER_COMPILER=1 or 0 sets it at startup.
@@ -50,6 +54,11 @@ struct CompilerConfig {
   /// only recomputation that costs no memory). See StepMemory's
   /// recomputed_values.
   int64_t memory_budget = 0;
+  /// SINTER_MEMORY_LIMIT: bytes all of Sinter's host memory may take; a
+  /// step whose plan does not fit what is left is refused before it runs
+  /// (Note [Out of memory before running]). 0: the system's available
+  /// memory.
+  int64_t memory_limit = 0;
   /// Note [Fallbacks are said]
   /// A step (or a tensor read) that cannot be compiled (an op or dtype the
   /// CPU backend lacks, no host C++ compiler) runs on the reference

@@ -1,0 +1,268 @@
+//===- Step.cpp - mark_step(): a step's graph to the compiler -------------===//
+#include "Step.h"
+#include "TensorImpl.h"
+#include "sinter/Compiler.h"
+#include "sinter/Error.h"
+#include "sinter/Metrics.h"
+#include "sinter/Reference.h"
+#include "sinter/lazy/Graph.h"
+#include "sinter/runtime/Environment.h"
+
+#include "Format.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace sinter {
+namespace {
+struct CompilerState {
+  std::mutex mutex;
+  // The defaults from the environment, read once (Note [The environment,
+  // read once] in sinter/runtime/Environment.h).
+  CompilerConfig config = [] {
+    const runtime::Environment &env = runtime::environment();
+    CompilerConfig config;
+    config.enabled = env.compiler_enabled;
+    config.use_reference = env.use_reference;
+    config.debug = env.debug;
+    config.dump_dir = env.dump_dir;
+    config.check_numerics = env.check_numerics;
+    config.memory_budget = env.memory_budget;
+    config.memory_limit = env.memory_limit;
+    return config;
+  }();
+  std::shared_ptr<detail::StepCompiler> compiler;
+};
+CompilerState &compilerState() {
+  static CompilerState *state = new CompilerState();
+  return *state;
+}
+} // namespace
+
+void set_compiler_config(const CompilerConfig &config, std::source_location where) {
+  SINTER_CHECK(config.memory_budget >= 0, where,
+               "CompilerConfig::memory_budget is " + std::to_string(config.memory_budget) +
+                   " bytes; it must be 0 (no budget) or positive");
+  SINTER_CHECK(config.memory_limit >= 0, where,
+               "CompilerConfig::memory_limit is " + std::to_string(config.memory_limit) +
+                   " bytes; it must be 0 (the system's available memory) or positive");
+  SINTER_CHECK(config.check_numerics >= 0 && config.check_numerics <= 2, where,
+               "CompilerConfig::check_numerics is " + std::to_string(config.check_numerics) +
+                   "; it must be 0 (off), 1 (NaN) or 2 (NaN and infinities)");
+  std::lock_guard<std::mutex> lock(compilerState().mutex);
+  compilerState().config = config;
+}
+
+CompilerConfig compiler_config() {
+  std::lock_guard<std::mutex> lock(compilerState().mutex);
+  return compilerState().config;
+}
+
+void detail::register_step_compiler(std::shared_ptr<StepCompiler> compiler) {
+  std::lock_guard<std::mutex> lock(compilerState().mutex);
+  compilerState().compiler = std::move(compiler);
+}
+
+std::shared_ptr<detail::StepCompiler> detail::step_compiler() {
+  std::lock_guard<std::mutex> lock(compilerState().mutex);
+  return compilerState().compiler;
+}
+
+namespace {
+
+/// Note [Donation] (the frontend's half; the compiler's is in
+/// compiler/lib/Compiler/Pipeline.cpp): the data nodes of a step that die
+/// with it, whose memory the step's results may take. mark_step() re-points
+/// every pending tensor at a new data node and drops the graph, so a node
+/// survives the step only if something outside the graph holds it (a tensor,
+/// a gradient function kept for a later backward, a node of another graph)
+/// or holds a node that reaches it. Counting each node's references from
+/// inside the graph and from mark_step itself finds those holders; a value
+/// whose memory another value shares is never given away either.
+/// With `inputs` and `given`, also every data node (topological order) and
+/// whether it is donatable.
+std::vector<const lazy::Node *> donatableInputs(const std::vector<lazy::NodePtr> &outputs,
+                                                std::vector<const lazy::Node *> *inputs = nullptr,
+                                                std::vector<bool> *given = nullptr) {
+  std::vector<const lazy::Node *> order = lazy::topological_order(outputs);
+  std::unordered_map<const lazy::Node *, long> inside, held;
+  for (const lazy::Node *node : order)
+    for (const lazy::NodePtr &operand : node->operands) {
+      ++inside[operand.get()];
+      held[operand.get()] = operand.use_count();
+    }
+  for (const lazy::NodePtr &output : outputs) {
+    inside[output.get()] += 2; // its pending tensor's handle and `outputs`
+    held[output.get()] = output.use_count();
+  }
+  std::unordered_set<const lazy::Node *> survives;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const lazy::Node *node = *it;
+    if (held[node] > inside[node])
+      survives.insert(node);
+    if (survives.count(node))
+      for (const lazy::NodePtr &operand : node->operands)
+        survives.insert(operand.get());
+  }
+  std::vector<const lazy::Node *> donatable;
+  for (const lazy::Node *node : order) {
+    if (node->op != lazy::Op::Data)
+      continue;
+    bool dies = !survives.count(node) && node->value && node->value.use_count() == 1 &&
+                node->value->sharedBytes().use_count() == 1;
+    if (dies)
+      donatable.push_back(node);
+    if (inputs != nullptr)
+      inputs->push_back(node);
+    if (given != nullptr)
+      given->push_back(dies);
+  }
+  return donatable;
+}
+
+/// Computes `outputs` (whose structure hash is `structure`) with the
+/// installed step compiler, as one compiled program or op by op as `config`
+/// says; false with the reason when it cannot.
+bool runWithCompiler(const std::vector<lazy::NodePtr> &outputs, uint64_t structure,
+                     const CompilerConfig &config, const std::vector<const lazy::Node *> &donatable,
+                     std::vector<std::shared_ptr<const lazy::Value>> &values, StepMetrics &step,
+                     std::string &why) {
+  std::shared_ptr<detail::StepCompiler> compiler = detail::step_compiler();
+  if (compiler == nullptr) {
+    why = "no step compiler is installed (link Sinter's compiler library and call "
+          "sinter::compiler::install())";
+    return false;
+  }
+  return config.enabled ? compiler->run(outputs, structure, config, donatable, values, step, why)
+                        : compiler->run_eager(outputs, config, values, step, why);
+}
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+thread_local bool forceReference = false;
+
+} // namespace
+
+reference::ReferenceGuard::ReferenceGuard() : previous_(forceReference) { forceReference = true; }
+reference::ReferenceGuard::~ReferenceGuard() { forceReference = previous_; }
+
+StepMemory plan_step(PlanOptions options, Loc loc) {
+  std::vector<std::shared_ptr<TensorImpl>> pending = detail::pendingTensors();
+  StepMemory memory;
+  if (pending.empty())
+    return memory;
+  std::vector<lazy::NodePtr> outputs;
+  for (const std::shared_ptr<TensorImpl> &impl : pending)
+    outputs.push_back(impl->node);
+  std::shared_ptr<detail::StepCompiler> compiler = detail::step_compiler();
+  SINTER_CHECK(compiler != nullptr, loc,
+               "plan_step: no step compiler is installed (link Sinter's compiler library and "
+               "call sinter::compiler::install())");
+  auto start = std::chrono::steady_clock::now();
+  StepMetrics step;
+  std::string why;
+  bool planned = compiler->plan(outputs, lazy::structural_hash(outputs), compiler_config(),
+                                donatableInputs(outputs), options.build_kernels, memory, step, why);
+  detail::addRun(step, secondsSince(start));
+  SINTER_CHECK(planned, loc, "plan_step: the step cannot be compiled: " + why);
+  return memory;
+}
+
+void mark_step(Loc loc) {
+  std::vector<std::shared_ptr<TensorImpl>> pending = detail::pendingTensors();
+  if (pending.empty())
+    return;
+  std::vector<lazy::NodePtr> outputs;
+  for (const std::shared_ptr<TensorImpl> &impl : pending)
+    outputs.push_back(impl->node);
+  uint64_t structure = detail::recordStep(outputs, loc);
+  CompilerConfig config = compiler_config();
+  if (config.debug >= 1)
+    detail::printMetricsAtExit();
+
+  auto start = std::chrono::steady_clock::now();
+  StepMetrics step;
+  bool compiled = false;
+  if (!config.use_reference) {
+    std::vector<std::shared_ptr<const lazy::Value>> values;
+    std::string why;
+    // Eager steps run op by op and give no memory away: no need to look.
+    std::vector<const lazy::Node *> donatable;
+    if (config.enabled) {
+      std::vector<const lazy::Node *> inputs;
+      std::vector<bool> given;
+      donatable = donatableInputs(outputs, &inputs, &given);
+      detail::recordDonation(structure, inputs, std::move(given), loc);
+    }
+    compiled = runWithCompiler(outputs, structure, config, donatable, values, step, why);
+    if (step.out_of_memory) // nothing ran: the tensors are still pending
+      throwError("mark_step: " + why, loc);
+    if (step.non_finite) // stopped at the kernel; the tensors are still pending
+      throwError(cat("mark_step: step ", metrics().steps, ": ", why), loc);
+    if (compiled)
+      for (size_t i = 0; i < pending.size(); ++i)
+        pending[i]->node->value = values[i];
+    else
+      detail::noteFallback(why, config, "the step", loc);
+  }
+  // Compute everything first (shared subgraphs once), then cut the graph:
+  // each live tensor becomes data, and the recorded history is freed.
+  if (!compiled)
+    for (const std::shared_ptr<TensorImpl> &impl : pending)
+      detail::evaluate(Tensor(impl));
+  for (const std::shared_ptr<TensorImpl> &impl : pending) {
+    auto data = std::make_shared<lazy::Node>();
+    data->op = lazy::Op::Data;
+    data->shape = impl->node->shape;
+    data->dtype = impl->node->dtype;
+    data->device = impl->node->device;
+    data->loc = impl->node->loc;
+    data->value = impl->node->value;
+    impl->node = std::move(data);
+  }
+  detail::addRun(step, secondsSince(start));
+  detail::recordStepEnd(compiled, config.enabled, step.memory);
+}
+
+/// The value of a tensor that is read (to_vector, item, printing), at the
+/// user's `loc`: computed the way mark_step() would compute it (compiled or
+/// eager, as configured; the graph of this tensor alone, cached by its
+/// structure like a step), or on the reference executor when so configured
+/// or when the compiler cannot.
+/// The graph is not cut: the next mark_step() computes the step as a whole.
+std::shared_ptr<const lazy::Value> detail::valueOf(const Tensor &tensor, Loc loc) {
+  const lazy::NodePtr &node = tensor.impl()->node;
+  if (node->value)
+    return node->value;
+  CompilerConfig config = compiler_config();
+  if (forceReference || config.use_reference || detail::step_compiler() == nullptr)
+    return detail::evaluate(tensor);
+  std::vector<lazy::NodePtr> outputs = {node};
+  std::vector<std::shared_ptr<const lazy::Value>> values;
+  StepMetrics step;
+  std::string why;
+  auto start = std::chrono::steady_clock::now();
+  // The graph stays (only mark_step cuts it): nothing is given away.
+  bool ran =
+      runWithCompiler(outputs, lazy::structural_hash(outputs), config, {}, values, step, why);
+  detail::addRun(step, secondsSince(start));
+  if (step.out_of_memory)
+    throwError("reading a tensor: " + why, loc);
+  if (step.non_finite)
+    throwError("reading a tensor: " + why, loc);
+  if (!ran) {
+    detail::noteFallback(why, config, "reading a tensor", loc);
+    return detail::evaluate(tensor);
+  }
+  node->value = values.front();
+  return node->value;
+}
+
+} // namespace sinter

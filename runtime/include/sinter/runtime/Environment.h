@@ -1,0 +1,63 @@
+//===- Environment.h - every environment variable Sinter reads, once ------===//
+//
+// Note [The environment, read once]
+// Sinter's environment variables are read in one place, once: the first call
+// of environment() (in practice the process's first tensor op, compiled step
+// or tool start) parses every one of them, prints a warning for each value
+// that is none of its forms (and then uses the default), and keeps the
+// result for the life of the process. Nothing else calls getenv for them.
+// A program that wants other settings sets them in code: the compiler's
+// through sinter::set_compiler_config (whose defaults come from here), the
+// kernel cache's folder through codegen::setKernelCacheDir. The README's
+// "Environment variables" table lists them all. Other libraries' variables
+// stay theirs: OpenMP reads OMP_* and GOMP_* itself (the runtime only sets
+// GOMP_SPINCOUNT when the user set neither it nor OMP_WAIT_POLICY), and
+// oneDNN its ISA cap, which the compiler mirrors (Note [Which library
+// multiplies]). A process started by sinter-train gets its job's settings
+// through these variables.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SINTER_RUNTIME_ENVIRONMENT_H
+#define SINTER_RUNTIME_ENVIRONMENT_H
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace sinter::runtime {
+
+struct Environment {
+  // The compiler's settings: the defaults of sinter::CompilerConfig.
+  bool compiler_enabled = true; ///< SINTER_COMPILER: 1 (compiled), 0 (eager)
+  bool use_reference = false;   ///< SINTER_COMPILER=reference
+  int debug = 0;                ///< SINTER_DEBUG: 0 to 4
+  std::string dump_dir;         ///< SINTER_DUMP_DIR
+  int check_numerics = 0;       ///< SINTER_CHECK_NUMERICS: 0, 1 (NaN), 2 (and infinities)
+  int64_t memory_budget = 0;    ///< SINTER_MEMORY_BUDGET: bytes, 0 for none
+  int64_t memory_limit = 0;     ///< SINTER_MEMORY_LIMIT: bytes, 0 for the system's
+  // Where the compiler finds and keeps things.
+  std::string cache_dir;   ///< SINTER_CACHE_DIR; empty: ~/.cache/sinter
+  std::string kernels_dir; ///< SINTER_KERNELS_DIR; empty: beside the library
+  std::string cxx;         ///< CXX: the host C++ compiler; empty: c++ on PATH
+  /// ONEDNN_MAX_CPU_ISA, else DNNL_MAX_CPU_ISA (oneDNN's own, mirrored).
+  std::string onednn_max_cpu_isa;
+  // The runtime's.
+  std::string profile;          ///< SINTER_PROFILE: "" (off), "-" (stderr) or a file
+  bool adaptive_threads = true; ///< SINTER_ADAPTIVE_THREADS=0 turns it off
+  std::string cuda_driver;      ///< SINTER_CUDA_DRIVER; empty: libcuda.so.1
+  /// One line per value that is none of its variable's forms, as printed.
+  std::vector<std::string> warnings;
+};
+
+/// The environment as `lookup` (getenv's shape: null when unset) gives it;
+/// what environment() parses, for tests.
+Environment parseEnvironment(const std::function<const char *(const char *)> &lookup);
+
+/// The process's environment, parsed at the first call (its warnings go to
+/// stderr then, once) and the same for the life of the process.
+const Environment &environment();
+
+} // namespace sinter::runtime
+
+#endif // SINTER_RUNTIME_ENVIRONMENT_H

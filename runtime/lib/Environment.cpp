@@ -1,0 +1,84 @@
+//===- Environment.cpp - every environment variable Sinter reads, once ----===//
+#include "sinter/runtime/Environment.h"
+
+#include "sinter/runtime/ByteCount.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace sinter::runtime {
+
+Environment parseEnvironment(const std::function<const char *(const char *)> &lookup) {
+  Environment env;
+  // The variable's value, or "" when unset.
+  auto text = [&](const char *name) {
+    const char *value = lookup(name);
+    return std::string(value != nullptr ? value : "");
+  };
+  auto warn = [&](const char *name, const std::string &value, const char *expected) {
+    env.warnings.push_back(std::string("sinter: warning: ") + name + "='" + value + "' is not " +
+                           expected);
+  };
+  if (const char *value = lookup("SINTER_COMPILER")) {
+    std::string mode = value;
+    if (mode != "1" && mode != "0" && mode != "reference")
+      warn("SINTER_COMPILER", mode, "1 (compiled), 0 (eager) or reference; steps run compiled");
+    env.compiler_enabled = mode != "0";
+    env.use_reference = mode == "reference";
+  }
+  if (const char *value = lookup("SINTER_DEBUG")) {
+    char *end = nullptr;
+    long level = std::strtol(value, &end, 10);
+    if (end == value || *end != '\0' || level < 0 || level > 4)
+      warn("SINTER_DEBUG", value, "a level from 0 to 4");
+    else
+      env.debug = static_cast<int>(level);
+  }
+  env.dump_dir = text("SINTER_DUMP_DIR");
+  if (std::string level = text("SINTER_CHECK_NUMERICS"); !level.empty()) {
+    if (level != "0" && level != "1" && level != "2")
+      warn("SINTER_CHECK_NUMERICS", level,
+           "0 (off), 1 (NaN) or 2 (NaN and infinities); numerics are not checked");
+    else
+      env.check_numerics = level[0] - '0';
+  }
+  auto bytes = [&](const char *name, int64_t &into, const char *otherwise) {
+    std::string value = text(name);
+    if (value.empty())
+      return;
+    int64_t parsed = parseByteCount(value);
+    if (parsed < 0)
+      warn(name, value,
+           (std::string("a number of bytes (optionally with KiB, MiB or GiB); ") + otherwise)
+               .c_str());
+    else
+      into = parsed;
+  };
+  bytes("SINTER_MEMORY_BUDGET", env.memory_budget, "no budget");
+  bytes("SINTER_MEMORY_LIMIT", env.memory_limit, "ignored");
+  env.cache_dir = text("SINTER_CACHE_DIR");
+  env.kernels_dir = text("SINTER_KERNELS_DIR");
+  env.cxx = text("CXX");
+  env.onednn_max_cpu_isa = text("ONEDNN_MAX_CPU_ISA");
+  if (env.onednn_max_cpu_isa.empty())
+    env.onednn_max_cpu_isa = text("DNNL_MAX_CPU_ISA");
+  if (std::string profile = text("SINTER_PROFILE"); !profile.empty() && profile != "0")
+    env.profile = profile == "1" ? "-" : profile;
+  env.adaptive_threads = text("SINTER_ADAPTIVE_THREADS") != "0";
+  env.cuda_driver = text("SINTER_CUDA_DRIVER");
+  return env;
+}
+
+const Environment &environment() {
+  static const Environment *env = [] {
+    auto *parsed =
+        new Environment(parseEnvironment([](const char *name) { return std::getenv(name); }));
+    for (const std::string &warning : parsed->warnings)
+      std::fprintf(stderr, "%s\n", warning.c_str());
+    return parsed;
+  }();
+  return *env;
+}
+
+} // namespace sinter::runtime

@@ -1,0 +1,101 @@
+//===- EnvironmentTest.cpp - the environment, parsed once -----------------===//
+#include "sinter/runtime/Environment.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+namespace sinter::runtime {
+namespace {
+
+Environment parse(const std::map<std::string, std::string> &variables) {
+  return parseEnvironment([&](const char *name) -> const char * {
+    auto it = variables.find(name);
+    return it == variables.end() ? nullptr : it->second.c_str();
+  });
+}
+
+TEST(Environment, NothingSetGivesTheDefaults) {
+  Environment env = parse({});
+  EXPECT_TRUE(env.compiler_enabled);
+  EXPECT_FALSE(env.use_reference);
+  EXPECT_EQ(env.debug, 0);
+  EXPECT_EQ(env.check_numerics, 0);
+  EXPECT_EQ(env.memory_budget, 0);
+  EXPECT_EQ(env.memory_limit, 0);
+  EXPECT_EQ(env.cache_dir, "");
+  EXPECT_EQ(env.profile, "");
+  EXPECT_TRUE(env.adaptive_threads);
+  EXPECT_TRUE(env.warnings.empty());
+}
+
+TEST(Environment, EveryVariableIsRead) {
+  Environment env = parse({{"SINTER_COMPILER", "reference"},
+                           {"SINTER_DEBUG", "3"},
+                           {"SINTER_DUMP_DIR", "/tmp/dumps"},
+                           {"SINTER_CHECK_NUMERICS", "2"},
+                           {"SINTER_MEMORY_BUDGET", "256MiB"},
+                           {"SINTER_MEMORY_LIMIT", "2GiB"},
+                           {"SINTER_CACHE_DIR", "/tmp/cache"},
+                           {"SINTER_KERNELS_DIR", "/tmp/kernels"},
+                           {"CXX", "clang++"},
+                           {"DNNL_MAX_CPU_ISA", "AVX2"},
+                           {"SINTER_PROFILE", "1"},
+                           {"SINTER_ADAPTIVE_THREADS", "0"},
+                           {"SINTER_CUDA_DRIVER", "/opt/libcuda.so"}});
+  EXPECT_TRUE(env.compiler_enabled);
+  EXPECT_TRUE(env.use_reference);
+  EXPECT_EQ(env.debug, 3);
+  EXPECT_EQ(env.dump_dir, "/tmp/dumps");
+  EXPECT_EQ(env.check_numerics, 2);
+  EXPECT_EQ(env.memory_budget, 256 << 20);
+  EXPECT_EQ(env.memory_limit, int64_t(2) << 30);
+  EXPECT_EQ(env.cache_dir, "/tmp/cache");
+  EXPECT_EQ(env.kernels_dir, "/tmp/kernels");
+  EXPECT_EQ(env.cxx, "clang++");
+  EXPECT_EQ(env.onednn_max_cpu_isa, "AVX2");
+  EXPECT_EQ(env.profile, "-"); // 1: stderr
+  EXPECT_FALSE(env.adaptive_threads);
+  EXPECT_EQ(env.cuda_driver, "/opt/libcuda.so");
+  EXPECT_TRUE(env.warnings.empty());
+  EXPECT_FALSE(parse({{"SINTER_COMPILER", "0"}}).compiler_enabled);
+  EXPECT_EQ(parse({{"SINTER_PROFILE", "/tmp/profile.txt"}}).profile, "/tmp/profile.txt");
+  EXPECT_EQ(parse({{"SINTER_PROFILE", "0"}}).profile, "");
+  // oneDNN's own name wins over its older one, as oneDNN reads them.
+  EXPECT_EQ(parse({{"ONEDNN_MAX_CPU_ISA", "AVX512_CORE"}, {"DNNL_MAX_CPU_ISA", "AVX2"}})
+                .onednn_max_cpu_isa,
+            "AVX512_CORE");
+}
+
+TEST(Environment, AValueOfNoFormIsSaidAndTheDefaultKept) {
+  Environment env = parse({{"SINTER_COMPILER", "banana"},
+                           {"SINTER_DEBUG", "9"},
+                           {"SINTER_CHECK_NUMERICS", "yes"},
+                           {"SINTER_MEMORY_BUDGET", "lots"},
+                           {"SINTER_MEMORY_LIMIT", "-5"}});
+  ASSERT_EQ(env.warnings.size(), 5u);
+  EXPECT_EQ(env.warnings[0], "sinter: warning: SINTER_COMPILER='banana' is not 1 (compiled), 0 "
+                             "(eager) or reference; steps run compiled");
+  EXPECT_EQ(env.warnings[1], "sinter: warning: SINTER_DEBUG='9' is not a level from 0 to 4");
+  EXPECT_EQ(env.warnings[2], "sinter: warning: SINTER_CHECK_NUMERICS='yes' is not 0 (off), 1 "
+                             "(NaN) or 2 (NaN and infinities); numerics are not checked");
+  EXPECT_EQ(env.warnings[3], "sinter: warning: SINTER_MEMORY_BUDGET='lots' is not a number of "
+                             "bytes (optionally with KiB, MiB or GiB); no budget");
+  EXPECT_EQ(env.warnings[4], "sinter: warning: SINTER_MEMORY_LIMIT='-5' is not a number of bytes "
+                             "(optionally with KiB, MiB or GiB); ignored");
+  EXPECT_TRUE(env.compiler_enabled);
+  EXPECT_FALSE(env.use_reference);
+  EXPECT_EQ(env.debug, 0);
+  EXPECT_EQ(env.check_numerics, 0);
+  EXPECT_EQ(env.memory_budget, 0);
+  EXPECT_EQ(env.memory_limit, 0);
+}
+
+TEST(Environment, ReadOnceForTheProcess) {
+  const Environment &first = environment();
+  EXPECT_EQ(&first, &environment());
+}
+
+} // namespace
+} // namespace sinter::runtime
