@@ -48,6 +48,23 @@ template <typename T> static inline bool wins(const T *in, int64_t x, int64_t be
   return best < 0 || in[x] > in[best] || (in[x] != in[x] && in[best] == in[best]);
 }
 
+// Calls winner(o, x) with the element x that wins output o's max window,
+// for each window that holds an element.
+template <const sinter_pool2d_shape &S, typename T, typename Winner>
+static inline void maxWindows(const T *input, Winner winner) {
+  int64_t best = -1;
+  windows<S>(
+      [&](int64_t, int64_t x) {
+        if (wins(input, x, best))
+          best = x;
+      },
+      [&](int64_t o) {
+        if (best >= 0)
+          winner(o, best);
+        best = -1;
+      });
+}
+
 template <typename T> static inline void zero(T *x, int64_t count) {
   for (int64_t i = 0; i < count; ++i)
     x[i] = 0;
@@ -60,18 +77,8 @@ static inline void sinter_pool2d(const T *input, T *output) {
   namespace d = sinter_pool2d_detail;
   constexpr float window = static_cast<float>(S.kernel_h * S.kernel_w);
   d::zero(output, S.planes * S.out_h * S.out_w);
-  int64_t best = -1;
   if constexpr (S.max)
-    d::windows<S>(
-        [&](int64_t, int64_t x) {
-          if (d::wins(input, x, best))
-            best = x;
-        },
-        [&](int64_t o) {
-          if (best >= 0)
-            output[o] = input[best];
-          best = -1;
-        });
+    d::maxWindows<S>(input, [&](int64_t o, int64_t best) { output[o] = input[best]; });
   else
     d::windows<S>([&](int64_t o, int64_t x) { output[o] += input[x] / window; }, [](int64_t) {});
 }
@@ -83,18 +90,8 @@ static inline void sinter_pool2d_backward(const T *input, const T *grad_output, 
   namespace d = sinter_pool2d_detail;
   constexpr float window = static_cast<float>(S.kernel_h * S.kernel_w);
   d::zero(grad_input, S.planes * S.height * S.width);
-  int64_t best = -1;
   if constexpr (S.max)
-    d::windows<S>(
-        [&](int64_t, int64_t x) {
-          if (d::wins(input, x, best))
-            best = x;
-        },
-        [&](int64_t o) {
-          if (best >= 0)
-            grad_input[best] += grad_output[o];
-          best = -1;
-        });
+    d::maxWindows<S>(input, [&](int64_t o, int64_t best) { grad_input[best] += grad_output[o]; });
   else
     d::windows<S>([&](int64_t o, int64_t x) { grad_input[x] += grad_output[o] / window; },
                   [](int64_t) {});
