@@ -335,25 +335,10 @@ std::string dataFingerprint(const data::Dataset &dataset) {
   return text;
 }
 
-/// The checkpoint's data fingerprint, a job's constant (computed at its first
-/// use).
-class DataIdentity {
-public:
-  explicit DataIdentity(const data::Dataset &dataset) : dataset_(dataset) {}
-  const std::string &fingerprint() {
-    if (fingerprint_.empty())
-      fingerprint_ = dataFingerprint(dataset_);
-    return fingerprint_;
-  }
-
-private:
-  const data::Dataset &dataset_;
-  std::string fingerprint_;
-};
-
 void saveCheckpoint(const std::string &path, const Job &job, int64_t batchSize, int64_t total,
                     nn::Module &model, const optim::Optimizer &optimizer,
-                    const optim::LRScheduler &schedule, const Position &at, DataIdentity &data) {
+                    const optim::LRScheduler &schedule, const Position &at,
+                    const std::string &data) {
   io::NamedTensors tensors;
   for (const auto &[name, p] : model.named_parameters())
     tensors.emplace_back("model." + name, p);
@@ -368,7 +353,7 @@ void saveCheckpoint(const std::string &path, const Job &job, int64_t batchSize, 
       {"entry_point", job.entry_point},
       {"batch_size", std::to_string(batchSize)},
       {"total_steps", std::to_string(total)},
-      {"data", data.fingerprint()},
+      {"data", data},
       {"optimizer_tensors", std::to_string(state.size())},
       {"step", std::to_string(at.step)},
       {"epoch", std::to_string(at.epoch)},
@@ -385,7 +370,7 @@ void saveCheckpoint(const std::string &path, const Job &job, int64_t batchSize, 
 /// where the run continues. Throws JobError for one of another job.
 Position loadCheckpoint(const std::string &path, const Job &job, int64_t batchSize, int64_t total,
                         nn::Module &model, optim::Optimizer &optimizer,
-                        optim::LRScheduler &schedule, DataIdentity &data) {
+                        optim::LRScheduler &schedule, const std::string &data) {
   if (!fs::exists(path))
     throw JobError("--resume", "no checkpoint at " + path);
   io::SafetensorsFile file = io::load_safetensors(path);
@@ -406,12 +391,12 @@ Position loadCheckpoint(const std::string &path, const Job &job, int64_t batchSi
   mustMatch("entry_point", job.entry_point);
   mustMatch("batch_size", std::to_string(batchSize));
   mustMatch("total_steps", std::to_string(total));
-  if (meta("data") != data.fingerprint())
+  if (meta("data") != data)
     throw JobError("--resume", "the checkpoint " + path +
                                    " was trained on other data than this "
                                    "job's " +
                                    job.dataset + " (examples and CRC-32 of a sample: " +
-                                   meta("data") + ", this job's " + data.fingerprint() + ")");
+                                   meta("data") + ", this job's " + data + ")");
   // Every tensor must be the model's or the optimizer's, as PyTorch's strict
   // load_state_dict wants: a stray one means another model's file.
   std::set<std::string> ours;
@@ -732,7 +717,8 @@ int trainZooModel(const Job &job, const RunOptions &options) {
   std::string checkpoint =
       options.checkpoint.empty() ? job.output_dir + "/checkpoint.safetensors" : options.checkpoint;
   Position at;
-  DataIdentity data(*task.train);
+  // Every job writes a checkpoint at its end, so this is always needed.
+  const std::string data = dataFingerprint(*task.train);
   if (options.resume) {
     at = loadCheckpoint(checkpoint, job, batchSize, total, *model, optimizer, schedule, data);
     if (at.step >= total) {
