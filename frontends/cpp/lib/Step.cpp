@@ -215,8 +215,7 @@ void mark_step(Loc loc) {
   // Compute everything first (shared subgraphs once), then cut the graph:
   // each live tensor becomes data, and the recorded history is freed.
   if (!compiled)
-    for (const std::shared_ptr<TensorImpl> &impl : pending)
-      detail::evaluate(Tensor(impl));
+    detail::evaluateStep(outputs);
   for (const std::shared_ptr<TensorImpl> &impl : pending) {
     auto data = std::make_shared<lazy::Node>();
     data->op = lazy::Op::Data;

@@ -75,6 +75,11 @@ void attachGrad(Tensor &result, std::string_view name, const std::vector<Tensor>
 /// Computes `tensor` (and what it depends on) on the reference executor.
 std::shared_ptr<const lazy::Value> evaluate(const Tensor &tensor);
 
+/// Computes the pending `outputs` of a step on the reference executor, all in
+/// one pass; a value nothing outside the step holds is freed after its last
+/// consumer has run (Note [The reference step frees what it no longer needs]).
+void evaluateStep(const std::vector<lazy::NodePtr> &outputs);
+
 /// Rounds `x` to what an element of `dtype` can hold.
 double roundTo(DType dtype, double x);
 
