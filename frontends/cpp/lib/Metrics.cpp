@@ -150,13 +150,6 @@ void reset_metrics() {
   state.sites.clear();
 }
 
-CompileSeconds &CompileSeconds::operator+=(const CompileSeconds &other) {
-  lower += other.lower;
-  passes += other.passes;
-  codegen += other.codegen;
-  build += other.build;
-  return *this;
-}
 
 std::string metrics_report() {
   Metrics m = metrics();
