@@ -214,12 +214,14 @@ void printMemoryReport(const StepMemory &m, bool json) {
   if (json) {
     std::printf("{\"inputs_bytes\": %lld, \"result_bytes\": %lld, \"arena_bytes\": %lld, "
                 "\"peak_tensor_bytes\": %lld, \"peak_workspace_bytes\": %lld, "
-                "\"recomputed_values\": %lld, \"recompute_operations\": %lld, \"by_line\": [",
+                "\"recomputed_values\": %lld, \"recompute_operations\": %lld, \"pipeline_runs\": %lld, "
+                "\"by_line\": [",
                 static_cast<long long>(m.persistent_bytes), static_cast<long long>(m.result_bytes),
                 static_cast<long long>(m.arena_bytes), static_cast<long long>(m.peak_tensor_bytes),
                 static_cast<long long>(m.peak_workspace_bytes),
                 static_cast<long long>(m.recomputed_values),
-                static_cast<long long>(m.recompute_operations));
+                static_cast<long long>(m.recompute_operations),
+                static_cast<long long>(m.pipeline_runs));
     for (size_t i = 0; i < m.peak_by_line.size(); ++i)
       std::printf("%s{\"line\": \"%s\", \"bytes\": %lld}", i ? ", " : "",
                   m.peak_by_line[i].line.c_str(), static_cast<long long>(m.peak_by_line[i].bytes));
@@ -254,6 +256,9 @@ void printMemoryReport(const StepMemory &m, bool json) {
   std::printf("recomputed instead of kept: %lld values, %lld extra operations a step\n",
               static_cast<long long>(m.recomputed_values),
               static_cast<long long>(m.recompute_operations));
+  std::printf("passes run to fit the memory budget: %lld time%s\n",
+              static_cast<long long>(m.pipeline_runs),
+              m.pipeline_runs == 1 ? "" : "s");
 }
 
 /// A training step of `model` at `batch`, recorded and planned, not run: the
@@ -447,7 +452,8 @@ int run() {
                   "\"compile_s\": %.3f, \"fallbacks\": %lld, \"first_loss\": %.6f, "
                   "\"last_loss\": %.6f, "
                   "\"planned_peak_bytes\": %s, \"measured_peak_bytes\": %s, "
-                  "\"persistent_bytes\": %s, \"chosen_batch_size\": %s, \"machine_busy\": %s}\n",
+                  "\"persistent_bytes\": %s, \"pipeline_runs\": %s, \"chosen_batch_size\": %s, "
+                  "\"machine_busy\": %s}\n",
                   model.c_str(), r.mode.c_str(), static_cast<long long>(batch),
                   static_cast<long long>(length), threads == "all" ? "null" : threads.c_str(),
                   static_cast<long long>(steps), r.stepMsMedian, r.samplesPerSecond,
@@ -455,7 +461,8 @@ int run() {
                   static_cast<long long>(r.fallbacks), r.firstLoss, r.lastLoss,
                   orNull(r.memory, &StepMemory::planned_peak_bytes).c_str(),
                   orNull(r.memory, &StepMemory::measured_peak_bytes).c_str(),
-                  orNull(r.memory, &StepMemory::persistent_bytes).c_str(), chosen.c_str(),
+                  orNull(r.memory, &StepMemory::persistent_bytes).c_str(),
+                  orNull(r.memory, &StepMemory::pipeline_runs).c_str(), chosen.c_str(),
                   busy ? "true" : "false");
     } else {
       std::printf("%-9s %s batch %lld, threads %s: median step %.2f ms, %.1f samples/s, peak "

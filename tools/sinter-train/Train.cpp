@@ -335,15 +335,23 @@ std::string dataFingerprint(const data::Dataset &dataset) {
   return text;
 }
 
-void saveCheckpoint(const std::string &path, const Job &job, int64_t batchSize, int64_t total,
-                    nn::Module &model, const optim::Optimizer &optimizer,
-                    const optim::LRScheduler &schedule, const Position &at,
-                    const std::string &data) {
+/// The model's tensors as a checkpoint names them, "model.<name>": every
+/// parameter, then every buffer (handles: restoring into them restores the
+/// model).
+io::NamedTensors modelTensors(nn::Module &model) {
   io::NamedTensors tensors;
   for (const auto &[name, p] : model.named_parameters())
     tensors.emplace_back("model." + name, p);
   for (const auto &[name, b] : model.named_buffers())
     tensors.emplace_back("model." + name, b);
+  return tensors;
+}
+
+void saveCheckpoint(const std::string &path, const Job &job, int64_t batchSize, int64_t total,
+                    nn::Module &model, const optim::Optimizer &optimizer,
+                    const optim::LRScheduler &schedule, const Position &at,
+                    const std::string &data) {
+  io::NamedTensors tensors = modelTensors(model);
   optim::Optimizer::State state = optimizer.state_dict();
   for (const auto &[name, s] : state)
     tensors.emplace_back("optimizer." + name, s);
@@ -399,11 +407,10 @@ Position loadCheckpoint(const std::string &path, const Job &job, int64_t batchSi
                                    meta("data") + ", this job's " + data + ")");
   // Every tensor must be the model's or the optimizer's, as PyTorch's strict
   // load_state_dict wants: a stray one means another model's file.
+  io::NamedTensors modelState = modelTensors(model);
   std::set<std::string> ours;
-  for (const auto &[name, p] : model.named_parameters())
-    ours.insert("model." + name);
-  for (const auto &[name, b] : model.named_buffers())
-    ours.insert("model." + name);
+  for (const auto &[name, tensor] : modelState)
+    ours.insert(name);
   int64_t optimizerTensors = 0;
   for (const auto &[name, tensor] : file.tensors) {
     if (name.rfind("optimizer.", 0) == 0)
@@ -414,19 +421,15 @@ Position loadCheckpoint(const std::string &path, const Job &job, int64_t batchSi
   }
   {
     NoGradGuard noGrad;
-    auto restore = [&](const std::string &name, Tensor &into) {
-      const Tensor &saved = file.at("model." + name);
+    for (auto &[name, into] : modelState) {
+      const Tensor &saved = file.at(name);
       if (saved.shape() != into.shape() || saved.dtype() != into.dtype())
-        throw JobError(path, "model." + name + " is " + toString(saved.shape()) + " " +
+        throw JobError(path, name + " is " + toString(saved.shape()) + " " +
                                  std::string(sinter::name(saved.dtype())) + ", the model's " +
                                  toString(into.shape()) + " " +
                                  std::string(sinter::name(into.dtype())));
       into.copy_(saved);
-    };
-    for (auto [name, p] : model.named_parameters())
-      restore(name, p);
-    for (auto [name, b] : model.named_buffers())
-      restore(name, b);
+    }
   }
   // A count of the optimizer's tensors that the metadata does not promise is a
   // file whose state was cut (Adam would silently restart its moments).

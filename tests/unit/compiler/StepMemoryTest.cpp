@@ -378,6 +378,7 @@ TEST(Rematerialization, ABudgetBelowThePeakTrainsWithIdenticalLosses) {
   std::vector<float> unconstrained = gptLosses({}, 3, free);
   EXPECT_GT(free.recomputed_values, 0);
   EXPECT_GT(free.recompute_operations, 0);
+  EXPECT_EQ(free.pipeline_runs, 1); // no budget: the passes run once
   // A budget nothing can meet: everything worth trading is traded.
   std::vector<float> constrained = gptLosses({.memory_budget = 1}, 3, least);
   EXPECT_EQ(constrained, unconstrained);
@@ -385,11 +386,17 @@ TEST(Rematerialization, ABudgetBelowThePeakTrainsWithIdenticalLosses) {
   EXPECT_EQ(least.measured_peak_bytes, least.planned_peak_bytes);
   EXPECT_GT(least.recomputed_values, free.recomputed_values);
   EXPECT_GT(least.recompute_operations, free.recompute_operations);
+  // Nothing is left to trade, so running the passes again with less of the
+  // budget for the arena would give the same plan: they ran once (Note
+  // [Fitting a memory budget]).
+  EXPECT_EQ(least.pipeline_runs, 1);
   // A budget that can be met, below the unconstrained step: the plan fits.
   std::vector<float> fitting = gptLosses({.memory_budget = least.planned_peak_bytes}, 3, fitted);
   EXPECT_EQ(fitting, unconstrained);
   EXPECT_LE(fitted.planned_peak_bytes, least.planned_peak_bytes);
   EXPECT_EQ(fitted.measured_peak_bytes, fitted.planned_peak_bytes);
+  EXPECT_GE(fitted.pipeline_runs, 1);
+  EXPECT_LE(fitted.pipeline_runs, 5);
 }
 
 TEST(Rematerialization, ANegativeBudgetIsRefused) {

@@ -85,6 +85,9 @@ struct StepMemory {
   /// operations per step that costs.
   int64_t recomputed_values = 0;
   int64_t recompute_operations = 0;
+  /// How many times the compiler ran its passes to fit the memory budget (1:
+  /// the first plan fit, or there is no budget).
+  int64_t pipeline_runs = 1;
 };
 
 /// What running one step did (the step compiler fills it in).

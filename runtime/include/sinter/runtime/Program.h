@@ -142,6 +142,10 @@ struct Program {
     /// arithmetic operations that costs per run.
     int64_t recomputedValues = 0;
     int64_t recomputeOperations = 0;
+    /// How many times the pass pipeline ran to fit a memory budget (Note
+    /// [Fitting a memory budget] in compiler/lib/Compiler/Pipeline.cpp): 1
+    /// when the first plan fit, or without a budget.
+    int pipelineRuns = 1;
   };
   Report report;
 };
