@@ -162,6 +162,10 @@ bool lowerAndPlan(const std::vector<std::vector<lazy::NodePtr>> &graphs,
   // `sinter.estimated_peak`): it ran out of trades, and every lower share
   // trades the same (a budget the step cannot meet was planned five times:
   // bert-mini's first step in 32 MiB, gpt-mini's batch 53 in 256 MiB).
+  // The estimate is not the plan: it counts an input and the result written
+  // over it (Note [In-place kernels]) twice, and packing can lose some bytes
+  // to gaps; measured from -8.6% (resnet18) to +40% (gpt-mini at batch 52)
+  // of the plan (benchmarks/README.md, "Planning under a budget").
   constexpr int kBudgetAttempts = 5;
   bool budgeted = memoryBudget > 0 && graphs.size() == 1;
   int64_t arenaBudget = budgeted ? memoryBudget : 0;

@@ -104,6 +104,8 @@ func.func @from_siblings(%x: tensor<32x64xf32>, %w: tensor<64x64xf32>, %p: tenso
 // CHECK: %[[F:.*]]:3 = sinter.fusion
 // CHECK: sinter.fusion %[[F]]#0, %[[F]]#1 : (tensor<32x64xf32>, tensor<32x1xf32>) -> tensor<32x64xf32>
 // BUDGET-LABEL: func.func @two_starts
+// The estimate stays over the budget: nothing is left to trade.
+// BUDGET-SAME: sinter.estimated_peak = 123008 : i64
 // BUDGET-SAME: sinter.rematerialized = array<i64: 1, 1048576>
 // BUDGET: %[[F:.*]]:3 = sinter.fusion
 // BUDGET: sinter.matmul %[[F]]#2, %arg3
@@ -171,6 +173,7 @@ func.func @two_starts(%x0: tensor<32x64xf32>, %x1: tensor<32x64xf32>, %w0: tenso
 // CHECK-COUNT-1: sinter.reduce_sum
 // CHECK-NOT: sinter.reduce_sum
 // BUDGET-LABEL: func.func @costly
+// BUDGET-SAME: sinter.estimated_peak = 58368 : i64
 // BUDGET-COUNT-2: sinter.reduce_sum
 func.func @costly(%x: tensor<32x256xf32>, %m: tensor<256x256xf32>, %w: tensor<64x8xf32>, %p: tensor<64x128xf32>, %q: tensor<128x64xf32>) -> (tensor<32x8xf32>, tensor<32x8xf32>, tensor<32x8xf32>, tensor<64x64xf32>) {
   %h = sinter.matmul %x, %m : tensor<32x256xf32>, tensor<256x256xf32>
