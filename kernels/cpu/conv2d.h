@@ -128,25 +128,22 @@ static inline void col2im(const float *col, float *grad_input, int64_t b0, int64
 }
 
 // The output (gradient) of the chunk's images, group g, as one [og, n]
-// matrix: gathered into `aux` from `output`, or scattered back.
-template <const sinter_conv2d_shape &S>
-static inline void gatherOutputs(const float *output, float *aux, int64_t b0, int64_t g) {
+// matrix `aux`: gathered into it from `output` (ToOutput false), or
+// scattered from it back into `output`.
+template <const sinter_conv2d_shape &S, bool ToOutput>
+static inline void moveOutputs(const float *from, float *to, int64_t b0, int64_t g) {
   using D = Dims<S>;
 #pragma omp parallel for
   for (int64_t o = 0; o < D::og; ++o)
     for (int64_t j = 0; j < S.images; ++j)
-      for (int64_t q = 0; q < D::p; ++q)
-        aux[o * D::n + j * D::p + q] = output[(b0 + j) * D::out_image + (g * D::og + o) * D::p + q];
-}
-
-template <const sinter_conv2d_shape &S>
-static inline void scatterOutputs(const float *aux, float *output, int64_t b0, int64_t g) {
-  using D = Dims<S>;
-#pragma omp parallel for
-  for (int64_t o = 0; o < D::og; ++o)
-    for (int64_t j = 0; j < S.images; ++j)
-      for (int64_t q = 0; q < D::p; ++q)
-        output[(b0 + j) * D::out_image + (g * D::og + o) * D::p + q] = aux[o * D::n + j * D::p + q];
+      for (int64_t q = 0; q < D::p; ++q) {
+        int64_t packed = o * D::n + j * D::p + q;
+        int64_t laidOut = (b0 + j) * D::out_image + (g * D::og + o) * D::p + q;
+        if constexpr (ToOutput)
+          to[laidOut] = from[packed];
+        else
+          to[packed] = from[laidOut];
+      }
 }
 
 template <const sinter_conv2d_shape &S>
@@ -180,7 +177,7 @@ static inline void sinter_conv2d(const float *input, const float *filters, float
         d::product<S>(false, false, D::og, D::n, D::k, filters + g * D::og * D::k, D::k, col, D::n,
                       0.0f, matrix, D::n);
         if (S.images > 1)
-          d::scatterOutputs<S>(aux, output, b0, g);
+          d::moveOutputs<S, true>(aux, output, b0, g);
       }
   }
 }
@@ -197,7 +194,7 @@ static inline void sinter_conv2d_backward_input(const float *grad_output, const 
       for (int64_t g = 0; g < S.groups; ++g) {
         const float *matrix = grad_output + b0 * D::out_image + g * D::og * D::p;
         if (S.images > 1) {
-          d::gatherOutputs<S>(grad_output, aux, b0, g);
+          d::moveOutputs<S, false>(grad_output, aux, b0, g);
           matrix = aux;
         }
         d::product<S>(true, false, D::k, D::n, D::og, filters + g * D::og * D::k, D::k, matrix,
@@ -226,7 +223,7 @@ static inline void sinter_conv2d_backward_filter(const float *input, const float
         d::im2col<S>(input, col, b0, g);
         const float *matrix = grad_output + b0 * D::out_image + g * D::og * D::p;
         if (S.images > 1) {
-          d::gatherOutputs<S>(grad_output, aux, b0, g);
+          d::moveOutputs<S, false>(grad_output, aux, b0, g);
           matrix = aux;
         }
         d::product<S>(false, true, rows, width, D::n, t ? col : matrix, D::n, t ? matrix : col,
