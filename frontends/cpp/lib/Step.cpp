@@ -6,14 +6,12 @@
 #include "sinter/Metrics.h"
 #include "sinter/Reference.h"
 #include "sinter/lazy/Graph.h"
-#include "sinter/runtime/Environment.h"
 
 #include "Format.h"
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
