@@ -661,7 +661,8 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
     // over the budget means nothing is left to trade (Note [Fitting a memory
     // budget] in compiler/lib/Compiler/Pipeline.cpp).
     if (budget > 0)
-      function->setAttr("sinter.estimated_peak", Builder(&getContext()).getI64IntegerAttr(outcome.peak));
+      function->setAttr("sinter.estimated_peak",
+                        Builder(&getContext()).getI64IntegerAttr(outcome.peak));
     // What was traded, for the compiler's metrics: [recomputed, operations].
     if (outcome.count > 0)
       function->setAttr(

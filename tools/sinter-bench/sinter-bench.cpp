@@ -212,16 +212,15 @@ int64_t parseBytes(const std::string &text, const char *flag) {
 /// and kernel workspace) and by the user's source line.
 void printMemoryReport(const StepMemory &m, bool json) {
   if (json) {
-    std::printf("{\"inputs_bytes\": %lld, \"result_bytes\": %lld, \"arena_bytes\": %lld, "
-                "\"peak_tensor_bytes\": %lld, \"peak_workspace_bytes\": %lld, "
-                "\"recomputed_values\": %lld, \"recompute_operations\": %lld, \"pipeline_runs\": %lld, "
-                "\"by_line\": [",
-                static_cast<long long>(m.persistent_bytes), static_cast<long long>(m.result_bytes),
-                static_cast<long long>(m.arena_bytes), static_cast<long long>(m.peak_tensor_bytes),
-                static_cast<long long>(m.peak_workspace_bytes),
-                static_cast<long long>(m.recomputed_values),
-                static_cast<long long>(m.recompute_operations),
-                static_cast<long long>(m.pipeline_runs));
+    std::printf(
+        "{\"inputs_bytes\": %lld, \"result_bytes\": %lld, \"arena_bytes\": %lld, "
+        "\"peak_tensor_bytes\": %lld, \"peak_workspace_bytes\": %lld, "
+        "\"recomputed_values\": %lld, \"recompute_operations\": %lld, \"pipeline_runs\": %lld, "
+        "\"by_line\": [",
+        static_cast<long long>(m.persistent_bytes), static_cast<long long>(m.result_bytes),
+        static_cast<long long>(m.arena_bytes), static_cast<long long>(m.peak_tensor_bytes),
+        static_cast<long long>(m.peak_workspace_bytes), static_cast<long long>(m.recomputed_values),
+        static_cast<long long>(m.recompute_operations), static_cast<long long>(m.pipeline_runs));
     for (size_t i = 0; i < m.peak_by_line.size(); ++i)
       std::printf("%s{\"line\": \"%s\", \"bytes\": %lld}", i ? ", " : "",
                   m.peak_by_line[i].line.c_str(), static_cast<long long>(m.peak_by_line[i].bytes));
@@ -257,8 +256,7 @@ void printMemoryReport(const StepMemory &m, bool json) {
               static_cast<long long>(m.recomputed_values),
               static_cast<long long>(m.recompute_operations));
   std::printf("passes run to fit the memory budget: %lld time%s\n",
-              static_cast<long long>(m.pipeline_runs),
-              m.pipeline_runs == 1 ? "" : "s");
+              static_cast<long long>(m.pipeline_runs), m.pipeline_runs == 1 ? "" : "s");
 }
 
 /// A training step of `model` at `batch`, recorded and planned, not run: the

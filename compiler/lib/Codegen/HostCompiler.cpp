@@ -175,22 +175,25 @@ std::string hostCpu() {
 
 namespace {
 std::mutex cacheDirMutex;
-std::string *cacheDirOverride = nullptr; // setKernelCacheDir's, when given
+std::string &cacheDirOverride() { // setKernelCacheDir's folder; "" when none
+  static auto *dir = new std::string();
+  return *dir;
+}
 } // namespace
 
 void setKernelCacheDir(const std::string &dir) {
   std::lock_guard<std::mutex> lock(cacheDirMutex);
-  delete cacheDirOverride;
-  cacheDirOverride = dir.empty() ? nullptr : new std::string(dir);
+  cacheDirOverride() = dir;
 }
 
 std::string kernelCacheDir() {
-  std::string dir = runtime::environment().cache_dir;
+  std::string dir;
   {
     std::lock_guard<std::mutex> lock(cacheDirMutex);
-    if (cacheDirOverride != nullptr)
-      dir = *cacheDirOverride;
+    dir = cacheDirOverride();
   }
+  if (dir.empty())
+    dir = runtime::environment().cache_dir;
   if (!dir.empty())
     return dir + "/kernels";
   llvm::SmallString<128> home;

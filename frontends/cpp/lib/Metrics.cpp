@@ -150,7 +150,6 @@ void reset_metrics() {
   state.sites.clear();
 }
 
-
 std::string metrics_report() {
   Metrics m = metrics();
   std::string report =

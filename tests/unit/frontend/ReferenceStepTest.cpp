@@ -60,7 +60,8 @@ TEST(ReferenceStep, KeepsWhatIsHeldOutsideTheStep) {
   EXPECT_THAT(valueOf(first), ElementsAre(2 * (2 + 3 + 4)));
   EXPECT_THAT(valueOf(out), ElementsAre(3 * (2 + 3 + 4)));
   EXPECT_THAT(valueOf(nodeOf(held)), ElementsAre(2, 3, 4)); // an output: kept
-  EXPECT_TRUE(doubled->value); // the test holds it: kept
+  // The test holds it: kept.
+  EXPECT_TRUE(doubled->value);
   EXPECT_THAT(valueOf(doubled), ElementsAre(4, 6, 8));
   EXPECT_FALSE(out->operands[0]->value); // tripled: only the sum held it
 }

@@ -16,14 +16,19 @@ Environment parse(const std::map<std::string, std::string> &variables) {
   });
 }
 
-TEST(Environment, NothingSetGivesTheDefaults) {
-  Environment env = parse({});
+/// Expects the compiler's settings at their defaults.
+void expectCompilerDefaults(const Environment &env) {
   EXPECT_TRUE(env.compiler_enabled);
   EXPECT_FALSE(env.use_reference);
   EXPECT_EQ(env.debug, 0);
   EXPECT_EQ(env.check_numerics, 0);
   EXPECT_EQ(env.memory_budget, 0);
   EXPECT_EQ(env.memory_limit, 0);
+}
+
+TEST(Environment, NothingSetGivesTheDefaults) {
+  Environment env = parse({});
+  expectCompilerDefaults(env);
   EXPECT_EQ(env.cache_dir, "");
   EXPECT_EQ(env.profile, "");
   EXPECT_TRUE(env.adaptive_threads);
@@ -84,12 +89,7 @@ TEST(Environment, AValueOfNoFormIsSaidAndTheDefaultKept) {
                              "bytes (optionally with KiB, MiB or GiB); no budget");
   EXPECT_EQ(env.warnings[4], "sinter: warning: SINTER_MEMORY_LIMIT='-5' is not a number of bytes "
                              "(optionally with KiB, MiB or GiB); ignored");
-  EXPECT_TRUE(env.compiler_enabled);
-  EXPECT_FALSE(env.use_reference);
-  EXPECT_EQ(env.debug, 0);
-  EXPECT_EQ(env.check_numerics, 0);
-  EXPECT_EQ(env.memory_budget, 0);
-  EXPECT_EQ(env.memory_limit, 0);
+  expectCompilerDefaults(env);
 }
 
 TEST(Environment, ReadOnceForTheProcess) {

@@ -552,17 +552,21 @@ double detail::roundTo(DType dtype, double x) {
   return x;
 }
 
-std::shared_ptr<const Value> detail::evaluate(const Tensor &tensor) {
-  Node *root = tensor.impl()->node.get();
-  if (root->value)
-    return root->value;
-  // Operands come first; computed nodes (and what only they need) are skipped.
-  std::vector<Node *> pending = postOrder(std::vector<Node *>{root}, [](Node *node, auto visit) {
+/// The nodes `roots` need that have no value yet, operands first; computed
+/// nodes (and what only they need) are skipped.
+static std::vector<Node *> uncomputed(const std::vector<Node *> &roots) {
+  return detail::postOrder(roots, [](Node *node, auto visit) {
     for (const lazy::NodePtr &operand : node->operands)
       if (!operand->value)
         visit(operand.get());
   });
-  for (Node *node : pending)
+}
+
+std::shared_ptr<const Value> detail::evaluate(const Tensor &tensor) {
+  Node *root = tensor.impl()->node.get();
+  if (root->value)
+    return root->value;
+  for (Node *node : uncomputed({root}))
     node->value = compute(*node);
   return root->value;
 }
@@ -583,30 +587,30 @@ void detail::evaluateStep(const std::vector<lazy::NodePtr> &outputs) {
   for (const lazy::NodePtr &output : outputs)
     if (!output->value)
       roots.push_back(output.get());
-  std::vector<Node *> pending = postOrder(roots, [](Node *node, auto visit) {
-    for (const lazy::NodePtr &operand : node->operands)
-      if (!operand->value)
-        visit(operand.get());
-  });
-  // For each pending node: the references to it from pending consumers, and
-  // whether those are all the references there are.
-  std::unordered_map<const Node *, long> consumers;
-  std::unordered_map<const Node *, long> holders;
+  std::vector<Node *> pending = uncomputed(roots);
+  // Per pending operand: its references from pending consumers (counted
+  // down as they run), and all the references it has.
+  struct Uses {
+    long consumers = 0;
+    long references = 0;
+  };
+  std::unordered_map<const Node *, Uses> uses;
   for (Node *node : pending)
     for (const lazy::NodePtr &operand : node->operands)
       if (!operand->value) {
-        ++consumers[operand.get()];
-        holders[operand.get()] = operand.use_count();
+        Uses &u = uses[operand.get()];
+        ++u.consumers;
+        u.references = operand.use_count();
       }
   std::unordered_set<const Node *> kept(roots.begin(), roots.end());
-  for (const auto &[node, count] : consumers)
-    if (holders[node] > count)
+  for (const auto &[node, u] : uses)
+    if (u.references > u.consumers)
       kept.insert(node);
   for (Node *node : pending) {
     node->value = compute(*node);
     for (const lazy::NodePtr &operand : node->operands) {
-      auto it = consumers.find(operand.get());
-      if (it != consumers.end() && --it->second == 0 && !kept.count(operand.get()))
+      auto it = uses.find(operand.get());
+      if (it != uses.end() && --it->second.consumers == 0 && !kept.count(operand.get()))
         operand->value.reset();
     }
   }
