@@ -1,6 +1,6 @@
 //===- kernel.h - what every generated CPU kernel library includes --------===//
 //
-// The compiler's CPU renderer (compiler/lib/Codegen/CpuKernel.cpp) writes
+// The compiler's CPU renderer (compiler/lib/Renderers/CpuRenderer.cpp) writes
 // one C++ translation unit per program, which starts by including this
 // header: the libraries the kernels call and the helpers they use. Plain
 // C++17 for the host compiler (with -fopenmp), unlike common/, which NVRTC

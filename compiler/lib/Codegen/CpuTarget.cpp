@@ -5,7 +5,6 @@
 #include "sinter/Codegen/HostCompiler.h"
 #include "sinter/runtime/Allocator.h"
 
-
 namespace sinter::codegen {
 
 namespace {
@@ -29,8 +28,8 @@ public:
   mlir::FailureOr<RenderedKernels> render(mlir::ModuleOp module) const override {
     RenderedKernels kernels;
     kernels.prefix = "sinter_kernel_";
-    mlir::FailureOr<std::string> source =
-        renderCpuKernels(module.getOperation(), kernels.prefix, kernels.count, &kernels.scratch);
+    mlir::FailureOr<std::string> source = renderCpuKernels(
+        module.getOperation(), kernels.prefix, kernels.count, &kernels.scratch, &kernels.plans);
     if (mlir::failed(source))
       return mlir::failure();
     kernels.source = std::move(*source);

@@ -1,7 +1,8 @@
 //===- CpuTuning.h - sizes the CPU kernels are tuned for ---------*- C++ -*-===//
 //
 // Shared by the kernel plan's analysis (KernelPlan.cpp), which decides with
-// them, and the CPU renderer (CpuKernel.cpp), which writes loops with them.
+// them, and the CPU renderer (compiler/lib/Renderers/CpuRenderer.cpp), which
+// writes loops with them.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SINTER_CODEGEN_CPUTUNING_H

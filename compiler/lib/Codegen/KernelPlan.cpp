@@ -1,11 +1,12 @@
 //===- KernelPlan.cpp - the analysis that plans a fusion's CPU kernel -----===//
 //
 // Note [Kernel plans] in sinter/Codegen/KernelPlan.h. Every decision the CPU
-// renderer once made while it wrote text is made here, once, into plain
-// data: the domain (Note [Row kernels] in CpuKernel.cpp), the locals of the
-// output loop, the values stored and where, the loops of independent parts
-// (Note [A loop per independent part]), each reduction's strategy, the
-// scratch buffers, and which results may be written over which inputs.
+// renderer once made while it wrote text is made here, once, into plain data:
+// the domain (Note [Row kernels] in compiler/lib/Renderers/CpuRenderer.cpp),
+// the locals of the output loop, the values stored and where, the loops of
+// independent parts (Note [A loop per independent part]), each reduction's
+// strategy, the scratch buffers, and which results may be written over which
+// inputs.
 //
 //===----------------------------------------------------------------------===//
 #include "sinter/Codegen/KernelPlan.h"
@@ -20,9 +21,11 @@
 #include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 using namespace mlir;
 using namespace sinter::ir;
@@ -106,6 +109,40 @@ bool indexMapOf(Operation &op, KernelPlan::IndexMap &map) {
   return false;
 }
 
+/// The attributes the kernel's code is written from (KernelPlan::Value).
+void attributesOf(Operation &op, KernelPlan::Value &value) {
+  auto assign = [](std::vector<int64_t> &to, ArrayRef<int64_t> from) {
+    to.assign(from.begin(), from.end());
+  };
+  if (auto broadcast = dyn_cast<BroadcastInDimOp>(op)) {
+    assign(value.dims, broadcast.getDims());
+  } else if (auto transpose = dyn_cast<TransposeOp>(op)) {
+    assign(value.dims, transpose.getPerm());
+  } else if (auto slice = dyn_cast<SliceOp>(op)) {
+    assign(value.start, slice.getStart());
+    assign(value.step, slice.getStep());
+  } else if (auto iota = dyn_cast<IotaOp>(op)) {
+    value.dims = {static_cast<int64_t>(iota.getDim())};
+  } else if (auto constant = dyn_cast<ConstantOp>(op)) {
+    auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+    if (!dense || !dense.isSplat())
+      return;
+    Attribute element = dense.getSplatValue<Attribute>();
+    if (auto f = dyn_cast<FloatAttr>(element)) {
+      value.splat = true;
+      value.number = f.getValueAsDouble();
+    } else if (auto i = dyn_cast<IntegerAttr>(element)) {
+      value.splat = true;
+      value.integer = i.getValue().getSExtValue();
+    }
+  } else if (auto compare = dyn_cast<CompareOp>(op)) {
+    value.direction = stringifyComparisonDirection(compare.getDirection()).str();
+  } else if (auto random = dyn_cast<RandomOp>(op)) {
+    value.distribution = stringifyRandomDistribution(random.getDistribution()).str();
+    value.stream = random.getStream();
+  }
+}
+
 class Analysis {
 public:
   explicit Analysis(FusionOp fusion)
@@ -185,9 +222,9 @@ private:
     }
   }
 
-  /// Note [Row kernels] in CpuKernel.cpp: every reduction is over the same
-  /// trailing `cols` elements of `rows` rows, and no value computed in the
-  /// row loop is read at another row's index.
+  /// Note [Row kernels] in compiler/lib/Renderers/CpuRenderer.cpp: every
+  /// reduction is over the same trailing `cols` elements of `rows` rows, and no
+  /// value computed in the row loop is read at another row's index.
   bool rowDomain() {
     rows = cols = 0;
     for (Operation &op : body.without_terminator()) {
@@ -272,6 +309,7 @@ private:
       for (Value operand : op.getOperands())
         value.operands.push_back(operandIndex(operand));
       value.hasIndexMap = indexMapOf(op, value.map);
+      attributesOf(op, value);
       value.perRow = rowMode && op.getNumResults() == 1 && rowBound.contains(op.getResult(0));
       if (isLocal(op)) {
         value.storage = KernelPlan::Storage::Local;
@@ -334,8 +372,9 @@ private:
       value.reduction = KernelPlan::Reduction::General;
   }
 
-  /// Note [A loop per independent part] in CpuKernel.cpp: results that
-  /// share no full-size input or computed value get loops of their own.
+  /// Note [A loop per independent part] in
+  /// compiler/lib/Renderers/CpuRenderer.cpp: results that share no full-size
+  /// input or computed value get loops of their own.
   void independentParts(int64_t n) {
     llvm::EquivalenceClasses<void *> parts;
     // Small values, constants and broadcasts of small values connect
@@ -396,8 +435,10 @@ private:
           }
           if (!seen.insert(user).second || isa<ReduceSumOp, ReduceMaxOp>(user))
             continue;
-          if (!isa<ReshapeOp>(user) &&
-              sinter::fusion::roleOf(user) != sinter::fusion::Role::Elementwise) {
+          // A random op reads its seed at index 0, whatever it writes.
+          if (isa<RandomOp>(user) ||
+              (!isa<ReshapeOp>(user) &&
+               sinter::fusion::roleOf(user) != sinter::fusion::Role::Elementwise)) {
             keepsIndex = false;
             break;
           }
@@ -430,6 +471,19 @@ std::string join(const std::vector<int64_t> &values, const char *separator) {
   return text;
 }
 
+/// The fewest significant digits (at least 6) that read back as the same
+/// f32 value.
+std::string shortestFloat(double value) {
+  std::string text;
+  for (int digits = 6; digits <= 9; ++digits) {
+    text.clear();
+    llvm::raw_string_ostream(text) << llvm::format("%.*g", digits, value);
+    if (static_cast<float>(std::strtod(text.c_str(), nullptr)) == static_cast<float>(value))
+      break;
+  }
+  return text;
+}
+
 std::string operandName(int operand) {
   return operand < 0 ? "%in" + std::to_string(-1 - operand) : "%" + std::to_string(operand);
 }
@@ -459,6 +513,16 @@ std::string formatKernelPlan(const KernelPlan &plan) {
   static const char *kReduction[] = {"", "row", "column blocks", "trailing blocks", "general"};
   for (auto [i, value] : llvm::enumerate(plan.values)) {
     os << "  %" << i << " = " << value.op;
+    if (value.splat && value.dtype == "f32")
+      os << " " << shortestFloat(value.number);
+    else if (value.splat)
+      os << " " << value.integer;
+    if (!value.direction.empty())
+      os << " " << value.direction;
+    if (!value.distribution.empty())
+      os << " " << value.distribution << " stream " << value.stream;
+    if (value.op == "iota")
+      os << " dim " << value.dims[0];
     for (size_t k = 0; k < value.operands.size(); ++k)
       os << (k ? ", " : " ") << operandName(value.operands[k]);
     os << " : " << value.dtype << "[" << join(value.shape, "x") << "]";

@@ -125,6 +125,7 @@ mlir::LogicalResult passRenderAndPlan(mlir::ModuleOp module, const codegen::Targ
                                   program, planned.planReports.emplace_back())))
       return mlir::failure();
   }
+  planned.kernels.plans = {}; // asked by planning only; the step keeps the source
   return mlir::success();
 }
 

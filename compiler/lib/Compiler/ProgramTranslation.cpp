@@ -236,17 +236,21 @@ mlir::LogicalResult planFunction(mlir::func::FuncOp function, const codegen::Tar
   std::vector<mlir::Operation *> launchOps;
   if (mlir::failed(translateToProgram(function, target, kernels, kernel, program, launchOps)))
     return mlir::failure();
-  // Each fusion's plan, made at the first question about it.
-  std::vector<std::optional<codegen::KernelPlan>> plans(launchOps.size());
+  // Each fusion's plan: the one it was rendered from, or (kernels rendered
+  // without their plans) made at the first question about it.
+  std::vector<std::optional<codegen::KernelPlan>> made(launchOps.size());
   planner::AssignmentRules rules{
       .writesInPlace =
           [&](size_t launch, unsigned input, unsigned result) {
             auto fusion = mlir::dyn_cast<ir::FusionOp>(launchOps[launch]);
             if (!fusion)
               return false;
-            if (!plans[launch])
-              plans[launch] = target.planKernel(fusion);
-            return plans[launch]->writesInPlace(input, result);
+            size_t k = static_cast<size_t>(program.launches[launch].kernel);
+            if (k < kernels.plans.size() && kernels.plans[k])
+              return kernels.plans[k]->writesInPlace(input, result);
+            if (!made[launch])
+              made[launch] = target.planKernel(fusion);
+            return made[launch]->writesInPlace(input, result);
           },
       .allocationSize = [&](int64_t bytes) { return target.allocationSize(bytes); },
       .alignment = target.description().alignment,

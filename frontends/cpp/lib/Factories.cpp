@@ -47,11 +47,7 @@ Tensor from_vector(const std::vector<T> &values, const Shape &shape, std::option
 
 #define SINTER_INSTANTIATE(T)                                                                      \
   template Tensor from_vector<T>(const std::vector<T> &, const Shape &, std::optional<DType>, Loc);
-SINTER_INSTANTIATE(float)
-SINTER_INSTANTIATE(double)
-SINTER_INSTANTIATE(int32_t)
-SINTER_INSTANTIATE(int64_t)
-SINTER_INSTANTIATE(bool)
+SINTER_ELEMENT_TYPES(SINTER_INSTANTIATE)
 #undef SINTER_INSTANTIATE
 
 Tensor full(const Shape &shape, double value, DType dtype, Loc loc) {

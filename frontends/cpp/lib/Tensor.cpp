@@ -133,11 +133,7 @@ template <typename T> T Tensor::item(Loc loc) const {
 #define SINTER_INSTANTIATE(T)                                                                      \
   template std::vector<T> Tensor::to_vector<T>(Loc) const;                                         \
   template T Tensor::item<T>(Loc) const;
-SINTER_INSTANTIATE(float)
-SINTER_INSTANTIATE(double)
-SINTER_INSTANTIATE(int32_t)
-SINTER_INSTANTIATE(int64_t)
-SINTER_INSTANTIATE(bool)
+SINTER_ELEMENT_TYPES(SINTER_INSTANTIATE)
 #undef SINTER_INSTANTIATE
 
 lazy::NodePtr lazy::node_of(const Tensor &tensor) {

@@ -11,6 +11,11 @@
 #include <string_view>
 #include <vector>
 
+/// SINTER_ELEMENT_TYPES(X) calls X(T) for each C++ element type a tensor is
+/// read into or made from (to_vector, item, from_vector): their explicit
+/// instantiations, one list.
+#define SINTER_ELEMENT_TYPES(X) X(float) X(double) X(int32_t) X(int64_t) X(bool)
+
 namespace sinter {
 
 /// The backward function of one recorded op: given the gradient of its

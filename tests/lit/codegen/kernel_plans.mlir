@@ -39,8 +39,8 @@ func.func @softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // CHECK-LABEL: // kernel 1 at {{.*}}: rows: 4 rows of 8
 // CHECK-NEXT: input %in0: f32[4x8]
 // CHECK-NEXT: input %in1: f32[8]
-// CHECK-NEXT: %0 = constant : f32[4], function
-// CHECK-NEXT: %1 = constant : f32[4], function
+// CHECK-NEXT: %0 = constant 1e-05 : f32[4], function
+// CHECK-NEXT: %1 = constant 0.125 : f32[4], function
 // CHECK-NEXT: %2 = reduce_sum %in0 : f32[4] reduced over [1] by row, scratch 0, per row
 // CHECK-NEXT: %3 = mul %2, %1 : f32[4], function, per row
 // CHECK-NEXT: %4 = broadcast_in_dim %3 : f32[4x8] reads at 0 + strides [1, 0], function, per row
@@ -89,7 +89,7 @@ func.func @layer_norm(%x: tensor<4x8xf32>, %w: tensor<8xf32>) -> (tensor<4x8xf32
 // CHECK-NEXT: input %in1: f32[4x8]
 // CHECK-NEXT: input %in2: f32[8]
 // CHECK-NEXT: input %in3: f32[4x8]
-// CHECK-NEXT: %0 = constant : f32[4], function
+// CHECK-NEXT: %0 = constant 0.125 : f32[4], function
 // CHECK-NEXT: %1 = broadcast_in_dim %in0 : f32[4x8] reads at 0 + strides [1, 0], function
 // CHECK-NEXT: %2 = mul %in1, %1 : f32[4x8], row on the stack, per row
 // CHECK-NEXT: %3 = broadcast_in_dim %in2 : f32[4x8] reads at 0 + strides [0, 1], function
@@ -138,12 +138,12 @@ func.func @layer_norm_backward(%xc: tensor<4x8xf32>, %r: tensor<4xf32>, %dy: ten
 // CHECK-NEXT: input %in1: f32[256]
 // CHECK-NEXT: input %in2: f32[256]
 // CHECK-NEXT: input %in3: f32[256]
-// CHECK-NEXT: %0 = constant : f32[256], local
-// CHECK-NEXT: %1 = constant : f32[256], local
-// CHECK-NEXT: %2 = constant : f32[256], local
-// CHECK-NEXT: %3 = constant : f32[256], local
-// CHECK-NEXT: %4 = constant : f32[256], local
-// CHECK-NEXT: %5 = constant : f32[256], local
+// CHECK-NEXT: %0 = constant 0.99999 : f32[256], local
+// CHECK-NEXT: %1 = constant 1e-08 : f32[256], local
+// CHECK-NEXT: %2 = constant 0.001 : f32[256], local
+// CHECK-NEXT: %3 = constant 0.999 : f32[256], local
+// CHECK-NEXT: %4 = constant 0.1 : f32[256], local
+// CHECK-NEXT: %5 = constant 0.9 : f32[256], local
 // CHECK-NEXT: %6 = mul %in0, %5 : f32[256], local, loop 0
 // CHECK-NEXT: %7 = mul %in1, %4 : f32[256], local, loop 0
 // CHECK-NEXT: %8 = add %6, %7 : f32[256], local, loop 0
@@ -222,4 +222,39 @@ func.func @chain(%x: tensor<8x6xf32>, %b: tensor<4xf32>) -> tensor<4x8xf32> {
   %bb = sinter.broadcast_in_dim %b, dims = [0] : tensor<4xf32> -> tensor<4x8xf32>
   %y = sinter.add %s, %bb : tensor<4x8xf32>
   return %y : tensor<4x8xf32>
+}
+
+// Dropout, and the column number of every element: the plan carries what the
+// kernel is written from (the random op's distribution and stream, the
+// comparison's direction, the constants' values, the iota's dim). The seed
+// is read at index 0, so no result may be written over it; the iota shares
+// nothing with the dropout and is a kernel of its own.
+// CHECK-LABEL: // kernel 6 at {{.*}}: elementwise over 32 elements in 1 loop
+// CHECK-NEXT: input %in0: i64[]
+// CHECK-NEXT: input %in1: f32[4x8]
+// CHECK-NEXT: %0 = constant 0 : f32[4x8], local
+// CHECK-NEXT: %1 = constant 1.1111112 : f32[4x8], local
+// CHECK-NEXT: %2 = constant 0.1 : f32[4x8], local
+// CHECK-NEXT: %3 = random uniform stream 2 %in0 : f32[4x8], function, loop 0
+// CHECK-NEXT: %4 = compare ge %3, %2 : i1[4x8], local, loop 0
+// CHECK-NEXT: %5 = mul %in1, %1 : f32[4x8], local, loop 0
+// CHECK-NEXT: %6 = select %4, %5, %0 : f32[4x8], local, loop 0
+// CHECK-NEXT: result 0 = %6 in loop 0
+// CHECK-NEXT: result 0 may be written over %in1
+// CHECK-NOT: may be written over %in0
+// CHECK-LABEL: // kernel 7 at {{.*}}: elementwise over 32 elements in 1 loop
+// CHECK-NEXT: %0 = iota dim 1 : i64[4x8], function, loop 0
+// CHECK-NEXT: %1 = convert %0 : i32[4x8], local, loop 0
+// CHECK-NEXT: result 0 = %1 in loop 0
+func.func @dropout(%x: tensor<4x8xf32>, %seed: tensor<i64>) -> (tensor<4x8xf32>, tensor<4x8xi32>) {
+  %u = sinter.random uniform, %seed, stream = 2 : tensor<4x8xf32>
+  %p = sinter.constant dense<0.1> : tensor<4x8xf32>
+  %keep = sinter.compare ge, %u, %p : tensor<4x8xf32>
+  %zero = sinter.constant dense<0.0> : tensor<4x8xf32>
+  %scale = sinter.constant dense<1.11111116> : tensor<4x8xf32>
+  %xs = sinter.mul %x, %scale : tensor<4x8xf32>
+  %y = sinter.select %keep, %xs, %zero : tensor<4x8xi1>, tensor<4x8xf32>
+  %i = sinter.iota dim = 1 : tensor<4x8xi64>
+  %n = sinter.convert %i : tensor<4x8xi64> -> tensor<4x8xi32>
+  return %y, %n : tensor<4x8xf32>, tensor<4x8xi32>
 }

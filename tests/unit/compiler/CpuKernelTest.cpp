@@ -9,9 +9,11 @@
 //===----------------------------------------------------------------------===//
 #include "sinter/Codegen/CpuKernel.h"
 #include "common/Spinners.h"
+#include "sinter/Codegen/CpuRenderer.h"
 #include "sinter/Codegen/HostCompiler.h"
 #include "sinter/Compare.h"
 #include "sinter/Compiler/LowerLazyGraph.h"
+#include "sinter/Compiler/ProgramTranslation.h"
 #include "sinter/Passes/Passes.h"
 #include "sinter/lazy/Graph.h"
 #include "sinter/runtime/CoreShare.h"
@@ -626,6 +628,172 @@ TEST(CpuKernel, IndependentPartsGetTheirOwnLoops) {
   Tensor x = data({64}), y = data({64}, 1);
   checkKernels("two independent updates", {x * scale + 1.0, y * scale - 2.0}, 2);
   checkKernels("two results of one input", {x * scale + 1.0, x * scale * 3.0}, 1);
+}
+
+TEST(CpuKernel, KernelsAreWrittenFromTheirPlansAlone) {
+  // Every kind of value the renderer writes (a comparison, an iota, a
+  // conversion, a select, a random op, a transpose, a slice, a broadcast,
+  // constants, row and general reductions): each fusion's plan is taken,
+  // the module and its context destroyed, and the kernels rendered from the
+  // plans are the kernels rendered from the module (Note [Kernel plans]).
+  const char *text = R"mlir(
+    func.func @kinds(%x: tensor<6x8xf32>, %seed: tensor<i64>) -> (tensor<8x6xf32>, tensor<6xf32>,
+        tensor<8xf32>, tensor<6x8xi32>, tensor<3x8xf32>) {
+      %zero = sinter.constant dense<0.0> : tensor<6x8xf32>
+      %positive = sinter.compare gt, %x, %zero : tensor<6x8xf32>
+      %kept = sinter.select %positive, %x, %zero : tensor<6x8xi1>, tensor<6x8xf32>
+      %noise = sinter.random normal, %seed, stream = 5 : tensor<6x8xf32>
+      %sum = sinter.add %kept, %noise : tensor<6x8xf32>
+      %t = sinter.transpose %sum, perm = [1, 0] : tensor<6x8xf32>
+      %rows = sinter.reduce_max %x, dims = [1] : tensor<6x8xf32>
+      %columns = sinter.reduce_sum %sum, dims = [0] : tensor<6x8xf32>
+      %i = sinter.iota dim = 1 : tensor<6x8xi64>
+      %n = sinter.convert %i : tensor<6x8xi64> -> tensor<6x8xi32>
+      %s = sinter.slice %x, start = [1, 0], limit = [6, 8], step = [2, 1] : tensor<6x8xf32>
+      return %t, %rows, %columns, %n, %s : tensor<8x6xf32>, tensor<6xf32>, tensor<8xf32>, tensor<6x8xi32>, tensor<3x8xf32>
+    }
+  )mlir";
+  std::vector<codegen::KernelPlan> plans;
+  std::string fromModule;
+  {
+    mlir::MLIRContext context;
+    context.loadDialect<ir::SinterDialect, mlir::func::FuncDialect>();
+    mlir::OwningOpRef<mlir::ModuleOp> module =
+        mlir::parseSourceString<mlir::ModuleOp>(text, &context);
+    ASSERT_TRUE(module);
+    mlir::PassManager pm(&context);
+    pm.addNestedPass<mlir::func::FuncOp>(createSinterFusion());
+    ASSERT_TRUE(mlir::succeeded(pm.run(*module)));
+    module->walk([&](ir::FusionOp fusion) { plans.push_back(codegen::planCpuKernel(fusion)); });
+    int64_t count = 0;
+    mlir::FailureOr<std::string> source = codegen::renderCpuKernels(*module, "kernel", count);
+    ASSERT_TRUE(mlir::succeeded(source));
+    ASSERT_EQ(count, static_cast<int64_t>(plans.size()));
+    fromModule = *source;
+  }
+  ASSERT_GE(plans.size(), 2u);
+  std::string fromPlans = codegen::cpuKernelPrologue();
+  for (size_t k = 0; k < plans.size(); ++k)
+    ASSERT_FALSE(codegen::renderCpuKernel(plans[k], "kernel" + std::to_string(k), fromPlans));
+  EXPECT_EQ(fromPlans, fromModule);
+  for (const char *written : {" > ", "sinter_select<float>", "philoxNormal(seed, 5ULL",
+                              "static_cast<int32_t>(", "1 + y0 * 2"})
+    EXPECT_NE(fromPlans.find(written), std::string::npos) << "no " << written << " in\n"
+                                                          << fromPlans;
+}
+
+TEST(CpuKernel, PlanningAsksThePlansTheKernelsWereWrittenFrom) {
+  // A product's result dies in the fusion that reads it (and whose result
+  // another product reads), so the fusion may be written over it (Note [In-place kernels]). Buffer
+  // assignment asks the plan each fusion was rendered from (each fusion is planned once per
+  // compile): a plan that allows no in-place write gets none.
+  const char *text = R"mlir(
+    func.func @f(%x: tensor<8x16xf32>, %w: tensor<16x16xf32>) -> tensor<8x16xf32> {
+      %h = sinter.matmul %x, %w : tensor<8x16xf32>, tensor<16x16xf32>
+      %m = sinter.reduce_max %h, dims = [1] : tensor<8x16xf32>
+      %mb = sinter.broadcast_in_dim %m, dims = [0] : tensor<8xf32> -> tensor<8x16xf32>
+      %d = sinter.sub %h, %mb : tensor<8x16xf32>
+      %e = sinter.exp %d : tensor<8x16xf32>
+      %y = sinter.matmul %e, %w : tensor<8x16xf32>, tensor<16x16xf32>
+      return %y : tensor<8x16xf32>
+    }
+  )mlir";
+  mlir::MLIRContext context;
+  context.loadDialect<ir::SinterDialect, mlir::func::FuncDialect>();
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(text, &context);
+  ASSERT_TRUE(module);
+  mlir::PassManager pm(&context);
+  pm.addNestedPass<mlir::func::FuncOp>(createSinterFusion());
+  ASSERT_TRUE(mlir::succeeded(pm.run(*module)));
+  const codegen::Target &target = codegen::cpuTarget();
+  mlir::FailureOr<codegen::RenderedKernels> kernels = target.render(*module);
+  ASSERT_TRUE(mlir::succeeded(kernels));
+  ASSERT_EQ(kernels->plans.size(), 3u);
+  EXPECT_FALSE(kernels->plans[2]);
+  EXPECT_FALSE(kernels->plans[0]) << "a matrix product has no kernel plan";
+  ASSERT_TRUE(kernels->plans[1]);
+  EXPECT_TRUE(kernels->plans[1]->writesInPlace(0, 0));
+  auto function = *module->getOps<mlir::func::FuncOp>().begin();
+  auto plan = [&](const codegen::RenderedKernels &rendered) {
+    int kernel = 0;
+    runtime::Program program;
+    std::string report;
+    EXPECT_TRUE(mlir::succeeded(
+        compiler::planFunction(function, target, rendered, kernel, nullptr, program, report)));
+    return report;
+  };
+  EXPECT_NE(plan(*kernels).find("in place"), std::string::npos) << plan(*kernels);
+  kernels->plans[1]->inPlace.clear();
+  EXPECT_EQ(plan(*kernels).find("in place"), std::string::npos) << plan(*kernels);
+}
+
+/// A plan written by hand, as another frontend would hand one over:
+/// out0 = in0 * 2 + in1 over 32 elements, one loop.
+codegen::KernelPlan scaleAndAddPlan() {
+  codegen::KernelPlan plan;
+  plan.kind = codegen::KernelPlan::Kind::Elementwise;
+  plan.elements = 32;
+  plan.parts = 1;
+  plan.inputs = {{"f32", {4, 8}}, {"f32", {4, 8}}};
+  using Storage = codegen::KernelPlan::Storage;
+  auto value = [&](std::string op, std::vector<int> operands) {
+    codegen::KernelPlan::Value v;
+    v.op = std::move(op);
+    v.dtype = "f32";
+    v.shape = {4, 8};
+    v.operands = std::move(operands);
+    v.storage = Storage::Local;
+    v.part = 0;
+    return v;
+  };
+  codegen::KernelPlan::Value two = value("constant", {});
+  two.splat = true;
+  two.number = 2.0;
+  plan.values = {two, value("mul", {-1, 0}), value("add", {1, -2})};
+  plan.results = {{2, 0}};
+  return plan;
+}
+
+TEST(CpuKernel, AHandWrittenPlanRendersAndRuns) {
+  std::string source = codegen::cpuKernelPrologue();
+  ASSERT_FALSE(codegen::renderCpuKernel(scaleAndAddPlan(), "kernel0", source));
+  codegen::CompiledLibrary library;
+  void *handle = nullptr;
+  Kernel kernel = nullptr;
+  ASSERT_NO_FATAL_FAILURE(loadKernel(source, library, handle, kernel));
+  float x[32], y[32], out[32] = {};
+  for (int i = 0; i < 32; ++i)
+    x[i] = 0.25f * static_cast<float>(i), y[i] = static_cast<float>(i % 5) - 2.0f;
+  const void *inputs[2] = {x, y};
+  void *outputs[1] = {out};
+  kernel(inputs, outputs);
+  for (int i = 0; i < 32; ++i)
+    EXPECT_EQ(out[i], x[i] * 2.0f + y[i]) << "element " << i;
+  dlclose(handle);
+}
+
+TEST(CpuKernel, ARendererProblemNamesTheValue) {
+  using Kind = codegen::RenderProblem::Kind;
+  std::string source;
+  codegen::KernelPlan halfInput = scaleAndAddPlan();
+  halfInput.inputs[1].dtype = "f16";
+  std::optional<codegen::RenderProblem> problem =
+      codegen::renderCpuKernel(halfInput, "kernel0", source);
+  ASSERT_TRUE(problem);
+  EXPECT_EQ(problem->kind, Kind::UnsupportedType);
+  EXPECT_EQ(problem->value, -2); // the second input
+  codegen::KernelPlan unknownOp = scaleAndAddPlan();
+  unknownOp.values[1].op = "frobnicate";
+  problem = codegen::renderCpuKernel(unknownOp, "kernel0", source);
+  ASSERT_TRUE(problem);
+  EXPECT_EQ(problem->kind, Kind::UnsupportedOp);
+  EXPECT_EQ(problem->value, 1);
+  codegen::KernelPlan wrongScratch = scaleAndAddPlan();
+  wrongScratch.scratchBytes = {64};
+  problem = codegen::renderCpuKernel(wrongScratch, "kernel0", source);
+  ASSERT_TRUE(problem);
+  EXPECT_EQ(problem->kind, Kind::ScratchMismatch);
 }
 
 /// A Program of one matrix product X [4x16] W [16x8] from the kernel

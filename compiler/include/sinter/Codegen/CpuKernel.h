@@ -3,14 +3,15 @@
 // Note [Kernels as functions of an index]
 // Inside a fusion every value is a pure function of its own row-major linear
 // index (passed with its column, Note [The column beside the index] in
-// CpuKernel.cpp), given the kernel's inputs: an elementwise op applies its math to its
-// operands at the same index; a layout op (broadcast, reshape, transpose,
-// slice) evaluates its operand at a remapped index; a row reduction is the
-// one value that is computed ahead, into a per-row array, in its own loop
-// over the row. The renderer emits each value as an inlinable lambda of its
-// index, the reductions as loops in program order, and a loop per result
-// that stores it. Layout ops thus cost index arithmetic, never a copy, and a
-// value used at several indices is recomputed rather than stored.
+// compiler/lib/Renderers/CpuRenderer.cpp), given the kernel's inputs: an
+// elementwise op applies its math to its operands at the same index; a layout
+// op (broadcast, reshape, transpose, slice) evaluates its operand at a remapped
+// index; a row reduction is the one value that is computed ahead, into a
+// per-row array, in its own loop over the row. The renderer emits each value as
+// an inlinable lambda of its index, the reductions as loops in program order,
+// and a loop per result that stores it. Layout ops thus cost index arithmetic,
+// never a copy, and a value used at several indices is recomputed rather than
+// stored.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SINTER_CODEGEN_CPUKERNEL_H
@@ -72,11 +73,13 @@ KernelPlan planCpuKernel(ir::FusionOp fusion);
 /// with dense row-major buffers: the op's operands, then its results followed
 /// by the scratch buffers the kernel needs (sizes in bytes in `(*scratch)[k]`;
 /// their contents need not survive a call). `count` is set to the number of
-/// kernels. Fails, with a diagnostic at the op, on what the CPU renderer does
-/// not support yet (f16 and bf16 values).
-mlir::FailureOr<std::string> renderCpuKernels(mlir::Operation *root, llvm::StringRef prefix,
-                                              int64_t &count,
-                                              std::vector<std::vector<int64_t>> *scratch = nullptr);
+/// kernels, and `(*plans)[k]` to a fusion's plan (none for a library op).
+/// Fails, with a diagnostic at the op, on what the CPU renderer does not
+/// support yet (f16 and bf16 values).
+mlir::FailureOr<std::string>
+renderCpuKernels(mlir::Operation *root, llvm::StringRef prefix, int64_t &count,
+                 std::vector<std::vector<int64_t>> *scratch = nullptr,
+                 std::vector<std::optional<KernelPlan>> *plans = nullptr);
 
 } // namespace sinter::codegen
 

@@ -4,20 +4,23 @@
 // Between fusion and rendering, each sinter.fusion becomes a KernelPlan: the
 // decisions about its kernel, made once by one analysis (planCpuKernel in
 // sinter/Codegen/CpuKernel.h) and read by everything after it. The kind of
-// kernel and its domain (one loop over elements, loops per result of
-// several sizes, or row by row: Note [Row kernels] in CpuKernel.cpp); the
-// inputs; the values in SSA order with their dtypes and shapes, each layout
-// op's index map (strides and an offset into its operand: broadcast,
-// transpose and slice are strides, never copies), and how the kernel holds
-// each value (a function of the index recomputed where it is read, a local
-// of the output loop, a row on the thread's stack, a scratch buffer), which
-// values are valid only for the current row, and each reduction's strategy;
-// the loop (independent part) each result is written in; the scratch
-// buffers' sizes; and which results may be written over which inputs. The
-// renderer takes its decisions from the plan, the planner asks the plan
-// (scratch bytes, in-place pairs), and `sinter-translate
-// --sinter-to-kernel-plans` prints it (tests/lit/codegen/kernel_plans.mlir).
-// No MLIR types: a second renderer (CUDA C++) reads the same plan.
+// kernel and its domain (one loop over elements, loops per result of several
+// sizes, or row by row: Note [Row kernels] in
+// compiler/lib/Renderers/CpuRenderer.cpp); the inputs; the values in SSA order
+// with their dtypes and shapes, each layout op's index map (strides and an
+// offset into its operand: broadcast, transpose and slice are strides, never
+// copies), and how the kernel holds each value (a function of the index
+// recomputed where it is read, a local of the output loop, a row on the
+// thread's stack, a scratch buffer), which values are valid only for the
+// current row, and each reduction's strategy; the loop (independent part) each
+// result is written in; the scratch buffers' sizes; and which results may be
+// written over which inputs; and each op's attributes (constants, directions,
+// dims, streams). The renderer writes the kernel from the plan alone
+// (compiler/lib/Renderers, built without MLIR's headers), the planner asks
+// the plan it was written from (in-place pairs: RenderedKernels::plans in
+// sinter/Codegen/Target.h), and `sinter-translate --sinter-to-kernel-plans`
+// prints it (tests/lit/codegen/kernel_plans.mlir). No MLIR types: a second
+// renderer (CUDA C++) reads the same plan.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SINTER_CODEGEN_KERNELPLAN_H
@@ -79,6 +82,7 @@ struct KernelPlan {
 
   struct Value {
     std::string op; // "exp", "reduce_sum", "broadcast_in_dim", ...
+    /// The element type of its one result ("" for an op of several).
     std::string dtype;
     std::vector<int64_t> shape;
     /// A value index (>= 0) or an input (-1 - input).
@@ -86,6 +90,21 @@ struct KernelPlan {
     /// Layout ops: where the operand is read.
     bool hasIndexMap = false;
     IndexMap map;
+    /// The op's attributes, what its kernel code is written from: a
+    /// broadcast's result dim for each operand dim, a transpose's
+    /// permutation, an iota's dim (one), a slice's first coordinates and
+    /// steps; a splat constant's value (`number` for f32, `integer` for the
+    /// integer and bool types); a comparison's direction ("eq", "ne", "lt",
+    /// "le", "gt", "ge"); a random op's distribution ("uniform", "normal")
+    /// and stream.
+    std::vector<int64_t> dims;
+    std::vector<int64_t> start, step;
+    bool splat = false;
+    double number = 0;
+    int64_t integer = 0;
+    std::string direction;
+    std::string distribution;
+    uint64_t stream = 0;
     /// Reductions: the reduced dims.
     std::vector<int64_t> reducedDims;
     Reduction reduction = Reduction::None;

@@ -47,6 +47,10 @@ struct RenderedKernels {
   /// Per kernel, the bytes of each scratch buffer it takes after its
   /// results (their contents need not survive a call).
   std::vector<std::vector<int64_t>> scratch;
+  /// Per kernel, a fusion's plan (what it was written from; planning asks
+  /// it which results may be written over which inputs), none for a
+  /// library op: each fusion is planned once per compile.
+  std::vector<std::optional<KernelPlan>> plans;
 };
 
 /// An op that runs as a library call of the Program rather than as a
@@ -77,9 +81,10 @@ public:
   /// kernel for it).
   virtual std::optional<LibraryStep> libraryStep(mlir::Operation *op) const = 0;
   /// The plan of `fusion`'s kernel on this target (Note [Kernel plans] in
-  /// sinter/Codegen/KernelPlan.h): planning asks it which results may be
-  /// written over which inputs (Notes [Donation] and [In-place kernels] in
-  /// sinter/Passes/BufferAssignment.h).
+  /// sinter/Codegen/KernelPlan.h): what render() writes the kernel from and
+  /// keeps in RenderedKernels::plans, where planning asks which results may
+  /// be written over which inputs (Notes [Donation] and [In-place kernels]
+  /// in sinter/Passes/BufferAssignment.h).
   virtual KernelPlan planKernel(ir::FusionOp fusion) const = 0;
   /// The bytes the device's allocator takes for a block of `bytes`.
   virtual int64_t allocationSize(int64_t bytes) const = 0;

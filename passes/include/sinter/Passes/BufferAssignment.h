@@ -25,7 +25,7 @@
 // be read too late, hence "reaches the result": the AdamW updates of
 // several small same-sized parameters share a kernel.) The kernel reads
 // every result's value at an index before it writes any there (Note [Reads
-// before writes] in compiler/lib/Codegen/CpuKernel.cpp), so a result read
+// before writes] in compiler/lib/Renderers/CpuRenderer.cpp), so a result read
 // later in the loop still sees the input. Any donatable input of the
 // result's size will do, not only the one it replaces; results are paired
 // in the order their kernels run.

@@ -1,0 +1,51 @@
+//===- CpuRenderer.h - a kernel plan as a C++ function -----------*- C++ -*-===//
+//
+// The CPU renderer writes a fusion's kernel from its plan alone (Note
+// [Kernel plans] in sinter/Codegen/KernelPlan.h; Note [Kernels as functions
+// of an index] in sinter/Codegen/CpuKernel.h): no MLIR here, so the CUDA
+// renderer that comes next reads the same plan and differs only in what it
+// writes.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SINTER_CODEGEN_CPURENDERER_H
+#define SINTER_CODEGEN_CPURENDERER_H
+
+#include "sinter/Codegen/KernelPlan.h"
+
+#include <optional>
+#include <string>
+
+namespace sinter::codegen {
+
+/// The C++ element type generated code uses for a plan's dtype ("float",
+/// "int32_t", "int64_t", "bool"), or "" where the CPU renderer has none yet.
+std::string cppElementTypeOf(const std::string &dtype);
+
+/// What the renderer could not write: the plan's value (an operand index as
+/// KernelPlan::Value::operands, so an input is -1 - input), and why.
+struct RenderProblem {
+  enum class Kind : uint8_t {
+    UnsupportedType, // an element type without a C++ type (f16, bf16)
+    SeveralResults,  // an op of more than one result
+    UnsupportedOp,   // an op the renderer has no rule for
+    ScratchMismatch, // internal: the kernel's scratch buffers differ from the plan's
+  };
+  Kind kind;
+  int value = 0;
+};
+
+/// The includes every translation unit of kernels starts with: the helpers
+/// the kernels use (`sinter_select`, `sinter_exp`, ...: kernels/cpu/kernel.h)
+/// and Philox.
+std::string cpuKernelPrologue();
+
+/// Appends `plan`'s kernel to `source` as
+///   extern "C" void <name>(const void *const *inputs, void *const *outputs)
+/// (its inputs, then its results followed by the plan's scratch buffers), or
+/// returns the first value it cannot write.
+std::optional<RenderProblem> renderCpuKernel(const KernelPlan &plan, const std::string &name,
+                                             std::string &source);
+
+} // namespace sinter::codegen
+
+#endif // SINTER_CODEGEN_CPURENDERER_H
