@@ -140,14 +140,10 @@ public:
           loopCols = -1;
           os << elementwise(n) << "    for (int64_t i = 0; i < " << n << "; ++i) {\n";
         }
-        inLoop = true;
-        for (int v = 0; v < static_cast<int>(plan.values.size()); ++v) {
-          const KernelPlan::Value &value = plan.values[v];
-          if (isLocal(v) && (value.op == "constant" || value.part == part))
-            if (auto failed = emitValue(v))
-              return failed;
-        }
-        inLoop = false;
+        if (auto failed = emitLocals([&](int v) {
+              return plan.values[v].op == "constant" || plan.values[v].part == part;
+            }))
+          return failed;
         writeResults(results);
         loopCols = -1;
         os << "    }\n  }\n";
@@ -263,6 +259,17 @@ private:
       os << "      out" << k << "[i] = result" << k << ";\n";
   }
 
+  /// Emits, in the output loop, the locals for which `wanted` holds.
+  template <typename Wanted> std::optional<RenderProblem> emitLocals(const Wanted &wanted) {
+    inLoop = true;
+    for (int v = 0; v < static_cast<int>(plan.values.size()); ++v)
+      if (isLocal(v) && wanted(v))
+        if (auto failed = emitValue(v))
+          return failed;
+    inLoop = false;
+    return std::nullopt;
+  }
+
   /// A row kernel (Note [Row kernels]).
   std::optional<RenderProblem> renderRows() {
     int64_t rows = plan.rows, cols = plan.cols, n = rows * cols;
@@ -288,24 +295,16 @@ private:
       os << "    #pragma omp simd\n    for (int64_t c = 0; c < " << cols << "; ++c) {\n"
          << "      const int64_t i = r * " << cols << " + c;\n";
       loopCols = cols;
-      inLoop = true;
-      for (int v = 0; v < count; ++v)
-        if (isLocal(v) && elements(v) == n)
-          if (auto failed = emitValue(v))
-            return failed;
-      inLoop = false;
+      if (auto failed = emitLocals([&](int v) { return elements(v) == n; }))
+        return failed;
       writeResults(fullRows);
       loopCols = -1;
       os << "    }\n   }\n";
     }
     // Per-row results.
     os << "   {\n    const int64_t i = r;\n";
-    inLoop = true;
-    for (int v = 0; v < count; ++v)
-      if (isLocal(v) && elements(v) == rows)
-        if (auto failed = emitValue(v))
-          return failed;
-    inLoop = false;
+    if (auto failed = emitLocals([&](int v) { return elements(v) == rows; }))
+      return failed;
     for (size_t k = 0; k < plan.results.size(); ++k)
       if (int value = plan.results[k].value; elements(value) != n) {
         outputPointer(k, value);
@@ -655,6 +654,25 @@ private:
     return std::nullopt;
   }
 
+  /// The coordinates in the operand (of shape `from`) that layout op
+  /// `value` reads at its own coordinates y0, y1, ...
+  static Texts operandCoordinates(const KernelPlan::Value &value, Dims from) {
+    Texts coords;
+    if (value.op == "broadcast_in_dim") {
+      for (size_t d = 0; d < value.dims.size(); ++d)
+        coords.push_back(from[d] == 1 ? "0" : "y" + std::to_string(value.dims[d]));
+    } else if (value.op == "transpose") {
+      coords.resize(from.size());
+      for (size_t k = 0; k < value.dims.size(); ++k)
+        coords[value.dims[k]] = "y" + std::to_string(k);
+    } else { // a slice
+      for (size_t d = 0; d < from.size(); ++d)
+        coords.push_back(std::to_string(value.start[d]) + " + y" + std::to_string(d) + " * " +
+                         std::to_string(value.step[d]));
+    }
+    return coords;
+  }
+
   /// The text of a value computed at its own index from its operands there
   /// (`arg(k)`), or "" when `value` is not such an op.
   std::string pointwiseBody(const KernelPlan::Value &value, const std::string &t,
@@ -809,38 +827,15 @@ private:
     }
     // Ops that read their operand at another index, or need coordinates.
     const std::vector<int64_t> &shape = value.shape;
-    if (value.op == "broadcast_in_dim") {
+    if (value.op == "broadcast_in_dim" || value.op == "transpose" || value.op == "slice") {
       define(v);
-      Dims from = shapeOf(value.operands[0]);
-      if (broadcastsRowValue(v)) {
+      if (value.op == "broadcast_in_dim" && broadcastsRowValue(v)) {
         os << "    (void)i;\n    return " << arg(0, "r") << ";\n  };\n";
         return std::nullopt;
       }
-      coordinates(shape, "y");
-      Texts coords;
-      for (size_t d = 0; d < value.dims.size(); ++d)
-        coords.push_back(from[d] == 1 ? "0" : "y" + std::to_string(value.dims[d]));
-      os << "    return " << arg(0, linear(from, coords), lastOf(coords)) << ";\n  };\n";
-      return std::nullopt;
-    }
-    if (value.op == "transpose") {
-      define(v);
       Dims from = shapeOf(value.operands[0]);
       coordinates(shape, "y");
-      Texts coords(from.size());
-      for (size_t k = 0; k < value.dims.size(); ++k)
-        coords[value.dims[k]] = "y" + std::to_string(k);
-      os << "    return " << arg(0, linear(from, coords), lastOf(coords)) << ";\n  };\n";
-      return std::nullopt;
-    }
-    if (value.op == "slice") {
-      define(v);
-      Dims from = shapeOf(value.operands[0]);
-      coordinates(shape, "y");
-      Texts coords;
-      for (size_t d = 0; d < from.size(); ++d)
-        coords.push_back(std::to_string(value.start[d]) + " + y" + std::to_string(d) + " * " +
-                         std::to_string(value.step[d]));
+      Texts coords = operandCoordinates(value, from);
       os << "    return " << arg(0, linear(from, coords), lastOf(coords)) << ";\n  };\n";
       return std::nullopt;
     }

@@ -318,6 +318,17 @@ TEST(CpuKernel, CausalMaskedSoftmax) {
               "alignas(64) bool ");
 }
 
+/// Parses `text` (sinter dialect) into `module` in `context` and fuses it.
+void parseAndFuse(const char *text, mlir::MLIRContext &context,
+                  mlir::OwningOpRef<mlir::ModuleOp> &module) {
+  context.loadDialect<ir::SinterDialect, mlir::func::FuncDialect>();
+  module = mlir::parseSourceString<mlir::ModuleOp>(text, &context);
+  ASSERT_TRUE(module);
+  mlir::PassManager pm(&context);
+  pm.addNestedPass<mlir::func::FuncOp>(createSinterFusion());
+  ASSERT_TRUE(mlir::succeeded(pm.run(*module)));
+}
+
 TEST(CpuKernel, IntegerDivisionNeverTraps) {
   // The frontend divides floats only (`/` is true division), so the graph
   // is written in the dialect. By zero: 0, as the reference executor. The
@@ -333,13 +344,8 @@ TEST(CpuKernel, IntegerDivisionNeverTraps) {
     }
   )mlir";
   mlir::MLIRContext context;
-  context.loadDialect<ir::SinterDialect, mlir::func::FuncDialect>();
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceString<mlir::ModuleOp>(text, &context);
-  ASSERT_TRUE(module);
-  mlir::PassManager pm(&context);
-  pm.addNestedPass<mlir::func::FuncOp>(createSinterFusion());
-  ASSERT_TRUE(mlir::succeeded(pm.run(*module)));
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  ASSERT_NO_FATAL_FAILURE(parseAndFuse(text, context, module));
   auto function = *module->getOps<mlir::func::FuncOp>().begin();
   auto fusions = function.getBody().front().getOps<ir::FusionOp>();
   ASSERT_EQ(std::distance(fusions.begin(), fusions.end()), 1);
@@ -657,13 +663,8 @@ TEST(CpuKernel, KernelsAreWrittenFromTheirPlansAlone) {
   std::string fromModule;
   {
     mlir::MLIRContext context;
-    context.loadDialect<ir::SinterDialect, mlir::func::FuncDialect>();
-    mlir::OwningOpRef<mlir::ModuleOp> module =
-        mlir::parseSourceString<mlir::ModuleOp>(text, &context);
-    ASSERT_TRUE(module);
-    mlir::PassManager pm(&context);
-    pm.addNestedPass<mlir::func::FuncOp>(createSinterFusion());
-    ASSERT_TRUE(mlir::succeeded(pm.run(*module)));
+    mlir::OwningOpRef<mlir::ModuleOp> module;
+    ASSERT_NO_FATAL_FAILURE(parseAndFuse(text, context, module));
     module->walk([&](ir::FusionOp fusion) { plans.push_back(codegen::planCpuKernel(fusion)); });
     int64_t count = 0;
     mlir::FailureOr<std::string> source = codegen::renderCpuKernels(*module, "kernel", count);
@@ -699,13 +700,8 @@ TEST(CpuKernel, PlanningAsksThePlansTheKernelsWereWrittenFrom) {
     }
   )mlir";
   mlir::MLIRContext context;
-  context.loadDialect<ir::SinterDialect, mlir::func::FuncDialect>();
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceString<mlir::ModuleOp>(text, &context);
-  ASSERT_TRUE(module);
-  mlir::PassManager pm(&context);
-  pm.addNestedPass<mlir::func::FuncOp>(createSinterFusion());
-  ASSERT_TRUE(mlir::succeeded(pm.run(*module)));
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  ASSERT_NO_FATAL_FAILURE(parseAndFuse(text, context, module));
   const codegen::Target &target = codegen::cpuTarget();
   mlir::FailureOr<codegen::RenderedKernels> kernels = target.render(*module);
   ASSERT_TRUE(mlir::succeeded(kernels));
