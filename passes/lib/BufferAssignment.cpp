@@ -26,33 +26,13 @@ std::vector<int> lastReaders(const runtime::Program &program) {
   return reader;
 }
 
-namespace {
-
-/// The byte offset a launch reads its input `j` at (a slice view).
-int64_t offsetOf(const runtime::Program::Launch &launch, size_t j) {
-  return launch.inputOffsets.empty() ? 0 : launch.inputOffsets[j];
-}
-
-/// Whether launch `k` may write its output `result` over buffer `input`:
-/// every time it reads `input`, at offset 0 and only at the index it writes.
-bool overwritable(const runtime::Program &program, size_t k, int input, unsigned result,
-                  const AssignmentRules &rules) {
-  const runtime::Program::Launch &launch = program.launches[k];
-  for (size_t j = 0; j < launch.inputs.size(); ++j)
-    if (launch.inputs[j] == input &&
-        (offsetOf(launch, j) != 0 || !rules.writesInPlace(k, static_cast<unsigned>(j), result)))
-      return false;
-  return true;
-}
-
-} // namespace
-
 void donateArguments(runtime::Program &program, const std::vector<bool> *donatable,
                      const AssignmentRules &rules, std::string &report) {
   program.donors.assign(program.results.size(), -1);
   if (donatable == nullptr)
     return;
   size_t n = program.buffers.size();
+  Dataflow flow = dataflowOf(program, rules);
   std::vector<int> writer = firstWriters(program), lastReader = lastReaders(program);
   std::vector<bool> isArgument(n, false), taken(program.arguments.size(), false);
   for (int b : program.arguments)
@@ -89,7 +69,7 @@ void donateArguments(runtime::Program &program, const std::vector<bool> *donatab
       if (a >= donatable->size() || !(*donatable)[a] || taken[a] ||
           program.buffers[input].bytes != program.buffers[buffer].bytes || lastReader[input] > w)
         continue;
-      if (lastReader[input] < w || overwritable(program, w, input, own, rules))
+      if (lastReader[input] < w || mayWriteOver(flow.kernels[w], input, own))
         chosen = static_cast<int>(a);
     }
     if (chosen < 0)
@@ -102,112 +82,96 @@ void donateArguments(runtime::Program &program, const std::vector<bool> *donatab
   }
 }
 
-std::vector<int> reuseInPlace(const runtime::Program &program, const AssignmentRules &rules,
-                              std::string &report) {
+Dataflow dataflowOf(const runtime::Program &program, const AssignmentRules &rules) {
+  Dataflow flow;
   size_t n = program.buffers.size();
-  std::vector<int> into(n, -1), lastReader = lastReaders(program);
-  std::vector<bool> callers(n, false), taken(n, false);
+  for (const runtime::Program::Buffer &buffer : program.buffers)
+    flow.bytes.push_back(buffer.bytes);
+  flow.argument.assign(n, false);
+  flow.returned.assign(n, false);
+  flow.donated.assign(n, false);
   for (int b : program.arguments)
-    callers[b] = true;
-  for (int b : program.results)
-    callers[b] = true; // the caller's memory, or copied out at the end
-  for (const runtime::Program::Fill &fill : program.fills)
-    taken[fill.buffer] = true; // filled each run: not a kernel's to reuse
+    flow.argument[b] = true;
+  for (size_t r = 0; r < program.results.size(); ++r) {
+    int b = program.results[r];
+    // Only a value's first return is paired with an argument (donateArguments).
+    if (!flow.returned[b] && r < program.donors.size() && program.donors[r] >= 0)
+      flow.donated[b] = true;
+    flow.returned[b] = true;
+  }
   for (size_t k = 0; k < program.launches.size(); ++k) {
     const runtime::Program::Launch &launch = program.launches[k];
-    for (int r = 0; r < launch.results; ++r) {
-      int out = launch.outputs[r];
-      if (callers[out] || into[out] >= 0)
-        continue;
-      for (size_t i = 0; i < launch.inputs.size() && into[out] < 0; ++i) {
-        int in = launch.inputs[i];
-        if (callers[in] || taken[in] || lastReader[in] != static_cast<int>(k) ||
-            program.buffers[in].bytes != program.buffers[out].bytes ||
-            std::count(launch.outputs.begin(), launch.outputs.end(), in) > 0 ||
-            !overwritable(program, k, in, static_cast<unsigned>(r), rules))
-          continue;
-        into[out] = in;
-        taken[in] = true;
+    Dataflow::Kernel &kernel = flow.kernels.emplace_back();
+    kernel.reads = launch.inputs;
+    kernel.writes = launch.outputs;
+    kernel.readOffsets = launch.inputOffsets;
+    kernel.results = launch.results;
+    for (unsigned j = 0; j < launch.inputs.size(); ++j)
+      for (unsigned r = 0; r < static_cast<unsigned>(launch.results); ++r)
+        if (rules.writesInPlace(k, j, r))
+          kernel.inPlace.emplace_back(j, r);
+  }
+  flow.allocationSize = rules.allocationSize;
+  flow.alignment = rules.alignment;
+  return flow;
+}
+
+std::vector<int> reuseInPlace(const runtime::Program &program, const AssignmentRules &rules,
+                              std::string &report) {
+  std::vector<int> order(program.launches.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::vector<int> into = writtenOver(dataflowOf(program, rules), order);
+  for (const runtime::Program::Launch &launch : program.launches)
+    for (int r = 0; r < launch.results; ++r)
+      if (int out = launch.outputs[r], in = into[out]; in >= 0)
         report += "buffer " + std::to_string(out) + " is written over buffer " +
                   std::to_string(in) + " (" + std::to_string(program.buffers[in].bytes) +
                   " bytes, in place)\n";
-      }
-    }
-  }
   return into;
 }
 
 Status packArena(runtime::Program &program, const std::vector<int> &into,
                  const AssignmentRules &rules, std::string &report) {
-  // Arguments and donated results are the caller's; the rest live from the
-  // launch that writes them (constants: from their first reader) to their
-  // last reader, and results to the end (Note [Results in the arena] in
-  // sinter/runtime/Program.h; the first return of a value a kernel writes is
-  // handed out, later ones and the others are copied out at the end).
+  // Note [One memory model] in sinter/Passes/MemoryPlanner.h: the lives
+  // the rematerialization pass simulates.
   size_t n = program.buffers.size();
-  int64_t end = static_cast<int64_t>(program.launches.size());
-  std::vector<bool> external(n, false), written(n, false);
-  for (int b : program.arguments)
-    external[b] = true;
+  std::vector<int> order(program.launches.size());
+  std::iota(order.begin(), order.end(), 0);
+  Dataflow flow = dataflowOf(program, rules);
+  Lifetimes lifetimes = lifetimesOf(flow, order, into);
+  const std::vector<Live> &live = lifetimes.live;
+  const std::vector<int> &which = lifetimes.held;
+  // The first return of a value a kernel writes (not into an argument) is
+  // handed out of the arena; the others are copied out at the end.
+  std::vector<bool> written(n, false), handedOut(n, false);
   for (const runtime::Program::Launch &launch : program.launches)
     for (int b : launch.outputs)
       written[b] = true;
-  std::vector<bool> copied(n, false), handedOut(n, false);
   program.inArena.assign(program.results.size(), false);
   for (size_t r = 0; r < program.results.size(); ++r) {
     int b = program.results[r];
-    bool first = written[b] && !external[b] && !handedOut[b];
-    if (first && (program.donors[r] >= 0 || program.buffers[b].bytes == 0)) {
-      external[b] = true; // written into the caller's memory
-    } else if (first) {
-      handedOut[b] = true;
-      program.inArena[r] = true;
-    } else if (!external[b] || !written[b]) {
-      copied[b] = true;
-    }
+    if (written[b] && !flow.argument[b] && !flow.donated[b] && program.buffers[b].bytes > 0 &&
+        !handedOut[b])
+      handedOut[b] = program.inArena[r] = true;
   }
-  std::vector<Live> live(n, {0, end, -1});
+  std::vector<Live> planned;
+  for (int b : which)
+    planned.push_back(live[b]);
+  Plan plan = planSmallest(planned, rules.alignment);
+  if (std::string wrong = verifyPlan(planned, plan); !wrong.empty())
+    return absl::InternalError("the memory plan is wrong: " + wrong);
+  // An empty intermediate takes no bytes: any offset will do. (An empty
+  // result is the caller's, as arguments are.)
   for (size_t b = 0; b < n; ++b)
-    live[b].bytes = handedOut[b] ? rules.allocationSize(program.buffers[b].bytes)
-                                 : program.buffers[b].bytes;
-  for (const runtime::Program::Fill &fill : program.fills)
-    live[fill.buffer].first = fill.launch;
-  for (int64_t k = 0; k < end; ++k) {
-    const runtime::Program::Launch &launch = program.launches[k];
-    for (int b : launch.outputs)
-      live[b].first = std::min(live[b].first, k), live[b].last = std::max(live[b].last, k);
-    for (int b : launch.inputs)
-      live[b].last = std::max(live[b].last, k);
-  }
-  // A buffer written in place over another (Note [In-place kernels]) is
-  // part of that one's life; `root` follows the chain.
+    if (!flow.argument[b] && !flow.returned[b] && program.buffers[b].bytes == 0 && into[b] < 0)
+      program.buffers[b].offset = 0;
+  for (size_t i = 0; i < which.size(); ++i)
+    program.buffers[which[i]].offset = plan.offsets[i];
   auto root = [&](int b) {
     while (into[b] >= 0)
       b = into[b];
     return b;
   };
-  for (size_t b = 0; b < n; ++b)
-    if (into[b] >= 0) {
-      int r = root(static_cast<int>(b));
-      live[r].last = std::max({live[r].last, live[b].last, live[b].first});
-    }
-  std::vector<Live> planned;
-  std::vector<int> which;
-  for (size_t b = 0; b < n; ++b) {
-    if (external[b] || into[b] >= 0)
-      continue;
-    if (copied[b] || handedOut[b])
-      live[b].last = end;
-    if (live[b].last < live[b].first) // never read: live while written
-      live[b].last = live[b].first;
-    planned.push_back(live[b]);
-    which.push_back(static_cast<int>(b));
-  }
-  Plan plan = planSmallest(planned, rules.alignment);
-  if (std::string wrong = verifyPlan(planned, plan); !wrong.empty())
-    return absl::InternalError("the memory plan is wrong: " + wrong);
-  for (size_t i = 0; i < which.size(); ++i)
-    program.buffers[which[i]].offset = plan.offsets[i];
   for (size_t b = 0; b < n; ++b)
     if (into[b] >= 0)
       program.buffers[b].offset = program.buffers[root(static_cast<int>(b))].offset;

@@ -130,48 +130,124 @@ bool donatedValue(const Dataflow &flow, size_t v) {
   return v < flow.donated.size() && flow.donated[v];
 }
 
-/// Per value, its writer's position in `order` (-1: none) and its last
-/// reader's (returned values: past the end).
-struct Lives {
-  std::vector<int64_t> first, last;
-};
-
-Lives livesIn(const Dataflow &flow, const std::vector<int> &order) {
-  size_t n = flow.bytes.size();
-  int64_t end = static_cast<int64_t>(order.size());
-  Lives lives{std::vector<int64_t>(n, -1), std::vector<int64_t>(n, -1)};
-  std::vector<int64_t> firstRead(n, -1);
-  for (int64_t k = 0; k < end; ++k) {
-    const Dataflow::Kernel &kernel = flow.kernels[order[k]];
-    for (int v : kernel.reads) {
-      lives.last[v] = k;
-      if (firstRead[v] < 0)
-        firstRead[v] = k;
-    }
-    for (int v : kernel.writes)
-      if (lives.first[v] < 0)
-        lives.first[v] = k;
-  }
-  for (size_t v = 0; v < n; ++v) {
-    if (lives.first[v] < 0) // a constant: from its first reader
-      lives.first[v] = firstRead[v] < 0 ? end : firstRead[v];
-    if (flow.returned[v]) // to the end of the step
-      lives.last[v] = end;
-    lives.last[v] = std::max(lives.last[v], lives.first[v]);
-  }
-  return lives;
+/// Per value, whether a kernel of `order` writes it.
+std::vector<bool> writtenIn(const Dataflow &flow, const std::vector<int> &order) {
+  std::vector<bool> written(flow.bytes.size(), false);
+  for (int k : order)
+    for (int v : flow.kernels[k].writes)
+      written[v] = true;
+  return written;
 }
 
 } // namespace
 
-std::vector<int64_t> liveBytes(const Dataflow &flow, const std::vector<int> &order) {
-  Lives lives = livesIn(flow, order);
-  std::vector<int64_t> delta(order.size() + 2, 0);
-  for (size_t v = 0; v < flow.bytes.size(); ++v) {
-    if (flow.argument[v] || donatedValue(flow, v))
+bool mayWriteOver(const Dataflow::Kernel &kernel, int input, unsigned result) {
+  for (size_t j = 0; j < kernel.reads.size(); ++j)
+    if (kernel.reads[j] == input &&
+        ((!kernel.readOffsets.empty() && kernel.readOffsets[j] != 0) ||
+         std::find(kernel.inPlace.begin(), kernel.inPlace.end(),
+                   std::make_pair(static_cast<unsigned>(j), result)) == kernel.inPlace.end()))
+      return false;
+  return true;
+}
+
+std::vector<int> writtenOver(const Dataflow &flow, const std::vector<int> &order) {
+  size_t n = flow.bytes.size();
+  std::vector<int> into(n, -1);
+  std::vector<int64_t> lastReader(n, -1);
+  for (size_t k = 0; k < order.size(); ++k)
+    for (int v : flow.kernels[order[k]].reads)
+      lastReader[v] = static_cast<int64_t>(k);
+  // A constant is filled before each run: not a kernel's to write over.
+  std::vector<bool> taken = writtenIn(flow, order);
+  for (size_t v = 0; v < n; ++v)
+    taken[v] = !taken[v] && !flow.argument[v];
+  auto callers = [&](int v) { return flow.argument[v] || flow.returned[v]; };
+  for (size_t k = 0; k < order.size(); ++k) {
+    const Dataflow::Kernel &kernel = flow.kernels[order[k]];
+    size_t results =
+        kernel.results < 0 ? kernel.writes.size() : static_cast<size_t>(kernel.results);
+    for (size_t r = 0; r < results; ++r) {
+      int out = kernel.writes[r];
+      if (callers(out) || into[out] >= 0)
+        continue;
+      for (size_t i = 0; i < kernel.reads.size() && into[out] < 0; ++i) {
+        int in = kernel.reads[i];
+        if (callers(in) || taken[in] || lastReader[in] != static_cast<int64_t>(k) ||
+            flow.bytes[in] != flow.bytes[out] ||
+            std::count(kernel.writes.begin(), kernel.writes.end(), in) > 0 ||
+            !mayWriteOver(kernel, in, static_cast<unsigned>(r)))
+          continue;
+        into[out] = in;
+        taken[in] = true;
+      }
+    }
+  }
+  return into;
+}
+
+Lifetimes lifetimesOf(const Dataflow &flow, const std::vector<int> &order,
+                      const std::vector<int> &into) {
+  size_t n = flow.bytes.size();
+  int64_t end = static_cast<int64_t>(order.size());
+  std::vector<bool> written = writtenIn(flow, order);
+  // The caller's: arguments, results written into an argument's memory, and
+  // empty results (nothing to hold).
+  std::vector<bool> external(n);
+  Lifetimes lifetimes;
+  lifetimes.live.assign(n, {0, end, -1});
+  for (size_t v = 0; v < n; ++v) {
+    external[v] = flow.argument[v] || donatedValue(flow, v) ||
+                  (flow.returned[v] && written[v] && flow.bytes[v] == 0);
+    // A result handed out of the arena keeps its size class.
+    bool handedOut = flow.returned[v] && written[v] && !external[v];
+    lifetimes.live[v].bytes =
+        handedOut && flow.allocationSize ? flow.allocationSize(flow.bytes[v]) : flow.bytes[v];
+  }
+  std::vector<Live> &live = lifetimes.live;
+  for (int64_t k = 0; k < end; ++k) {
+    const Dataflow::Kernel &kernel = flow.kernels[order[k]];
+    for (int v : kernel.writes)
+      live[v].first = std::min(live[v].first, k), live[v].last = std::max(live[v].last, k);
+    for (int v : kernel.reads) {
+      live[v].last = std::max(live[v].last, k);
+      if (!written[v]) // a constant: from its first reader
+        live[v].first = std::min(live[v].first, k);
+    }
+  }
+  // A value written over another (Note [In-place kernels]) is part of that
+  // one's life; `root` follows the chain.
+  auto root = [&](int v) {
+    while (into[v] >= 0)
+      v = into[v];
+    return v;
+  };
+  for (size_t v = 0; v < n; ++v)
+    if (into[v] >= 0) {
+      int r = root(static_cast<int>(v));
+      live[r].last = std::max({live[r].last, live[v].last, live[v].first});
+    }
+  for (size_t v = 0; v < n; ++v) {
+    if (external[v] || into[v] >= 0)
       continue;
-    delta[lives.first[v]] += flow.bytes[v];
-    delta[lives.last[v] + 1] -= flow.bytes[v];
+    if (flow.returned[v]) // to the end of the step (Note [Results in the arena])
+      live[v].last = end;
+    if (live[v].last < live[v].first) // never read: live while written
+      live[v].last = live[v].first;
+    if (flow.bytes[v] > 0)
+      lifetimes.held.push_back(static_cast<int>(v));
+  }
+  return lifetimes;
+}
+
+std::vector<int64_t> liveBytes(const Dataflow &flow, const std::vector<int> &order) {
+  Lifetimes lifetimes = lifetimesOf(flow, order, writtenOver(flow, order));
+  std::vector<int64_t> delta(order.size() + 2, 0);
+  for (int v : lifetimes.held) {
+    const Live &live = lifetimes.live[v];
+    int64_t bytes = alignUp(live.bytes, flow.alignment);
+    delta[live.first] += bytes;
+    delta[live.last + 1] -= bytes;
   }
   std::vector<int64_t> live(order.size(), 0);
   int64_t running = 0;
@@ -183,6 +259,15 @@ std::vector<int64_t> liveBytes(const Dataflow &flow, const std::vector<int> &ord
 int64_t simulatedPeak(const Dataflow &flow, const std::vector<int> &order) {
   std::vector<int64_t> live = liveBytes(flow, order);
   return live.empty() ? 0 : *std::max_element(live.begin(), live.end());
+}
+
+int64_t packedArena(const Dataflow &flow, const std::vector<int> &order) {
+  Lifetimes lifetimes = lifetimesOf(flow, order, writtenOver(flow, order));
+  std::vector<Live> buffers;
+  buffers.reserve(lifetimes.held.size());
+  for (int v : lifetimes.held)
+    buffers.push_back(lifetimes.live[v]);
+  return planSmallest(buffers, flow.alignment).size;
 }
 
 std::vector<int> scheduleForMemory(const Dataflow &flow) {

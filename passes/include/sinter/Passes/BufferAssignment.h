@@ -71,6 +71,11 @@ std::vector<int> firstWriters(const runtime::Program &program);
 /// Per buffer, the last launch that reads it, or -1.
 std::vector<int> lastReaders(const runtime::Program &program);
 
+/// `program` as the memory model sees it (Note [One memory model] in
+/// MemoryPlanner.h): its buffers as values, its launches as kernels, the
+/// in-place pairs `rules` allow, the donated results of program.donors.
+Dataflow dataflowOf(const runtime::Program &program, const AssignmentRules &rules);
+
 /// Pairs `program`'s results with donatable arguments of the same size
 /// (Note [Donation]): fills program.donors and appends a line per pair to
 /// `report`. `donatable` is per argument; null: nothing is donated.

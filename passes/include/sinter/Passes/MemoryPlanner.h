@@ -21,7 +21,9 @@
 #define SINTER_PASSES_MEMORYPLANNER_H
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sinter::planner {
@@ -79,7 +81,9 @@ std::string verifyPlan(const std::vector<Live> &buffers, const Plan &plan);
 /// into its parameter's memory runs after every other reader of the
 /// parameter.
 
-/// A program as kernels over values, for scheduling and rematerialization.
+/// A program as kernels over values: what the scheduling and
+/// rematerialization passes simulate and what buffer assignment plans (Note
+/// [One memory model]).
 struct Dataflow {
   struct Kernel {
     std::vector<int> reads, writes;
@@ -87,6 +91,16 @@ struct Dataflow {
     /// write: the readers of a value this one overwrites (an update written
     /// into its parameter's memory, Note [Donation]).
     std::vector<int> after = {};
+    /// Per read, the byte offset it reads its value at (a view at an
+    /// offset: never written over); empty: all 0.
+    std::vector<int64_t> readOffsets = {};
+    /// (read, write) index pairs: the kernel reads reads[r] only at the
+    /// index it writes writes[w], so it may write that result over it
+    /// (Note [In-place kernels]; the target's kernel plan says which).
+    std::vector<std::pair<unsigned, unsigned>> inPlace = {};
+    /// How many of `writes` are results; the rest are its scratch, live
+    /// while it runs. -1: all.
+    int results = -1;
   };
   std::vector<int64_t> bytes; // per value
   std::vector<bool> argument; // per value: the caller's (costs nothing)
@@ -95,13 +109,59 @@ struct Dataflow {
   /// it replaces (Note [Donation]): costs nothing.
   std::vector<bool> donated;
   std::vector<Kernel> kernels; // in the current order
+  /// The bytes a block of `bytes` takes in the device's allocator: what a
+  /// result handed out of the arena keeps (its size class). Empty: `bytes`.
+  std::function<int64_t(int64_t)> allocationSize = {};
+  /// Every buffer in the arena starts at a multiple of this.
+  int64_t alignment = 1;
 };
 
+/// Note [One memory model]
+/// The passes that trade memory (scheduling, rematerialization) and buffer
+/// assignment see a step the same way: as a Dataflow, and through the same
+/// three functions below. writtenOver pairs results with the inputs they
+/// may be written over (Note [In-place kernels]); lifetimesOf gives each
+/// value its interval and the bytes the arena gives it (aligned; a result
+/// handed out of the arena, its size class; a value written over another
+/// shares that one's interval and bytes); liveBytes sums them per kernel
+/// and packedArena packs them (Note [Planning memory]). Buffer assignment
+/// builds its Dataflow from the translated Program (dataflowOf in
+/// BufferAssignment.h), the passes from the IR (passes/lib/Dataflow.h) with
+/// the same answers from the target (Rules in sinter/Passes/Passes.h), so
+/// under a budget the rematerialization pass's estimate is the arena the
+/// step is planned with. What the IR does not know yet is listed in
+/// passes/lib/Dataflow.h (Note [What the IR's dataflow does not know]).
+
+/// Whether `kernel` may write its result `result` over its input value
+/// `input`: every time it reads it, at offset 0 and only at the index it
+/// writes (Notes [Donation] and [In-place kernels]).
+bool mayWriteOver(const Dataflow::Kernel &kernel, int input, unsigned result);
+
+/// Per value, the value whose memory its kernel writes it over, or -1: a
+/// result of a kernel (not returned) over an input of the same bytes that
+/// dies at that kernel (not the caller's, not a constant, read there only
+/// at offset 0 and only at the index written), each input taken once.
+std::vector<int> writtenOver(const Dataflow &flow, const std::vector<int> &order);
+
+/// Each value's bytes in the arena and its life in `order` (positions;
+/// constants from their first reader, returned values to the end), and the
+/// values the arena holds: not the caller's, not written over another (`into`,
+/// from writtenOver), not empty.
+struct Lifetimes {
+  std::vector<Live> live; // per value
+  std::vector<int> held;  // the arena's values, ascending
+};
+Lifetimes lifetimesOf(const Dataflow &flow, const std::vector<int> &order,
+                      const std::vector<int> &into);
+
 /// Live bytes after each kernel of `order` runs (at index k: while kernel
-/// order[k] runs, its outputs and every value still to be read), and the
-/// highest of them.
+/// order[k] runs, its outputs and every value still to be read, as the
+/// arena holds them), and the highest of them.
 std::vector<int64_t> liveBytes(const Dataflow &flow, const std::vector<int> &order);
 int64_t simulatedPeak(const Dataflow &flow, const std::vector<int> &order);
+/// The arena the values of `flow` in `order` pack into (planSmallest): at
+/// least simulatedPeak, more by what packing loses to gaps.
+int64_t packedArena(const Dataflow &flow, const std::vector<int> &order);
 
 /// An order of flow.kernels that respects dependencies (reads and `after`)
 /// and whose simulated peak is at most that of the current order, which is
