@@ -1,6 +1,8 @@
 //===- Dataflow.cpp - a function's kernels over values --------------------===//
 #include "Dataflow.h"
 
+#include <algorithm>
+
 namespace sinter::passes {
 
 int64_t bytesOf(mlir::Value value) {
@@ -10,9 +12,30 @@ int64_t bytesOf(mlir::Value value) {
   return type.getNumElements() * width;
 }
 
-FunctionFlow dataflowOf(mlir::func::FuncOp function) {
+const KernelMemory &KernelFacts::of(mlir::Operation *kernel) {
+  auto [it, inserted] = known_.try_emplace(kernel);
+  if (inserted && rules_.kernel)
+    it->second = rules_.kernel(kernel);
+  return it->second;
+}
+
+namespace {
+
+int64_t elementBytes(mlir::Value value) {
+  mlir::Type element = mlir::cast<mlir::ShapedType>(value.getType()).getElementType();
+  return element.isInteger(1) ? 1 : element.getIntOrFloatBitWidth() / 8;
+}
+
+} // namespace
+
+FunctionFlow dataflowOf(mlir::func::FuncOp function, KernelFacts *facts) {
   FunctionFlow result;
   planner::Dataflow &flow = result.flow;
+  llvm::DenseMap<mlir::Value, int64_t> offsets; // of views at an offset, in bytes
+  if (facts) {
+    flow.allocationSize = facts->rules().allocationSize;
+    flow.alignment = facts->rules().alignment;
+  }
   auto add = [&](mlir::Value value, bool argument) {
     int id = static_cast<int>(flow.bytes.size());
     flow.bytes.push_back(value.use_empty() ? 0 : bytesOf(value));
@@ -27,6 +50,12 @@ FunctionFlow dataflowOf(mlir::func::FuncOp function) {
   for (mlir::Operation &op : function.getBody().front()) {
     if (isView(&op)) {
       result.valueOf[op.getResult(0)] = result.valueOf.lookup(op.getOperand(0));
+      int64_t offset = offsets.lookup(op.getOperand(0));
+      if (auto slice = mlir::dyn_cast<ir::SliceOp>(op))
+        offset +=
+            std::max<int64_t>(0, ir::contiguousOffset(slice)) * elementBytes(slice.getOperand());
+      if (offset != 0)
+        offsets[op.getResult(0)] = offset;
       continue;
     }
     if (mlir::isa<mlir::func::ReturnOp>(op)) {
@@ -39,10 +68,26 @@ FunctionFlow dataflowOf(mlir::func::FuncOp function) {
       continue;
     }
     planner::Dataflow::Kernel kernel;
-    for (mlir::Value v : op.getOperands())
+    for (mlir::Value v : op.getOperands()) {
       kernel.reads.push_back(result.valueOf.lookup(v));
+      kernel.readOffsets.push_back(offsets.lookup(v));
+    }
+    if (llvm::all_of(kernel.readOffsets, [](int64_t o) { return o == 0; }))
+      kernel.readOffsets.clear();
     for (mlir::Value v : op.getResults())
       kernel.writes.push_back(add(v, /*argument=*/false));
+    kernel.results = static_cast<int>(op.getNumResults());
+    if (facts) {
+      const KernelMemory &memory = facts->of(&op);
+      kernel.inPlace = memory.inPlace;
+      for (int64_t bytes : memory.scratch) {
+        kernel.writes.push_back(static_cast<int>(flow.bytes.size()));
+        flow.bytes.push_back(bytes);
+        flow.argument.push_back(false);
+        flow.returned.push_back(false);
+        flow.donated.push_back(false);
+      }
+    }
     flow.kernels.push_back(std::move(kernel));
     result.kernels.push_back(&op);
   }

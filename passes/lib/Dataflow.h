@@ -12,6 +12,7 @@
 #define SINTER_PASSES_LIB_DATAFLOW_H
 
 #include "sinter/Passes/MemoryPlanner.h"
+#include "sinter/Passes/MemoryRules.h"
 
 #include "sinter/Dialect/Sinter/SinterOps.h"
 
@@ -21,6 +22,22 @@
 #include "llvm/ADT/SmallVector.h"
 
 namespace sinter::passes {
+
+/// The target's answers about each kernel (MemoryRules::kernel), asked once
+/// per op: planning a fusion's kernel is the dear part of a simulation. The
+/// owner forgets an op before it is erased (a pass's rewrite listener).
+class KernelFacts {
+public:
+  explicit KernelFacts(const MemoryRules &rules) : rules_(rules) {}
+  const MemoryRules &rules() const { return rules_; }
+  /// What `kernel` takes beyond its results.
+  const KernelMemory &of(mlir::Operation *kernel);
+  void forget(mlir::Operation *op) { known_.erase(op); }
+
+private:
+  const MemoryRules &rules_;
+  llvm::DenseMap<mlir::Operation *, KernelMemory> known_;
+};
 
 struct FunctionFlow {
   planner::Dataflow flow;
@@ -38,8 +55,25 @@ inline bool isKernel(mlir::Operation *op) {
 inline bool isView(mlir::Operation *op) { return mlir::isa<ir::ReshapeOp, ir::SliceOp>(op); }
 
 /// The function's kernels in their current order. Results nothing reads
-/// cost nothing (canonicalization drops them).
-FunctionFlow dataflowOf(mlir::func::FuncOp function);
+/// cost nothing (canonicalization drops them). With `facts`, as buffer
+/// assignment will see the translated Program (Note [One memory model] in
+/// sinter/Passes/MemoryPlanner.h): the in-place pairs and scratch the target
+/// gives each kernel, the offsets views are read at, its alignment and size
+/// classes; without, every value only its bytes.
+FunctionFlow dataflowOf(mlir::func::FuncOp function, KernelFacts *facts = nullptr);
+
+/// Note [What the IR's dataflow does not know]
+/// With the target's facts, the dataflow of a function is the Dataflow that
+/// buffer assignment builds from its Program but for what happens after the
+/// pass or outside the IR: (1) the canonicalizer after rematerialization
+/// drops results nothing reads (here already of no bytes, so only a
+/// difference in alignment padding); (2) materializing returned slices adds
+/// a copy for each returned view that involves a slice (at most the bytes
+/// of those returns, none in the zoo); (3) donation: here every argument
+/// may be donated, where the frontend may say some may not (a returned
+/// update then takes arena bytes of its size; a step's updates all are).
+/// Each is exact for the zoo's training steps; buffer assignment's plan is
+/// what the step runs with either way.
 
 /// The bytes of a tensor value.
 int64_t bytesOf(mlir::Value value);

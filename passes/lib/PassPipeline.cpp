@@ -16,8 +16,8 @@ void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options) {
   pm.addNestedPass<mlir::func::FuncOp>(createSinterFusion({.explain = options.explain}));
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addNestedPass<mlir::func::FuncOp>(createSinterSchedule());
-  pm.addNestedPass<mlir::func::FuncOp>(
-      createSinterRematerialize({.budget = options.memoryBudget, .explain = options.explain}));
+  pm.addNestedPass<mlir::func::FuncOp>(createSinterRematerialize(
+      {.budget = options.memoryBudget, .explain = options.explain}, options.memory));
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addNestedPass<mlir::func::FuncOp>(createSinterMaterializeReturnedSlices());
 }

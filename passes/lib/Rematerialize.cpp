@@ -50,6 +50,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 
 namespace sinter {
@@ -295,6 +296,21 @@ struct Outcome {
 
 struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
   using SinterRematerializeBase::SinterRematerializeBase;
+  Rematerialize(const sinter::SinterRematerializeOptions &options,
+                sinter::passes::MemoryRules rules)
+      : SinterRematerializeBase(options), rules(std::move(rules)) {}
+
+  /// The target's answers (Note [One memory model] in
+  /// sinter/Passes/MemoryPlanner.h); empty: each value only its bytes.
+  sinter::passes::MemoryRules rules;
+
+  /// Forgets the facts of the kernels a rewrite erases (their memory may
+  /// hold a new op next).
+  struct Forget : RewriterBase::Listener {
+    explicit Forget(sinter::passes::KernelFacts &facts) : facts(facts) {}
+    void notifyOperationErased(Operation *op) override { facts.forget(op); }
+    sinter::passes::KernelFacts &facts;
+  };
 
   /// How deep a chain of producers is recomputed for one value.
   static constexpr int kMaxChain = 4;
@@ -474,13 +490,20 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
             for (unsigned i : neededOperands(flow.kernels[kernel], result))
               if (!llvm::is_contained(operands, i))
                 operands.push_back(i);
+          const sinter::planner::Dataflow::Kernel &original = data.kernels[kernel];
           for (unsigned i : operands) {
-            int operand = data.kernels[kernel].reads[i];
+            int operand = original.reads[i];
             clone.reads.push_back(copyOf.count(operand) ? copyOf[operand] : operand);
           }
-          for (auto [w, out] : llvm::enumerate(data.kernels[kernel].writes)) {
-            // Only the results the chain wants are written.
-            bool read = llvm::is_contained(wanted, static_cast<unsigned>(w));
+          // The clone writes in place as the original does.
+          for (auto [input, result] : original.inPlace)
+            if (const unsigned *at = llvm::find(operands, input); at != operands.end())
+              clone.inPlace.emplace_back(static_cast<unsigned>(at - operands.begin()), result);
+          clone.results = original.results;
+          for (auto [w, out] : llvm::enumerate(original.writes)) {
+            // Only the results the chain wants are written; its scratch too.
+            bool read = llvm::is_contained(wanted, static_cast<unsigned>(w)) ||
+                        (original.results >= 0 && static_cast<int>(w) >= original.results);
             int copy = addValue(traded, read ? data.bytes[out] : 0);
             copyOf[out] = copy;
             clone.writes.push_back(copy);
@@ -502,14 +525,18 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
     return best;
   }
 
-  /// The arena a function needs as it stands: what the kernels write,
-  /// results included (Note [Results in the arena]) but for the updates
-  /// written into their arguments' memory.
-  static int64_t arenaPeak(const sinter::passes::FunctionFlow &flow) {
+  /// The arena a function needs as it stands: what its values pack into
+  /// (results included, Note [Results in the arena], but for the updates
+  /// written into their arguments' memory), as buffer assignment will pack
+  /// them (Note [One memory model] in sinter/Passes/MemoryPlanner.h); or,
+  /// when the bytes live at once are already over `limit`, those (packing
+  /// only adds to them; INT64_MAX: always packed, -1: never).
+  static int64_t arenaOf(const sinter::passes::FunctionFlow &flow, int64_t limit) {
     std::vector<int> order(flow.flow.kernels.size());
     for (size_t k = 0; k < order.size(); ++k)
       order[k] = static_cast<int>(k);
-    return sinter::planner::simulatedPeak(flow.flow, order);
+    int64_t live = sinter::planner::simulatedPeak(flow.flow, order);
+    return live > limit ? live : sinter::planner::packedArena(flow.flow, order);
   }
 
   /// Trades in `function`, adding to `outcome`: pointwise fusions' results
@@ -519,11 +546,30 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
   /// their kernel's other results too (Note [Recomputed from its siblings]).
   void trade(func::FuncOp function, bool onlyPointwise, Choice choice, bool siblings,
              Outcome &outcome) {
+    // Note [Trading by the arena]: under a budget each trade is simulated
+    // with the target's rules, as the arena is planned (Note [One memory
+    // model] in sinter/Passes/MemoryPlanner.h), and the function is done
+    // when its packed arena fits. When no trade lowers that simulation's
+    // peak but the arena is still over (packing lost bytes to gaps at
+    // another kernel), the trades go on by the plain count of each value's
+    // bytes (an input and the result written over it both counted), which
+    // finds trades at other kernels; what fits is judged by the arena
+    // alone. Without a budget only free trades are made, by the plain count:
+    // the rules move them by a kilobyte either way (gpt-mini +1,024 bytes,
+    // resnet18 -256 at batch 8), so those plans stay as they were.
+    bool exact = budget > 0;
+    sinter::passes::KernelFacts facts(rules);
+    Forget forget(facts);
     for (int round = 0; round < 1000; ++round) {
-      sinter::passes::FunctionFlow flow = sinter::passes::dataflowOf(function);
-      if (!onlyPointwise && arenaPeak(flow) <= budget)
+      sinter::passes::FunctionFlow flow =
+          sinter::passes::dataflowOf(function, exact ? &facts : nullptr);
+      if (!onlyPointwise && arenaOf(flow, budget) <= budget)
         break;
       Trade trade = bestTrade(flow, onlyPointwise, choice, siblings);
+      if (trade.chain.order.empty() && exact && !onlyPointwise) {
+        flow = sinter::passes::dataflowOf(function);
+        trade = bestTrade(flow, onlyPointwise, choice, siblings);
+      }
       if (trade.chain.order.empty())
         break;
       Operation *use = flow.kernels[trade.before];
@@ -573,6 +619,7 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
       FusionOp::getCanonicalizationPatterns(prune, &getContext());
       GreedyRewriteConfig config;
       config.strictMode = GreedyRewriteStrictness::ExistingAndNewOps;
+      config.listener = &forget;
       (void)applyOpPatternsAndFold(clones, FrozenRewritePatternSet(std::move(prune)), config);
       ++outcome.count;
       outcome.operations += operations;
@@ -590,7 +637,10 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
                 trade.saving, operations)
                 .str());
     }
-    outcome.peak = arenaPeak(sinter::passes::dataflowOf(function));
+    // The estimate: the arena as planned, packed (Note [One memory model]).
+    sinter::passes::FunctionFlow flow =
+        sinter::passes::dataflowOf(function, exact ? &facts : nullptr);
+    outcome.peak = arenaOf(flow, exact ? INT64_MAX : -1);
   }
 
   /// Emits the remarks `outcome` holds, and forgets them.
@@ -672,3 +722,9 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
 };
 
 } // namespace
+
+std::unique_ptr<mlir::Pass>
+sinter::passes::createSinterRematerialize(const SinterRematerializeOptions &options,
+                                          MemoryRules rules) {
+  return std::make_unique<Rematerialize>(options, std::move(rules));
+}

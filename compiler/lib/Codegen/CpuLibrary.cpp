@@ -111,6 +111,67 @@ bool productOnOneThread(int64_t m, int64_t n, int64_t k) {
          kSerialProductFlops;
 }
 
+/// A convolution's operands by role, its attributes, and the choices its
+/// kernel is written with: images per product (Note [Images per product]),
+/// the transposed filter gradient (Note [Transposed filter gradients]), the
+/// one product per chunk and group (m x n x k), and the scratch buffers
+/// those take, in output-slot order after the result.
+struct Convolution {
+  ArrayRef<int64_t> stride, padding, dilation;
+  int64_t groups = 1;
+  Value input, filter, output;
+  bool forward = false, backwardInput = false, empty = false, transposedGradient = false;
+  int64_t chunk = 1, m = 0, n = 0, k = 0;
+  std::vector<int64_t> scratch;
+};
+
+Convolution convolutionOf(Operation *op) {
+  Convolution c;
+  auto attrs = [&](auto conv) {
+    c.stride = conv.getStride(), c.padding = conv.getPadding(), c.dilation = conv.getDilation();
+    c.groups = static_cast<int64_t>(conv.getGroups());
+  };
+  if (auto conv = dyn_cast<Conv2dOp>(op)) {
+    attrs(conv);
+    c.input = conv.getInput(), c.filter = conv.getFilter(), c.output = conv.getResult();
+  } else if (auto conv = dyn_cast<Conv2dBackwardInputOp>(op)) {
+    attrs(conv);
+    c.input = conv.getResult(), c.filter = conv.getFilter(), c.output = conv.getGradOutput();
+  } else {
+    auto filterGradient = cast<Conv2dBackwardFilterOp>(op);
+    attrs(filterGradient);
+    c.input = filterGradient.getInput(), c.filter = filterGradient.getResult();
+    c.output = filterGradient.getGradOutput();
+  }
+  auto shapeOf = [](Value v) { return cast<ShapedType>(v.getType()).getShape(); };
+  ArrayRef<int64_t> in = shapeOf(c.input), w = shapeOf(c.filter), out = shapeOf(c.output);
+  int64_t og = w[0] / c.groups, k = w[1] * w[2] * w[3], p = out[2] * out[3];
+  c.forward = isa<Conv2dOp>(op), c.backwardInput = isa<Conv2dBackwardInputOp>(op);
+  c.empty = k == 0 || p == 0 || og == 0 || in[0] == 0;
+  c.chunk = c.empty ? 1 : imagesPerProduct(in[0], p);
+  int64_t n = c.chunk * p;
+  // Note [Transposed filter gradients]: with fewer than 128 filters per
+  // group (and more rows than filters), the filter gradient is computed
+  // transposed, [k x og] = columns · gradientᵀ, into `wt`, and transposed
+  // into place after the last chunk. oneDNN splits a product of 64 rows
+  // badly over two threads: 'N','T' 64x576x1024 (the first ResNet stage)
+  // took 575 us on two threads and 415 on one, 576x64x1024 268 us on two.
+  // From 128 rows on both forms run alike (128x576x256 142 / 133 us).
+  c.transposedGradient = !c.forward && !c.backwardInput && og < kTransposedGradientRows && k > og;
+  bool forward = c.forward, backwardInput = c.backwardInput;
+  c.m = forward ? og : backwardInput ? k : c.transposedGradient ? k : og;
+  c.n = forward ? n : backwardInput ? n : c.transposedGradient ? og : k;
+  c.k = forward ? k : backwardInput ? og : n;
+  if (!c.empty) {
+    c.scratch.push_back(k * n * 4); // the column matrix
+    if (c.chunk > 1)
+      c.scratch.push_back(og * n * 4); // the chunk's outputs side by side
+    if (c.transposedGradient)
+      c.scratch.push_back(c.groups * og * k * 4);
+  }
+  return c;
+}
+
 /// Writes one kernel of an op that fusion leaves alone: a call to its loops
 /// in kernels/cpu/ (conv2d.h, pool2d.h, gather.h, concat.h, argmax.h) with
 /// the op's shape, and for convolutions the choices made here (Notes
@@ -177,50 +238,14 @@ private:
   }
 
   LogicalResult conv(Operation *op, llvm::raw_ostream &call) {
-    auto attrs = [&](auto c) {
-      return std::make_tuple(c.getStride(), c.getPadding(), c.getDilation(),
-                             static_cast<int64_t>(c.getGroups()));
-    };
-    ArrayRef<int64_t> stride, padding, dilation;
-    int64_t groups;
-    Value input, filter, output;
-    if (auto c = dyn_cast<Conv2dOp>(op)) {
-      std::tie(stride, padding, dilation, groups) = attrs(c);
-      input = c.getInput(), filter = c.getFilter(), output = c.getResult();
-    } else if (auto c = dyn_cast<Conv2dBackwardInputOp>(op)) {
-      std::tie(stride, padding, dilation, groups) = attrs(c);
-      input = c.getResult(), filter = c.getFilter(), output = c.getGradOutput();
-    } else {
-      auto b = cast<Conv2dBackwardFilterOp>(op);
-      std::tie(stride, padding, dilation, groups) = attrs(b);
-      input = b.getInput(), filter = b.getResult(), output = b.getGradOutput();
-    }
-    ArrayRef<int64_t> in = shapeOf(input), w = shapeOf(filter), out = shapeOf(output);
-    int64_t og = w[0] / groups, k = w[1] * w[2] * w[3], p = out[2] * out[3];
-    bool forward = isa<Conv2dOp>(op), backwardInput = isa<Conv2dBackwardInputOp>(op);
-    bool empty = k == 0 || p == 0 || og == 0 || in[0] == 0;
-    int64_t chunk = empty ? 1 : imagesPerProduct(in[0], p), n = chunk * p;
-    // Note [Transposed filter gradients]: with fewer than 128 filters per
-    // group (and more rows than filters), the filter gradient is computed
-    // transposed, [k x og] = columns · gradientᵀ, into `wt`, and transposed
-    // into place after the last chunk. oneDNN splits a product of 64 rows
-    // badly over two threads: 'N','T' 64x576x1024 (the first ResNet stage)
-    // took 575 us on two threads and 415 on one, 576x64x1024 268 us on two.
-    // From 128 rows on both forms run alike (128x576x256 142 / 133 us).
-    bool transposedGradient = !forward && !backwardInput && og < kTransposedGradientRows && k > og;
-    // The one product per chunk and group, m x n x k, and whether its left
-    // matrix is transposed.
-    int64_t pm = forward ? og : backwardInput ? k : transposedGradient ? k : og;
-    int64_t pn = forward ? n : backwardInput ? n : transposedGradient ? og : k;
-    int64_t pk = forward ? k : backwardInput ? og : n;
-    bool transposeLhs = backwardInput;
-    if (!empty) {
-      scratch.push_back(k * n * 4); // the column matrix
-      if (chunk > 1)
-        scratch.push_back(og * n * 4); // the chunk's outputs side by side
-      if (transposedGradient)
-        scratch.push_back(groups * og * k * 4);
-    }
+    Convolution c = convolutionOf(op);
+    ArrayRef<int64_t> in = shapeOf(c.input), w = shapeOf(c.filter), out = shapeOf(c.output);
+    ArrayRef<int64_t> stride = c.stride, padding = c.padding, dilation = c.dilation;
+    int64_t groups = c.groups, chunk = c.chunk;
+    bool forward = c.forward, backwardInput = c.backwardInput, empty = c.empty;
+    bool transposedGradient = c.transposedGradient, transposeLhs = backwardInput;
+    int64_t pm = c.m, pn = c.n, pk = c.k;
+    scratch = c.scratch;
     auto flag = [](bool b) { return b ? "true" : "false"; };
     os << "static constexpr sinter_conv2d_shape " << shapeName << " = {/*input*/ " << in[0] << ", "
        << in[1] << ", " << in[2] << ", " << in[3] << ", /*filters*/ " << w[0] << ", " << w[2]
@@ -369,6 +394,12 @@ std::optional<LibraryStep> cpuLibraryStep(Operation *op) {
   step.host.oneThread = single && productOnOneThread(m, n, k);
   step.operands = {1, 0}; // A is the right operand (Note [Matrix products as data])
   return step;
+}
+
+std::vector<int64_t> cpuLibraryScratch(Operation *op) {
+  if (isa<Conv2dOp, Conv2dBackwardInputOp, Conv2dBackwardFilterOp>(op))
+    return convolutionOf(op).scratch;
+  return {};
 }
 
 LogicalResult renderCpuLibraryKernel(Operation *op, StringRef name, llvm::raw_ostream &os,

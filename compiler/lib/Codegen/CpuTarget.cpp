@@ -25,6 +25,16 @@ public:
     return runtime::HostAllocator::size_class(bytes);
   }
 
+  passes::KernelMemory kernelMemory(mlir::Operation *op) const override {
+    if (auto fusion = mlir::dyn_cast<ir::FusionOp>(op)) {
+      KernelPlan plan = planCpuKernel(fusion);
+      return {std::move(plan.inPlace), std::move(plan.scratchBytes)};
+    }
+    if (isLibraryKernel(op) && !cpuLibraryStep(op))
+      return {{}, cpuLibraryScratch(op)};
+    return {};
+  }
+
   mlir::FailureOr<RenderedKernels> render(mlir::ModuleOp module) const override {
     RenderedKernels kernels;
     kernels.prefix = "sinter_kernel_";
@@ -49,6 +59,14 @@ private:
 };
 
 } // namespace
+
+passes::MemoryRules memoryRules(const Target &target) {
+  return {
+      .kernel = [&target](mlir::Operation *op) { return target.kernelMemory(op); },
+      .allocationSize = [&target](int64_t bytes) { return target.allocationSize(bytes); },
+      .alignment = target.description().alignment,
+  };
+}
 
 const Target &cpuTarget() {
   static const CpuTarget target;

@@ -96,7 +96,9 @@ mlir::LogicalResult passRenderAndPlan(mlir::ModuleOp module, const codegen::Targ
                         /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false,
                         /*printAfterOnlyOnFailure=*/false, passes);
   }
-  passes::buildPipeline(pm, {.explain = debug.level >= 2, .memoryBudget = budget});
+  passes::buildPipeline(pm, {.explain = debug.level >= 2,
+                             .memoryBudget = budget,
+                             .memory = codegen::memoryRules(target)});
   mlir::LogicalResult passed = pm.run(module);
   times.passes += secondsSince(start);
   if (debug.level >= 4)

@@ -53,6 +53,11 @@ bool isLibraryKernel(mlir::Operation *op);
 /// products on one thread] in CpuLibrary.cpp); nullopt for other ops.
 std::optional<LibraryStep> cpuLibraryStep(mlir::Operation *op);
 
+/// The scratch bytes a library kernel takes after its results (a
+/// convolution's column matrix), what renderCpuLibraryKernel gives it;
+/// asked by memory planning without writing the kernel.
+std::vector<int64_t> cpuLibraryScratch(mlir::Operation *op);
+
 /// The kernel of a library op, with the same calling convention as a
 /// fusion's (appended to `os`, without the prologue); the scratch bytes it
 /// takes after its results go to `scratch`.

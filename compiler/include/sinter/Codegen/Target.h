@@ -16,6 +16,7 @@
 
 #include "sinter/Codegen/KernelPlan.h"
 #include "sinter/Dialect/Sinter/SinterOps.h"
+#include "sinter/Passes/MemoryRules.h"
 #include "sinter/runtime/Gemm.h"
 #include "sinter/runtime/Status.h"
 
@@ -88,6 +89,11 @@ public:
   virtual KernelPlan planKernel(ir::FusionOp fusion) const = 0;
   /// The bytes the device's allocator takes for a block of `bytes`.
   virtual int64_t allocationSize(int64_t bytes) const = 0;
+  /// What the kernel of `op` (a fusion or a library kernel) takes beyond
+  /// its results, as buffer assignment will count it: the in-place pairs of
+  /// its plan and its scratch buffers. Asked by the rematerialization pass
+  /// (memoryRules), so that it simulates the arena as it is planned.
+  virtual passes::KernelMemory kernelMemory(mlir::Operation *op) const = 0;
 
   /// Writes every kernel under `module`. Fails, with a diagnostic at the
   /// op, on what the target does not support.
@@ -100,6 +106,11 @@ public:
 /// compiler, matrix products through oneDNN and OpenBLAS, buffers in the
 /// HostAllocator's size classes.
 const Target &cpuTarget();
+
+/// What the memory-planning passes ask of `target` (Note [One memory model]
+/// in sinter/Passes/MemoryPlanner.h): its kernels' in-place pairs and
+/// scratch, its size classes and alignment. Holds a reference to `target`.
+passes::MemoryRules memoryRules(const Target &target);
 
 } // namespace sinter::codegen
 

@@ -2,6 +2,8 @@
 #ifndef SINTER_PASSES_PASSPIPELINE_H
 #define SINTER_PASSES_PASSPIPELINE_H
 
+#include "sinter/Passes/MemoryRules.h"
+
 #include <cstdint>
 
 namespace mlir {
@@ -19,6 +21,10 @@ struct PipelineOptions {
   /// [Rematerialization] in passes/lib/Rematerialize.cpp); 0: no budget
   /// (only free recomputation).
   int64_t memoryBudget = 0;
+  /// What the rematerialization pass asks of the target, so that its
+  /// estimate is the arena buffer assignment plans (Note [One memory model]
+  /// in sinter/Passes/MemoryPlanner.h); empty: only the values' bytes.
+  MemoryRules memory = {};
 };
 
 /// The passes from a lowered step to fused kernels, in order: canonicalize,

@@ -3,6 +3,7 @@
 #define SINTER_PASSES_PASSES_H
 
 #include "sinter/Dialect/Sinter/SinterDialect.h"
+#include "sinter/Passes/MemoryRules.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
@@ -14,6 +15,15 @@ namespace sinter {
 
 #define GEN_PASS_REGISTRATION
 #include "sinter/Passes/Passes.h.inc"
+
+namespace passes {
+
+/// The rematerialization pass simulating the arena with the target's
+/// `rules` (Note [One memory model] in sinter/Passes/MemoryPlanner.h).
+std::unique_ptr<mlir::Pass> createSinterRematerialize(const SinterRematerializeOptions &options,
+                                                      MemoryRules rules);
+
+} // namespace passes
 
 } // namespace sinter
 
