@@ -33,6 +33,13 @@ public:
   /// What `kernel` takes beyond its results.
   const KernelMemory &of(mlir::Operation *kernel);
   void forget(mlir::Operation *op) { known_.erase(op); }
+  /// `to` is a copy of `from`: what is known of one holds for the other.
+  void copy(mlir::Operation *from, mlir::Operation *to) {
+    if (auto it = known_.find(from); it != known_.end()) {
+      KernelMemory memory = it->second; // inserting may move the entries
+      known_[to] = std::move(memory);
+    }
+  }
 
 private:
   const MemoryRules &rules_;

@@ -2,6 +2,7 @@
 #include "sinter/Passes/MemoryPlanner.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
 
 namespace sinter::planner {
@@ -43,7 +44,12 @@ Plan planSmallest(const std::vector<Live> &buffers, int64_t alignment) {
   return best;
 }
 
-Plan planGreedy(const std::vector<Live> &buffers, PackingOrder packing, int64_t alignment) {
+namespace {
+
+/// planGreedy, stopping once the arena passes `limit` (the plan is then
+/// incomplete, its size over `limit`).
+Plan packGreedy(const std::vector<Live> &buffers, PackingOrder packing, int64_t alignment,
+                int64_t limit) {
   Plan plan;
   plan.order = packing;
   plan.offsets.assign(buffers.size(), 0);
@@ -99,9 +105,17 @@ Plan planGreedy(const std::vector<Live> &buffers, PackingOrder packing, int64_t 
     }
     plan.offsets[b] = best >= 0 ? best : cursor;
     plan.size = std::max(plan.size, plan.offsets[b] + size);
+    if (plan.size > limit)
+      break;
     placed.push_back(b);
   }
   return plan;
+}
+
+} // namespace
+
+Plan planGreedy(const std::vector<Live> &buffers, PackingOrder packing, int64_t alignment) {
+  return packGreedy(buffers, packing, alignment, INT64_MAX);
 }
 
 std::string verifyPlan(const std::vector<Live> &buffers, const Plan &plan) {
@@ -154,6 +168,9 @@ bool mayWriteOver(const Dataflow::Kernel &kernel, int input, unsigned result) {
 std::vector<int> writtenOver(const Dataflow &flow, const std::vector<int> &order) {
   size_t n = flow.bytes.size();
   std::vector<int> into(n, -1);
+  if (std::none_of(order.begin(), order.end(),
+                   [&](int k) { return !flow.kernels[k].inPlace.empty(); }))
+    return into; // nothing may be written over anything
   std::vector<int64_t> lastReader(n, -1);
   for (size_t k = 0; k < order.size(); ++k)
     for (int v : flow.kernels[order[k]].reads)
@@ -240,8 +257,10 @@ Lifetimes lifetimesOf(const Dataflow &flow, const std::vector<int> &order,
   return lifetimes;
 }
 
-std::vector<int64_t> liveBytes(const Dataflow &flow, const std::vector<int> &order) {
-  Lifetimes lifetimes = lifetimesOf(flow, order, writtenOver(flow, order));
+namespace {
+
+std::vector<int64_t> liveBytesOf(const Dataflow &flow, const std::vector<int> &order,
+                                 const Lifetimes &lifetimes) {
   std::vector<int64_t> delta(order.size() + 2, 0);
   for (int v : lifetimes.held) {
     const Live &live = lifetimes.live[v];
@@ -256,18 +275,48 @@ std::vector<int64_t> liveBytes(const Dataflow &flow, const std::vector<int> &ord
   return live;
 }
 
-int64_t simulatedPeak(const Dataflow &flow, const std::vector<int> &order) {
-  std::vector<int64_t> live = liveBytes(flow, order);
+int64_t livePeak(const Dataflow &flow, const std::vector<int> &order, const Lifetimes &lifetimes) {
+  std::vector<int64_t> live = liveBytesOf(flow, order, lifetimes);
   return live.empty() ? 0 : *std::max_element(live.begin(), live.end());
 }
 
-int64_t packedArena(const Dataflow &flow, const std::vector<int> &order) {
-  Lifetimes lifetimes = lifetimesOf(flow, order, writtenOver(flow, order));
+} // namespace
+
+std::vector<int64_t> liveBytes(const Dataflow &flow, const std::vector<int> &order) {
+  return liveBytesOf(flow, order, lifetimesOf(flow, order, writtenOver(flow, order)));
+}
+
+int64_t simulatedPeak(const Dataflow &flow, const std::vector<int> &order) {
+  return livePeak(flow, order, lifetimesOf(flow, order, writtenOver(flow, order)));
+}
+
+namespace {
+
+std::vector<Live> heldBuffers(const Lifetimes &lifetimes) {
   std::vector<Live> buffers;
   buffers.reserve(lifetimes.held.size());
   for (int v : lifetimes.held)
     buffers.push_back(lifetimes.live[v]);
-  return planSmallest(buffers, flow.alignment).size;
+  return buffers;
+}
+
+} // namespace
+
+int64_t packedArena(const Dataflow &flow, const std::vector<int> &order) {
+  Lifetimes lifetimes = lifetimesOf(flow, order, writtenOver(flow, order));
+  return planSmallest(heldBuffers(lifetimes), flow.alignment).size;
+}
+
+bool fitsArena(const Dataflow &flow, const std::vector<int> &order, int64_t limit) {
+  Lifetimes lifetimes = lifetimesOf(flow, order, writtenOver(flow, order));
+  if (livePeak(flow, order, lifetimes) > limit) // packing only adds to it
+    return false;
+  std::vector<Live> buffers = heldBuffers(lifetimes);
+  for (PackingOrder packing :
+       {PackingOrder::Size, PackingOrder::Lifetime, PackingOrder::Area, PackingOrder::FirstUse})
+    if (packGreedy(buffers, packing, flow.alignment, limit).size <= limit)
+      return true;
+  return false;
 }
 
 std::vector<int> scheduleForMemory(const Dataflow &flow) {

@@ -52,6 +52,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <numeric>
 
 namespace sinter {
 #define GEN_PASS_DEF_SINTERREMATERIALIZE
@@ -252,6 +253,16 @@ int addValue(sinter::planner::Dataflow &flow, int64_t bytes) {
   return static_cast<int>(flow.bytes.size()) - 1;
 }
 
+/// Drops what was added to `flow` after its first `values` values and
+/// `kernels` kernels.
+void truncate(sinter::planner::Dataflow &flow, size_t values, size_t kernels) {
+  flow.bytes.resize(values);
+  flow.argument.resize(values);
+  flow.returned.resize(values);
+  flow.donated.resize(values);
+  flow.kernels.resize(kernels);
+}
+
 /// The kernels recomputed for one value and the results wanted of each.
 struct Chain {
   llvm::DenseMap<int, llvm::SmallVector<unsigned>> results;
@@ -309,6 +320,7 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
   struct Forget : RewriterBase::Listener {
     explicit Forget(sinter::passes::KernelFacts &facts) : facts(facts) {}
     void notifyOperationErased(Operation *op) override { facts.forget(op); }
+    void notifyOperationModified(Operation *op) override { facts.forget(op); }
     sinter::passes::KernelFacts &facts;
   };
 
@@ -353,6 +365,9 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
       for (int v : data.kernels[k].writes)
         writer[v] = static_cast<int>(k);
     }
+    // Each candidate is simulated on `traded`: the program with its clones
+    // added, then taken out again.
+    sinter::planner::Dataflow traded = data;
     Trade best;
     int64_t bestPeak = live[peak], bestAtPeak = live[peak];
     double bestValue = 0;
@@ -374,17 +389,24 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
         int at = *after;
         // The program with `clones` (appended to `traded`) run before `at`,
         // the last writing `copy`, which `at` and every later reader of the
-        // value read: kept as `best` when better.
-        auto consider = [&](sinter::planner::Dataflow &traded, const std::vector<int> &clones,
-                            int copy, const std::function<int64_t()> &operations, Trade candidate) {
+        // value read: kept as `best` when better. `traded` is the program
+        // again after.
+        auto consider = [&](const std::vector<int> &clones, int copy,
+                            const std::function<int64_t()> &operations, Trade candidate) {
+          std::vector<int *> redirected;
           for (int later = at; later < static_cast<int>(count); ++later)
             for (int &read : traded.kernels[later].reads)
-              if (read == v)
+              if (read == v) {
                 read = copy;
+                redirected.push_back(&read);
+              }
           std::vector<int> tradedOrder(order.begin(), order.begin() + at);
           tradedOrder.insert(tradedOrder.end(), clones.begin(), clones.end());
           tradedOrder.insert(tradedOrder.end(), order.begin() + at, order.end());
           std::vector<int64_t> after2 = sinter::planner::liveBytes(traded, tradedOrder);
+          for (int *read : redirected)
+            *read = v;
+          truncate(traded, n, count);
           int64_t newPeak = *std::max_element(after2.begin(), after2.end());
           int64_t atPeak = after2[peak]; // the old peak's kernel keeps its position
           if (onlyPointwise || choice == Choice::LargestSaving) {
@@ -412,7 +434,6 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
         // fusion's other results.
         if (fusion && siblings)
           if (std::optional<SiblingRecipe> recipe = siblingRecipe(fusion, r)) {
-            sinter::planner::Dataflow traded = data;
             sinter::planner::Dataflow::Kernel clone;
             for (unsigned i : recipe->inputs)
               clone.reads.push_back(data.kernels[k].reads[i]);
@@ -434,7 +455,7 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
               candidate.before = at;
               candidate.fromSiblings = recipe;
               consider(
-                  traded, {static_cast<int>(traded.kernels.size()) - 1}, copy,
+                  {static_cast<int>(traded.kernels.size()) - 1}, copy,
                   [&] { return operationsOf(recipe->ops); }, std::move(candidate));
             }
           }
@@ -479,7 +500,6 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
         llvm::sort(chain.order); // producers first: the program's order
         // The program with the trade made: the chain's clones before `at`,
         // reading each other's copies.
-        sinter::planner::Dataflow traded = data;
         llvm::DenseMap<int, int> copyOf;
         std::vector<int> clones;
         for (int kernel : chain.order) {
@@ -490,20 +510,13 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
             for (unsigned i : neededOperands(flow.kernels[kernel], result))
               if (!llvm::is_contained(operands, i))
                 operands.push_back(i);
-          const sinter::planner::Dataflow::Kernel &original = data.kernels[kernel];
           for (unsigned i : operands) {
-            int operand = original.reads[i];
+            int operand = data.kernels[kernel].reads[i];
             clone.reads.push_back(copyOf.count(operand) ? copyOf[operand] : operand);
           }
-          // The clone writes in place as the original does.
-          for (auto [input, result] : original.inPlace)
-            if (const unsigned *at = llvm::find(operands, input); at != operands.end())
-              clone.inPlace.emplace_back(static_cast<unsigned>(at - operands.begin()), result);
-          clone.results = original.results;
-          for (auto [w, out] : llvm::enumerate(original.writes)) {
-            // Only the results the chain wants are written; its scratch too.
-            bool read = llvm::is_contained(wanted, static_cast<unsigned>(w)) ||
-                        (original.results >= 0 && static_cast<int>(w) >= original.results);
+          for (auto [w, out] : llvm::enumerate(data.kernels[kernel].writes)) {
+            // Only the results the chain wants are written.
+            bool read = llvm::is_contained(wanted, static_cast<unsigned>(w));
             int copy = addValue(traded, read ? data.bytes[out] : 0);
             copyOf[out] = copy;
             clone.writes.push_back(copy);
@@ -512,7 +525,7 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
           traded.kernels.push_back(std::move(clone));
         }
         consider(
-            traded, clones, copyOf[v],
+            clones, copyOf[v],
             [&] {
               int64_t operations = 0;
               for (int kernel : chain.order)
@@ -525,18 +538,11 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
     return best;
   }
 
-  /// The arena a function needs as it stands: what its values pack into
-  /// (results included, Note [Results in the arena], but for the updates
-  /// written into their arguments' memory), as buffer assignment will pack
-  /// them (Note [One memory model] in sinter/Passes/MemoryPlanner.h); or,
-  /// when the bytes live at once are already over `limit`, those (packing
-  /// only adds to them; INT64_MAX: always packed, -1: never).
-  static int64_t arenaOf(const sinter::passes::FunctionFlow &flow, int64_t limit) {
+  /// The positions of a function's kernels: their current order.
+  static std::vector<int> inOrder(const sinter::passes::FunctionFlow &flow) {
     std::vector<int> order(flow.flow.kernels.size());
-    for (size_t k = 0; k < order.size(); ++k)
-      order[k] = static_cast<int>(k);
-    int64_t live = sinter::planner::simulatedPeak(flow.flow, order);
-    return live > limit ? live : sinter::planner::packedArena(flow.flow, order);
+    std::iota(order.begin(), order.end(), 0);
+    return order;
   }
 
   /// Trades in `function`, adding to `outcome`: pointwise fusions' results
@@ -545,31 +551,35 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
   /// nothing is left to trade; with `siblings`, results recomputed from
   /// their kernel's other results too (Note [Recomputed from its siblings]).
   void trade(func::FuncOp function, bool onlyPointwise, Choice choice, bool siblings,
-             Outcome &outcome) {
-    // Note [Trading by the arena]: under a budget each trade is simulated
-    // with the target's rules, as the arena is planned (Note [One memory
-    // model] in sinter/Passes/MemoryPlanner.h), and the function is done
-    // when its packed arena fits. When no trade lowers that simulation's
-    // peak but the arena is still over (packing lost bytes to gaps at
-    // another kernel), the trades go on by the plain count of each value's
-    // bytes (an input and the result written over it both counted), which
-    // finds trades at other kernels; what fits is judged by the arena
-    // alone. Without a budget only free trades are made, by the plain count:
-    // the rules move them by a kilobyte either way (gpt-mini +1,024 bytes,
-    // resnet18 -256 at batch 8), so those plans stay as they were.
+             sinter::passes::KernelFacts &facts, Outcome &outcome) {
+    // Note [Trading by the arena]: under a budget the function is done when
+    // its arena fits, simulated with the target's rules as buffer
+    // assignment will plan it (Note [One memory model] in
+    // sinter/Passes/MemoryPlanner.h): in-place writes, scratch, size classes
+    // and packing. Which trade comes next is still chosen by the plain count
+    // of each value's bytes (an input and the result written over it both
+    // counted): its simulation of a candidate agrees with the function the
+    // trade makes, where the target's rules for a clone are known only once
+    // it is made and pruned (choosing by them made trades that raised the
+    // arena, and some ways traded without end: bert-mini in 39 MiB ran its
+    // passes for 10 s, against 1.1 s). The rules of each kernel are asked
+    // once per run of the pass (the function's copies share them) and the
+    // check packs only until it is past the budget (fitsArena), so the
+    // simulation costs less than the trades' own. Without a budget the
+    // rules are not asked at all, so those plans stay as they were.
     bool exact = budget > 0;
-    sinter::passes::KernelFacts facts(rules);
     Forget forget(facts);
     for (int round = 0; round < 1000; ++round) {
-      sinter::passes::FunctionFlow flow =
-          sinter::passes::dataflowOf(function, exact ? &facts : nullptr);
-      if (!onlyPointwise && arenaOf(flow, budget) <= budget)
-        break;
-      Trade trade = bestTrade(flow, onlyPointwise, choice, siblings);
-      if (trade.chain.order.empty() && exact && !onlyPointwise) {
-        flow = sinter::passes::dataflowOf(function);
-        trade = bestTrade(flow, onlyPointwise, choice, siblings);
+      if (!onlyPointwise) {
+        // The arena: what the values pack into (results included, Note
+        // [Results in the arena], but for the updates written into their
+        // arguments' memory).
+        sinter::passes::FunctionFlow planned = sinter::passes::dataflowOf(function, &facts);
+        if (sinter::planner::fitsArena(planned.flow, inOrder(planned), budget))
+          break;
       }
+      sinter::passes::FunctionFlow flow = sinter::passes::dataflowOf(function);
+      Trade trade = bestTrade(flow, onlyPointwise, choice, siblings);
       if (trade.chain.order.empty())
         break;
       Operation *use = flow.kernels[trade.before];
@@ -640,7 +650,29 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
     // The estimate: the arena as planned, packed (Note [One memory model]).
     sinter::passes::FunctionFlow flow =
         sinter::passes::dataflowOf(function, exact ? &facts : nullptr);
-    outcome.peak = arenaOf(flow, exact ? INT64_MAX : -1);
+    outcome.peak = exact ? sinter::planner::packedArena(flow.flow, inOrder(flow))
+                         : sinter::planner::simulatedPeak(flow.flow, inOrder(flow));
+  }
+
+  /// A copy of `function` whose kernels share the facts known of the
+  /// original's (a fusion's plan is the dear part of a simulation).
+  static func::FuncOp copyOf(func::FuncOp function, sinter::passes::KernelFacts &facts) {
+    IRMapping copies;
+    func::FuncOp copy = function.clone(copies);
+    for (Operation &op : function.getBody().front())
+      facts.copy(&op, copies.lookup(&op));
+    return copy;
+  }
+
+  /// Forgets the facts of `function`'s kernels, before they are erased.
+  static void forgetBody(func::FuncOp function, sinter::passes::KernelFacts &facts) {
+    for (Operation &op : function.getBody().front())
+      facts.forget(&op);
+  }
+  /// Erases `function`, forgetting its kernels' facts.
+  static void erase(func::FuncOp function, sinter::passes::KernelFacts &facts) {
+    forgetBody(function, facts);
+    function.erase();
   }
 
   /// Emits the remarks `outcome` holds, and forgets them.
@@ -659,12 +691,15 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
     // siblings]): then also on a copy without results recomputed from their
     // siblings.
     Outcome outcome, plainOutcome;
-    func::FuncOp plain = budget > 0 ? function.clone() : func::FuncOp();
-    trade(function, /*onlyPointwise=*/true, Choice::LargestSaving, /*siblings=*/true, outcome);
+    sinter::passes::KernelFacts facts(rules);
+    func::FuncOp plain = budget > 0 ? copyOf(function, facts) : func::FuncOp();
+    trade(function, /*onlyPointwise=*/true, Choice::LargestSaving, /*siblings=*/true, facts,
+          outcome);
     if (plain && outcome.peak > budget && outcome.fromSiblings > 0) {
-      trade(plain, /*onlyPointwise=*/true, Choice::LargestSaving, /*siblings=*/false, plainOutcome);
+      trade(plain, /*onlyPointwise=*/true, Choice::LargestSaving, /*siblings=*/false, facts,
+            plainOutcome);
     } else if (plain) {
-      plain.erase();
+      erase(plain, facts);
       plain = func::FuncOp();
     }
     if (budget > 0 && outcome.peak > budget) {
@@ -687,25 +722,26 @@ struct Rematerialize : sinter::impl::SinterRematerializeBase<Rematerialize> {
         // the function; the budget's trades still go both ways.
         bool fromFunction = siblings || !plain;
         for (Choice choice : {Choice::LargestSaving, Choice::BytesPerOperation}) {
-          func::FuncOp copy = (fromFunction ? function : plain).clone();
+          func::FuncOp copy = copyOf(fromFunction ? function : plain, facts);
           Outcome tried = fromFunction ? outcome : plainOutcome;
-          trade(copy, /*onlyPointwise=*/false, choice, siblings, tried);
+          trade(copy, /*onlyPointwise=*/false, choice, siblings, facts, tried);
           if (kept && !better(tried, keptOutcome)) {
-            copy.erase();
+            erase(copy, facts);
             continue;
           }
           if (kept)
-            kept.erase();
+            erase(kept, facts);
           kept = copy;
           keptOutcome = std::move(tried);
         }
       }
+      forgetBody(function, facts);
       function.getBody().takeBody(kept.getBody());
       kept.erase();
       outcome = std::move(keptOutcome);
     }
     if (plain)
-      plain.erase();
+      erase(plain, facts);
     emitRemarks(outcome);
     // Under a budget, the arena the trades left, as the pass estimates it:
     // over the budget means nothing is left to trade (Note [Fitting a memory

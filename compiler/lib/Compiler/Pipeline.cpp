@@ -157,18 +157,16 @@ bool lowerAndPlan(const std::vector<std::vector<lazy::NodePtr>> &graphs,
   // Note [Fitting a memory budget]: the budget covers the arena, with the
   // results in it (Note [Results in the arena]), and the results the caller
   // allocates (copies, rare); the rematerialization pass trades within it,
-  // estimated by the bytes live at once. Packing can need a little more
-  // than that, so when the planned step is still over the budget, the
-  // pipeline runs again from the lowered module with the arena's share
-  // lowered by the excess (at most kBudgetAttempts times). Not when the
-  // pass's own estimate stayed over the share (it says so in
-  // `sinter.estimated_peak`): it ran out of trades, and every lower share
-  // trades the same (a budget the step cannot meet was planned five times:
-  // bert-mini's first step in 32 MiB, gpt-mini's batch 53 in 256 MiB).
-  // The estimate is not the plan: it counts an input and the result written
-  // over it (Note [In-place kernels]) twice, and packing can lose some bytes
-  // to gaps; measured from -8.6% (resnet18) to +40% (gpt-mini at batch 52)
-  // of the plan (benchmarks/README.md, "Planning under a budget").
+  // simulating the arena as buffer assignment will plan it (Note [One memory
+  // model] in sinter/Passes/MemoryPlanner.h): its estimate
+  // (`sinter.estimated_peak`) is the planned arena, so the pipeline runs
+  // once. The loop below is for what the IR cannot know yet (Note [What the
+  // IR's dataflow does not know] in passes/lib/Dataflow.h): when the
+  // planned step is over the budget while the estimate was within the
+  // arena's share, the pipeline runs again from the lowered module with the
+  // share lowered by the excess (at most kBudgetAttempts times). Not when
+  // the estimate stayed over the share: the pass ran out of trades, and
+  // every lower share trades the same.
   constexpr int kBudgetAttempts = 5;
   bool budgeted = memoryBudget > 0 && graphs.size() == 1;
   int64_t arenaBudget = budgeted ? memoryBudget : 0;
@@ -206,8 +204,13 @@ bool lowerAndPlan(const std::vector<std::vector<lazy::NodePtr>> &graphs,
   }
   step.kernels = planned.kernels.count;
   programs = std::move(planned.programs);
-  for (runtime::Program &program : programs)
+  size_t each = 0;
+  for (mlir::func::FuncOp function : module->getOps<mlir::func::FuncOp>()) {
+    runtime::Program &program = programs[each++];
     program.report.pipelineRuns = attempt + 1;
+    if (auto estimated = function->getAttrOfType<mlir::IntegerAttr>("sinter.estimated_peak"))
+      program.report.estimatedArenaBytes = estimated.getInt();
+  }
 
   llvm::raw_string_ostream ir(step.ir);
   module->print(ir);

@@ -74,6 +74,7 @@ StepMemory plannedMemory(const runtime::Program &program,
   memory.recomputed_values = program.report.recomputedValues;
   memory.recompute_operations = program.report.recomputeOperations;
   memory.pipeline_runs = program.report.pipelineRuns;
+  memory.estimated_arena_bytes = program.report.estimatedArenaBytes;
   for (const runtime::Program::Report::PeakUse &use : program.report.peakUses)
     memory.peak_by_line.push_back({use.line, use.example, use.bytes});
   for (const runtime::Program::Report::Category &category : program.report.peakCategories)

@@ -157,5 +157,32 @@ TEST(BufferAssignment, ThePeakNamesTheLaunchThatWritesItsLargestBuffer) {
   EXPECT_EQ(program.report.peakUses[0].example, "matmul f32[32x32]");
 }
 
+TEST(BufferAssignment, TheArenaIsTheDataflowsPackedArena) {
+  // Note [One memory model]: the arena buffer assignment plans is what the
+  // Dataflow of the same program packs into, as the rematerialization pass
+  // simulates it: a scratch buffer, a result written over its input, a
+  // constant filled before its reader, an update donated to its parameter
+  // and a result handed out of the arena in its size class.
+  // x (arg 0), p (arg 1) -> k0: a (+ scratch) -> k1: b over a, reading the
+  // constant c -> k2: p' (into p) and the loss (in the arena).
+  Program program = programOf({256, 256, 256, 512, 64, 256, 256, 4}, {0, 1}, {6, 7});
+  launch(program, {0}, {2, 3}, /*results=*/1);
+  launch(program, {2, 4}, {5});
+  launch(program, {5, 1}, {6, 7});
+  program.fills.push_back({4, {0}, 1});
+  std::vector<bool> donatable = {false, true};
+  std::string report;
+  ASSERT_TRUE(assignBuffers(program, &donatable, permissive(), report).ok());
+  EXPECT_NE(report.find("buffer 5 is written over buffer 2"), std::string::npos) << report;
+  EXPECT_EQ(program.donors, (std::vector<int>{1, -1}));
+  Dataflow flow = dataflowOf(program, permissive());
+  std::vector<int> order = {0, 1, 2};
+  EXPECT_EQ(program.arenaBytes, packedArena(flow, order));
+  // While k0 runs: a and its scratch; then a (b over it) and c; then b
+  // and the loss in its size class (64).
+  EXPECT_EQ(liveBytes(flow, order), (std::vector<int64_t>{768, 320, 320}));
+  EXPECT_EQ(program.arenaBytes, 768);
+}
+
 } // namespace
 } // namespace sinter::planner

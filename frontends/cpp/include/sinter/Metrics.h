@@ -88,6 +88,10 @@ struct StepMemory {
   /// How many times the compiler ran its passes to fit the memory budget (1:
   /// the first plan fit, or there is no budget).
   int64_t pipeline_runs = 1;
+  /// Under a memory budget, the arena the compiler's rematerialization
+  /// estimated before planning: equal to arena_bytes (one memory model for
+  /// both, see docs/ARCHITECTURE.md). 0 without a budget.
+  int64_t estimated_arena_bytes = 0;
 };
 
 /// What running one step did (the step compiler fills it in).

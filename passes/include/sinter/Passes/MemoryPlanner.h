@@ -162,6 +162,10 @@ int64_t simulatedPeak(const Dataflow &flow, const std::vector<int> &order);
 /// The arena the values of `flow` in `order` pack into (planSmallest): at
 /// least simulatedPeak, more by what packing loses to gaps.
 int64_t packedArena(const Dataflow &flow, const std::vector<int> &order);
+/// Whether packedArena(flow, order) is at most `limit`, found sooner: each
+/// packing order stops once past it, and none is tried when the live bytes
+/// are.
+bool fitsArena(const Dataflow &flow, const std::vector<int> &order, int64_t limit);
 
 /// An order of flow.kernels that respects dependencies (reads and `after`)
 /// and whose simulated peak is at most that of the current order, which is

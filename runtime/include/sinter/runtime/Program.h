@@ -146,6 +146,11 @@ struct Program {
     /// [Fitting a memory budget] in compiler/lib/Compiler/Pipeline.cpp): 1
     /// when the first plan fit, or without a budget.
     int pipelineRuns = 1;
+    /// Under a memory budget, the arena the rematerialization pass
+    /// estimated for the function it left (Note [One memory model] in
+    /// sinter/Passes/MemoryPlanner.h): arenaBytes when the IR knows all
+    /// the plan does. 0 without a budget.
+    int64_t estimatedArenaBytes = 0;
   };
   Report report;
 };
