@@ -18,68 +18,25 @@ std::vector<int> firstWriters(const runtime::Program &program) {
   return writer;
 }
 
-std::vector<int> lastReaders(const runtime::Program &program) {
-  std::vector<int> reader(program.buffers.size(), -1);
-  for (size_t k = 0; k < program.launches.size(); ++k)
-    for (int b : program.launches[k].inputs)
-      reader[b] = static_cast<int>(k);
-  return reader;
-}
-
 void donateArguments(runtime::Program &program, const std::vector<bool> *donatable,
                      const AssignmentRules &rules, std::string &report) {
   program.donors.assign(program.results.size(), -1);
   if (donatable == nullptr)
     return;
-  size_t n = program.buffers.size();
-  Dataflow flow = dataflowOf(program, rules);
-  std::vector<int> writer = firstWriters(program), lastReader = lastReaders(program);
-  std::vector<bool> isArgument(n, false), taken(program.arguments.size(), false);
-  for (int b : program.arguments)
-    isArgument[b] = true;
-  // An argument the step also returns is copied out after the run: its
-  // memory must still hold it then.
-  for (size_t a = 0; a < program.arguments.size(); ++a)
-    taken[a] = std::find(program.results.begin(), program.results.end(), program.arguments[a]) !=
-               program.results.end();
-  std::vector<bool> returned(n, false);
-  // Results in the order they are written: an argument free by one result's
-  // writer is free for every later one, so pairing the earliest first never
-  // takes an argument from a result that alone could use it (taking them in
-  // return order left an update written early, before its own argument's
-  // peers were dead, with nothing to write into).
+  program.donors =
+      donorsOf(dataflowOf(program, rules), program.arguments, program.results, donatable);
+  // Reported in the order they are paired: by writer.
+  std::vector<int> writer = firstWriters(program);
   std::vector<size_t> byWriter(program.results.size());
   std::iota(byWriter.begin(), byWriter.end(), size_t{0});
   std::stable_sort(byWriter.begin(), byWriter.end(), [&](size_t x, size_t y) {
     return writer[program.results[x]] < writer[program.results[y]];
   });
-  for (size_t r : byWriter) {
-    int buffer = program.results[r];
-    int w = writer[buffer];
-    bool again = returned[buffer];
-    returned[buffer] = true;
-    if (isArgument[buffer] || w < 0 || again)
-      continue; // returned as is, or a second time (a copy)
-    const std::vector<int> &outputs = program.launches[w].outputs;
-    auto own =
-        static_cast<unsigned>(std::find(outputs.begin(), outputs.end(), buffer) - outputs.begin());
-    int chosen = -1;
-    for (size_t a = 0; a < program.arguments.size() && chosen < 0; ++a) {
-      int input = program.arguments[a];
-      if (a >= donatable->size() || !(*donatable)[a] || taken[a] ||
-          program.buffers[input].bytes != program.buffers[buffer].bytes || lastReader[input] > w)
-        continue;
-      if (lastReader[input] < w || mayWriteOver(flow.kernels[w], input, own))
-        chosen = static_cast<int>(a);
-    }
-    if (chosen < 0)
-      continue;
-    taken[chosen] = true;
-    program.donors[r] = chosen;
-    report += "result " + std::to_string(r) + " is written into argument " +
-              std::to_string(chosen) + " (" + std::to_string(program.buffers[buffer].bytes) +
-              " bytes, donated)\n";
-  }
+  for (size_t r : byWriter)
+    if (int chosen = program.donors[r]; chosen >= 0)
+      report += "result " + std::to_string(r) + " is written into argument " +
+                std::to_string(chosen) + " (" +
+                std::to_string(program.buffers[program.results[r]].bytes) + " bytes, donated)\n";
 }
 
 Dataflow dataflowOf(const runtime::Program &program, const AssignmentRules &rules) {

@@ -1,7 +1,10 @@
 //===- Dataflow.cpp - a function's kernels over values --------------------===//
 #include "Dataflow.h"
 
+#include "sinter/Passes/Passes.h"
+
 #include <algorithm>
+#include <numeric>
 
 namespace sinter::passes {
 
@@ -32,6 +35,7 @@ FunctionFlow dataflowOf(mlir::func::FuncOp function, KernelFacts *facts) {
   FunctionFlow result;
   planner::Dataflow &flow = result.flow;
   llvm::DenseMap<mlir::Value, int64_t> offsets; // of views at an offset, in bytes
+  std::vector<int> results;                     // the values returned, in order
   if (facts) {
     flow.allocationSize = facts->rules().allocationSize;
     flow.alignment = facts->rules().alignment;
@@ -59,8 +63,10 @@ FunctionFlow dataflowOf(mlir::func::FuncOp function, KernelFacts *facts) {
       continue;
     }
     if (mlir::isa<mlir::func::ReturnOp>(op)) {
-      for (mlir::Value v : op.getOperands())
-        flow.returned[result.valueOf.lookup(v)] = true;
+      for (mlir::Value v : op.getOperands()) {
+        results.push_back(result.valueOf.lookup(v));
+        flow.returned[results.back()] = true;
+      }
       continue;
     }
     if (mlir::isa<ir::ConstantOp>(op)) {
@@ -99,8 +105,9 @@ FunctionFlow dataflowOf(mlir::func::FuncOp function, KernelFacts *facts) {
     for (int v : flow.kernels[k].reads)
       if (flow.argument[v] && (readersOf[v].empty() || readersOf[v].back() != static_cast<int>(k)))
         readersOf[v].push_back(static_cast<int>(k));
-  // Each argument takes at most one result (donateArguments() in BufferAssignment.cpp pairs
-  // them one to one); the others are counted in the arena.
+  // Each argument takes at most one result; the others are counted in the
+  // arena. With the target's facts, as buffer assignment pairs them
+  // (donorsOf); else the result of an update's own kernel.
   std::vector<bool> taken(flow.bytes.size(), false);
   for (size_t k = 0; k < flow.kernels.size(); ++k) {
     planner::Dataflow::Kernel &kernel = flow.kernels[k];
@@ -111,7 +118,7 @@ FunctionFlow dataflowOf(mlir::func::FuncOp function, KernelFacts *facts) {
       for (int w : kernel.writes)
         if (flow.returned[w] && flow.bytes[w] == flow.bytes[a]) {
           updates = true;
-          if (!taken[a] && !flow.donated[w])
+          if (!facts && !taken[a] && !flow.donated[w])
             flow.donated[w] = taken[a] = true;
         }
       if (updates)
@@ -119,6 +126,18 @@ FunctionFlow dataflowOf(mlir::func::FuncOp function, KernelFacts *facts) {
           if (reader != static_cast<int>(k))
             kernel.after.push_back(reader);
     }
+  }
+  if (facts) {
+    std::vector<int> arguments(function.getNumArguments());
+    std::iota(arguments.begin(), arguments.end(), 0);
+    std::vector<bool> may;
+    if (auto flags = function->getAttrOfType<mlir::DenseBoolArrayAttr>(kDonatableAttr))
+      may.assign(flags.asArrayRef().begin(), flags.asArrayRef().end());
+    std::vector<int> donors = planner::donorsOf(flow, arguments, results,
+                                                function->hasAttr(kDonatableAttr) ? &may : nullptr);
+    for (size_t r = 0; r < results.size(); ++r)
+      if (donors[r] >= 0)
+        flow.donated[results[r]] = true;
   }
   return result;
 }

@@ -71,16 +71,18 @@ FunctionFlow dataflowOf(mlir::func::FuncOp function, KernelFacts *facts = nullpt
 
 /// Note [What the IR's dataflow does not know]
 /// With the target's facts, the dataflow of a function is the Dataflow that
-/// buffer assignment builds from its Program but for what happens after the
-/// pass or outside the IR: (1) the canonicalizer after rematerialization
-/// drops results nothing reads (here already of no bytes, so only a
-/// difference in alignment padding); (2) materializing returned slices adds
-/// a copy for each returned view that involves a slice (at most the bytes
-/// of those returns, none in the zoo); (3) donation: here every argument
-/// may be donated, where the frontend may say some may not (a returned
-/// update then takes arena bytes of its size; a step's updates all are).
-/// Each is exact for the zoo's training steps; buffer assignment's plan is
-/// what the step runs with either way.
+/// buffer assignment builds from its Program, donation included (donorsOf,
+/// the same pairing of returned values with dead arguments), but for what
+/// happens after the pass or outside the IR: (1) the canonicalizer after
+/// rematerialization drops results nothing reads (here already of no
+/// bytes) and erases kernels nothing reads (here their inputs are still
+/// read by them); (2) materializing returned slices adds a copy for each
+/// returned view that involves a slice (at most the bytes of those
+/// returns); (3) here every argument may be donated, where the frontend may
+/// say some may not (a returned update then takes arena bytes of its
+/// size). None of the three arises in the zoo's training steps: under every
+/// budget of benchmarks/README.md the estimate is the planned arena to the
+/// byte, and buffer assignment's plan is what the step runs with either way.
 
 /// The bytes of a tensor value.
 int64_t bytesOf(mlir::Value value);

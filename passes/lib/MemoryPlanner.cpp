@@ -203,6 +203,59 @@ std::vector<int> writtenOver(const Dataflow &flow, const std::vector<int> &order
   return into;
 }
 
+std::vector<int> donorsOf(const Dataflow &flow, const std::vector<int> &arguments,
+                          const std::vector<int> &results, const std::vector<bool> *donatable) {
+  size_t n = flow.bytes.size();
+  std::vector<int> donors(results.size(), -1), writer(n, -1), lastReader(n, -1);
+  for (size_t k = 0; k < flow.kernels.size(); ++k) {
+    size_t written = flow.kernels[k].results < 0 ? flow.kernels[k].writes.size()
+                                                 : static_cast<size_t>(flow.kernels[k].results);
+    for (size_t w = 0; w < written; ++w)
+      if (int v = flow.kernels[k].writes[w]; writer[v] < 0)
+        writer[v] = static_cast<int>(k);
+    for (int v : flow.kernels[k].reads)
+      lastReader[v] = static_cast<int>(k);
+  }
+  std::vector<bool> isArgument(n, false), taken(arguments.size(), false), returned(n, false);
+  for (int v : arguments)
+    isArgument[v] = true;
+  // An argument the step also returns is copied out after the run: its
+  // memory must still hold it then.
+  for (size_t a = 0; a < arguments.size(); ++a)
+    taken[a] = std::find(results.begin(), results.end(), arguments[a]) != results.end();
+  // Results in the order they are written: an argument free by one result's
+  // writer is free for every later one, so pairing the earliest first never
+  // takes an argument from a result that alone could use it (taking them in
+  // return order left an update written early, before its own argument's
+  // peers were dead, with nothing to write into).
+  std::vector<size_t> byWriter(results.size());
+  std::iota(byWriter.begin(), byWriter.end(), size_t{0});
+  std::stable_sort(byWriter.begin(), byWriter.end(),
+                   [&](size_t x, size_t y) { return writer[results[x]] < writer[results[y]]; });
+  for (size_t r : byWriter) {
+    int value = results[r], w = writer[value];
+    bool again = returned[value];
+    returned[value] = true;
+    if (isArgument[value] || w < 0 || again)
+      continue; // returned as is, or a second time (a copy)
+    const std::vector<int> &writes = flow.kernels[w].writes;
+    auto own =
+        static_cast<unsigned>(std::find(writes.begin(), writes.end(), value) - writes.begin());
+    for (size_t a = 0; a < arguments.size(); ++a) {
+      int input = arguments[a];
+      if ((donatable && (a >= donatable->size() || !(*donatable)[a])) || taken[a] ||
+          flow.bytes[input] != flow.bytes[value] || lastReader[input] > w)
+        continue;
+      if (lastReader[input] < w || mayWriteOver(flow.kernels[w], input, own)) {
+        donors[r] = static_cast<int>(a);
+        taken[a] = true;
+        break;
+      }
+    }
+  }
+  return donors;
+}
+
 Lifetimes lifetimesOf(const Dataflow &flow, const std::vector<int> &order,
                       const std::vector<int> &into) {
   size_t n = flow.bytes.size();

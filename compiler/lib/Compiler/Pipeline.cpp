@@ -96,10 +96,25 @@ mlir::LogicalResult passRenderAndPlan(mlir::ModuleOp module, const codegen::Targ
                         /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false,
                         /*printAfterOnlyOnFailure=*/false, passes);
   }
+  // The passes see which arguments may be donated, as buffer assignment
+  // will (Note [Donation]): none when the caller says nothing.
+  size_t f = 0;
+  for (mlir::func::FuncOp function : module.getOps<mlir::func::FuncOp>()) {
+    std::vector<bool> may(function.getNumArguments(), false);
+    if (donatable != nullptr && f < donatable->size())
+      for (size_t a = 0; a < may.size() && a < (*donatable)[f].size(); ++a)
+        may[a] = (*donatable)[f][a];
+    ++f;
+    llvm::SmallVector<bool> flags(may.begin(), may.end());
+    function->setAttr(passes::kDonatableAttr,
+                      mlir::DenseBoolArrayAttr::get(module.getContext(), flags));
+  }
   passes::buildPipeline(pm, {.explain = debug.level >= 2,
                              .memoryBudget = budget,
                              .memory = codegen::memoryRules(target)});
   mlir::LogicalResult passed = pm.run(module);
+  for (mlir::func::FuncOp function : module.getOps<mlir::func::FuncOp>())
+    function->removeAttr(passes::kDonatableAttr);
   times.passes += secondsSince(start);
   if (debug.level >= 4)
     dump(debug, ".passes.mlir", passLog);
@@ -116,7 +131,7 @@ mlir::LogicalResult passRenderAndPlan(mlir::ModuleOp module, const codegen::Targ
   planned.programs.clear();
   planned.planReports.clear();
   int kernel = 0;
-  size_t f = 0;
+  f = 0;
   for (mlir::func::FuncOp function : module.getOps<mlir::func::FuncOp>()) {
     runtime::Program &program = planned.programs.emplace_back();
     program.kernelPrefix = planned.kernels.prefix;

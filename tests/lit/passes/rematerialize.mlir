@@ -1,7 +1,7 @@
 // RUN: sinter-opt %s --split-input-file --sinter-rematerialize="min-bytes=1024" | FileCheck %s
 // RUN: sinter-opt %s --split-input-file --sinter-rematerialize="explain=1 min-bytes=1024" --verify-diagnostics > /dev/null
 // RUN: sinter-opt %s --split-input-file --sinter-rematerialize="budget=60000 min-bytes=1024" | FileCheck %s --check-prefix=BUDGET
-// RUN: sinter-opt %s --split-input-file --sinter-rematerialize="budget=471040 min-bytes=1024" | FileCheck %s --check-prefix=CHOICE
+// RUN: sinter-opt %s --split-input-file --sinter-rematerialize="budget=307200 min-bytes=1024" | FileCheck %s --check-prefix=CHOICE
 
 // A GELU-like output %g is read right away (the forward matmul) and again
 // after the step's peak (the weight gradient's matmul), while its input %h
@@ -104,8 +104,11 @@ func.func @from_siblings(%x: tensor<32x64xf32>, %w: tensor<64x64xf32>, %p: tenso
 // CHECK: %[[F:.*]]:3 = sinter.fusion
 // CHECK: sinter.fusion %[[F]]#0, %[[F]]#1 : (tensor<32x64xf32>, tensor<32x1xf32>) -> tensor<32x64xf32>
 // BUDGET-LABEL: func.func @two_starts
-// The estimate stays over the budget: nothing is left to trade.
-// BUDGET-SAME: sinter.estimated_peak = 123008 : i64
+// The estimate stays over the budget: nothing is left to trade. A returned
+// 32x64 value is written into %arg0 or %arg1 (dead by then, of its bytes),
+// as buffer assignment donates it (donorsOf): 8192 bytes the arena does not
+// hold.
+// BUDGET-SAME: sinter.estimated_peak = 114816 : i64
 // BUDGET-SAME: sinter.rematerialized = array<i64: 1, 1048576>
 // BUDGET: %[[F:.*]]:3 = sinter.fusion
 // BUDGET: sinter.matmul %[[F]]#2, %arg3
@@ -344,8 +347,9 @@ func.func @conv_kept(%x: tensor<2x4x16x16xf32>, %w: tensor<8x4x3x3xf32>, %p: ten
 
 // -----
 
-// Note [Two ways to trade]: under a budget of 460 KiB (the peak is 484 KiB,
-// at %s) either of two trades fits. Recomputing the matmul result %h (64
+// Note [Two ways to trade]: under a budget of 300 KiB (the peak is 324 KiB;
+// the returned %s is written into %q's memory, dead by then, as buffer
+// assignment donates it) either of two trades fits. Recomputing the matmul result %h (64
 // KiB) before its late use %dh saves the most bytes but runs 2 M N K =
 // 524,288 operations again; recomputing the row softmax %sm (32 KiB) before
 // %dsm, from %c (which %dsm reads anyway), saves half as much for about

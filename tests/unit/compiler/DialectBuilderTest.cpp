@@ -13,6 +13,8 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include <gtest/gtest.h>
 
@@ -176,6 +178,44 @@ TEST_F(DialectBuilder, ConstantsMaterialiseFromFolds) {
   EXPECT_TRUE(isa<ConstantOp>(constant));
   builder.create<func::ReturnOp>(loc);
   EXPECT_EQ(verifyMessage(), "");
+}
+
+TEST_F(DialectBuilder, APrunedFusionReadsOnlyWhatItsResultsNeed) {
+  // The rematerialization pass prunes its clones with the fusion's patterns
+  // alone (no other op's): when a result goes, what computed it goes too,
+  // and so do the inputs only that read.
+  OwningOpRef<ModuleOp> parsed = parseSourceString<ModuleOp>(R"mlir(
+    func.func @step(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+      %f:2 = sinter.fusion %a, %b : (tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+      ^bb0(%x: tensor<4xf32>, %y: tensor<4xf32>):
+        %n = sinter.neg %x : tensor<4xf32>
+        %s = sinter.add %x, %y : tensor<4xf32>
+        %t = sinter.tanh %s : tensor<4xf32>
+        sinter.yield %n, %t : tensor<4xf32>, tensor<4xf32>
+      }
+      return %f#0 : tensor<4xf32>
+    })mlir",
+                                                             &context);
+  ASSERT_TRUE(parsed);
+  auto step = cast<func::FuncOp>(parsed->getBody()->front());
+  SmallVector<Operation *> fusions;
+  step.walk([&](FusionOp fusion) { fusions.push_back(fusion); });
+  ASSERT_EQ(fusions.size(), 1u);
+  RewritePatternSet patterns(&context);
+  FusionOp::getCanonicalizationPatterns(patterns, &context);
+  GreedyRewriteConfig config;
+  config.strictMode = GreedyRewriteStrictness::ExistingAndNewOps;
+  (void)applyOpPatternsAndFold(fusions, FrozenRewritePatternSet(std::move(patterns)), config);
+  FusionOp pruned;
+  step.walk([&](FusionOp fusion) { pruned = fusion; });
+  ASSERT_TRUE(pruned);
+  EXPECT_EQ(pruned->getNumResults(), 1u);
+  ASSERT_EQ(pruned.getInputs().size(), 1u);
+  EXPECT_EQ(pruned.getInputs()[0], step.getArgument(0));
+  int bodyOps = 0;
+  pruned.getBody().front().walk([&](Operation *) { ++bodyOps; });
+  EXPECT_EQ(bodyOps, 2); // the neg and the yield
+  EXPECT_TRUE(succeeded(verify(*parsed)));
 }
 
 } // namespace

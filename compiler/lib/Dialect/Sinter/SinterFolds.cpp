@@ -11,6 +11,7 @@
 #include "mlir/Dialect/CommonFolders.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "llvm/ADT/BitVector.h"
 
@@ -412,6 +413,14 @@ struct PruneFusionInputs : OpRewritePattern<FusionOp> {
       unsigned j = static_cast<unsigned>(first - yield.getValues().begin());
       if (j < k && !op.getResult(k).use_empty()) {
         rewriter.replaceAllUsesWith(op.getResult(k), op.getResult(j));
+        changed = true;
+      }
+    }
+    // What computed a pruned result is dead: it reads no input any more.
+    for (Operation *inner = yield->getPrevNode(), *before = nullptr; inner; inner = before) {
+      before = inner->getPrevNode();
+      if (isOpTriviallyDead(inner)) {
+        rewriter.eraseOp(inner);
         changed = true;
       }
     }

@@ -68,8 +68,6 @@ struct AssignmentRules {
 
 /// Per buffer, the first launch that writes it, or -1 (arguments, constants).
 std::vector<int> firstWriters(const runtime::Program &program);
-/// Per buffer, the last launch that reads it, or -1.
-std::vector<int> lastReaders(const runtime::Program &program);
 
 /// `program` as the memory model sees it (Note [One memory model] in
 /// MemoryPlanner.h): its buffers as values, its launches as kernels, the

@@ -143,6 +143,16 @@ bool mayWriteOver(const Dataflow::Kernel &kernel, int input, unsigned result);
 /// at offset 0 and only at the index written), each input taken once.
 std::vector<int> writtenOver(const Dataflow &flow, const std::vector<int> &order);
 
+/// Note [Donation]: per value of `results` (the step's return, in order),
+/// the index in `arguments` of the argument whose memory it is written
+/// into, or -1. Results are taken in the order they are written, each the
+/// first argument `donatable` allows (null: any) of its bytes, not returned
+/// itself and not taken, that its writer runs after every reader of, or is
+/// the last reader of and may write over (mayWriteOver); a value returned
+/// twice is paired once. Positions are those of flow.kernels.
+std::vector<int> donorsOf(const Dataflow &flow, const std::vector<int> &arguments,
+                          const std::vector<int> &results, const std::vector<bool> *donatable);
+
 /// Each value's bytes in the arena and its life in `order` (positions;
 /// constants from their first reader, returned values to the end), and the
 /// values the arena holds: not the caller's, not written over another (`into`,

@@ -18,6 +18,11 @@ namespace sinter {
 
 namespace passes {
 
+/// A function's attribute, one flag per argument: whether its memory may
+/// take a returned value (Note [Donation] in sinter/Passes/BufferAssignment.h).
+/// The compiler sets it for the passes; without it, every argument may.
+inline constexpr llvm::StringLiteral kDonatableAttr = "sinter.donatable";
+
 /// The rematerialization pass simulating the arena with the target's
 /// `rules` (Note [One memory model] in sinter/Passes/MemoryPlanner.h).
 std::unique_ptr<mlir::Pass> createSinterRematerialize(const SinterRematerializeOptions &options,
