@@ -26,13 +26,7 @@ void donateArguments(runtime::Program &program, const std::vector<bool> *donatab
   program.donors =
       donorsOf(dataflowOf(program, rules), program.arguments, program.results, donatable);
   // Reported in the order they are paired: by writer.
-  std::vector<int> writer = firstWriters(program);
-  std::vector<size_t> byWriter(program.results.size());
-  std::iota(byWriter.begin(), byWriter.end(), size_t{0});
-  std::stable_sort(byWriter.begin(), byWriter.end(), [&](size_t x, size_t y) {
-    return writer[program.results[x]] < writer[program.results[y]];
-  });
-  for (size_t r : byWriter)
+  for (size_t r : byFirstWriter(program.results, firstWriters(program)))
     if (int chosen = program.donors[r]; chosen >= 0)
       report += "result " + std::to_string(r) + " is written into argument " +
                 std::to_string(chosen) + " (" +

@@ -130,11 +130,11 @@ FunctionFlow dataflowOf(mlir::func::FuncOp function, KernelFacts *facts) {
   if (facts) {
     std::vector<int> arguments(function.getNumArguments());
     std::iota(arguments.begin(), arguments.end(), 0);
+    auto flags = function->getAttrOfType<mlir::DenseBoolArrayAttr>(kDonatableAttr);
     std::vector<bool> may;
-    if (auto flags = function->getAttrOfType<mlir::DenseBoolArrayAttr>(kDonatableAttr))
+    if (flags)
       may.assign(flags.asArrayRef().begin(), flags.asArrayRef().end());
-    std::vector<int> donors = planner::donorsOf(flow, arguments, results,
-                                                function->hasAttr(kDonatableAttr) ? &may : nullptr);
+    std::vector<int> donors = planner::donorsOf(flow, arguments, results, flags ? &may : nullptr);
     for (size_t r = 0; r < results.size(); ++r)
       if (donors[r] >= 0)
         flow.donated[results[r]] = true;

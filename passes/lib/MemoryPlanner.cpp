@@ -14,6 +14,10 @@ int64_t alignUp(int64_t bytes, int64_t alignment) {
   return (bytes + alignment - 1) / alignment * alignment;
 }
 
+/// Every order planSmallest tries, Size first (it wins a tie).
+constexpr PackingOrder kPackingOrders[] = {PackingOrder::Size, PackingOrder::Lifetime,
+                                           PackingOrder::Area, PackingOrder::FirstUse};
+
 } // namespace
 
 const char *packingOrderName(PackingOrder order) {
@@ -35,10 +39,10 @@ Plan planBestFit(const std::vector<Live> &buffers, int64_t alignment) {
 }
 
 Plan planSmallest(const std::vector<Live> &buffers, int64_t alignment) {
-  Plan best = planGreedy(buffers, PackingOrder::Size, alignment);
-  for (PackingOrder order : {PackingOrder::Lifetime, PackingOrder::Area, PackingOrder::FirstUse}) {
+  Plan best;
+  for (PackingOrder order : kPackingOrders) {
     Plan plan = planGreedy(buffers, order, alignment);
-    if (plan.size < best.size)
+    if (order == kPackingOrders[0] || plan.size < best.size)
       best = std::move(plan);
   }
   return best;
@@ -203,6 +207,14 @@ std::vector<int> writtenOver(const Dataflow &flow, const std::vector<int> &order
   return into;
 }
 
+std::vector<size_t> byFirstWriter(const std::vector<int> &values, const std::vector<int> &writer) {
+  std::vector<size_t> positions(values.size());
+  std::iota(positions.begin(), positions.end(), size_t{0});
+  std::stable_sort(positions.begin(), positions.end(),
+                   [&](size_t x, size_t y) { return writer[values[x]] < writer[values[y]]; });
+  return positions;
+}
+
 std::vector<int> donorsOf(const Dataflow &flow, const std::vector<int> &arguments,
                           const std::vector<int> &results, const std::vector<bool> *donatable) {
   size_t n = flow.bytes.size();
@@ -228,11 +240,7 @@ std::vector<int> donorsOf(const Dataflow &flow, const std::vector<int> &argument
   // takes an argument from a result that alone could use it (taking them in
   // return order left an update written early, before its own argument's
   // peers were dead, with nothing to write into).
-  std::vector<size_t> byWriter(results.size());
-  std::iota(byWriter.begin(), byWriter.end(), size_t{0});
-  std::stable_sort(byWriter.begin(), byWriter.end(),
-                   [&](size_t x, size_t y) { return writer[results[x]] < writer[results[y]]; });
-  for (size_t r : byWriter) {
+  for (size_t r : byFirstWriter(results, writer)) {
     int value = results[r], w = writer[value];
     bool again = returned[value];
     returned[value] = true;
@@ -312,6 +320,12 @@ Lifetimes lifetimesOf(const Dataflow &flow, const std::vector<int> &order,
 
 namespace {
 
+/// The lifetimes of `flow`'s values in `order`, each written over what
+/// writtenOver allows.
+Lifetimes lifetimesIn(const Dataflow &flow, const std::vector<int> &order) {
+  return lifetimesOf(flow, order, writtenOver(flow, order));
+}
+
 std::vector<int64_t> liveBytesOf(const Dataflow &flow, const std::vector<int> &order,
                                  const Lifetimes &lifetimes) {
   std::vector<int64_t> delta(order.size() + 2, 0);
@@ -336,11 +350,11 @@ int64_t livePeak(const Dataflow &flow, const std::vector<int> &order, const Life
 } // namespace
 
 std::vector<int64_t> liveBytes(const Dataflow &flow, const std::vector<int> &order) {
-  return liveBytesOf(flow, order, lifetimesOf(flow, order, writtenOver(flow, order)));
+  return liveBytesOf(flow, order, lifetimesIn(flow, order));
 }
 
 int64_t simulatedPeak(const Dataflow &flow, const std::vector<int> &order) {
-  return livePeak(flow, order, lifetimesOf(flow, order, writtenOver(flow, order)));
+  return livePeak(flow, order, lifetimesIn(flow, order));
 }
 
 namespace {
@@ -356,17 +370,16 @@ std::vector<Live> heldBuffers(const Lifetimes &lifetimes) {
 } // namespace
 
 int64_t packedArena(const Dataflow &flow, const std::vector<int> &order) {
-  Lifetimes lifetimes = lifetimesOf(flow, order, writtenOver(flow, order));
+  Lifetimes lifetimes = lifetimesIn(flow, order);
   return planSmallest(heldBuffers(lifetimes), flow.alignment).size;
 }
 
 bool fitsArena(const Dataflow &flow, const std::vector<int> &order, int64_t limit) {
-  Lifetimes lifetimes = lifetimesOf(flow, order, writtenOver(flow, order));
+  Lifetimes lifetimes = lifetimesIn(flow, order);
   if (livePeak(flow, order, lifetimes) > limit) // packing only adds to it
     return false;
   std::vector<Live> buffers = heldBuffers(lifetimes);
-  for (PackingOrder packing :
-       {PackingOrder::Size, PackingOrder::Lifetime, PackingOrder::Area, PackingOrder::FirstUse})
+  for (PackingOrder packing : kPackingOrders)
     if (packGreedy(buffers, packing, flow.alignment, limit).size <= limit)
       return true;
   return false;

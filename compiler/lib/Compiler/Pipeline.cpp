@@ -98,14 +98,11 @@ mlir::LogicalResult passRenderAndPlan(mlir::ModuleOp module, const codegen::Targ
   }
   // The passes see which arguments may be donated, as buffer assignment
   // will (Note [Donation]): none when the caller says nothing.
-  size_t f = 0;
-  for (mlir::func::FuncOp function : module.getOps<mlir::func::FuncOp>()) {
-    std::vector<bool> may(function.getNumArguments(), false);
+  for (auto [f, function] : llvm::enumerate(module.getOps<mlir::func::FuncOp>())) {
+    llvm::SmallVector<bool> flags(function.getNumArguments(), false);
     if (donatable != nullptr && f < donatable->size())
-      for (size_t a = 0; a < may.size() && a < (*donatable)[f].size(); ++a)
-        may[a] = (*donatable)[f][a];
-    ++f;
-    llvm::SmallVector<bool> flags(may.begin(), may.end());
+      for (size_t a = 0; a < flags.size() && a < (*donatable)[f].size(); ++a)
+        flags[a] = (*donatable)[f][a];
     function->setAttr(passes::kDonatableAttr,
                       mlir::DenseBoolArrayAttr::get(module.getContext(), flags));
   }
@@ -131,7 +128,7 @@ mlir::LogicalResult passRenderAndPlan(mlir::ModuleOp module, const codegen::Targ
   planned.programs.clear();
   planned.planReports.clear();
   int kernel = 0;
-  f = 0;
+  size_t f = 0;
   for (mlir::func::FuncOp function : module.getOps<mlir::func::FuncOp>()) {
     runtime::Program &program = planned.programs.emplace_back();
     program.kernelPrefix = planned.kernels.prefix;
@@ -219,9 +216,7 @@ bool lowerAndPlan(const std::vector<std::vector<lazy::NodePtr>> &graphs,
   }
   step.kernels = planned.kernels.count;
   programs = std::move(planned.programs);
-  size_t each = 0;
-  for (mlir::func::FuncOp function : module->getOps<mlir::func::FuncOp>()) {
-    runtime::Program &program = programs[each++];
+  for (auto [function, program] : llvm::zip(module->getOps<mlir::func::FuncOp>(), programs)) {
     program.report.pipelineRuns = attempt + 1;
     if (auto estimated = function->getAttrOfType<mlir::IntegerAttr>("sinter.estimated_peak"))
       program.report.estimatedArenaBytes = estimated.getInt();

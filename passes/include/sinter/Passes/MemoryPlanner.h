@@ -143,6 +143,11 @@ bool mayWriteOver(const Dataflow::Kernel &kernel, int input, unsigned result);
 /// at offset 0 and only at the index written), each input taken once.
 std::vector<int> writtenOver(const Dataflow &flow, const std::vector<int> &order);
 
+/// The positions in `values` in the order their first writers run
+/// (`writer`: per value, its first writer's position, -1 for none); ties
+/// keep their order.
+std::vector<size_t> byFirstWriter(const std::vector<int> &values, const std::vector<int> &writer);
+
 /// Note [Donation]: per value of `results` (the step's return, in order),
 /// the index in `arguments` of the argument whose memory it is written
 /// into, or -1. Results are taken in the order they are written, each the
