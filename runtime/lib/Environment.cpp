@@ -20,6 +20,15 @@ Environment parseEnvironment(const std::function<const char *(const char *)> &lo
     env.warnings.push_back(std::string("sinter: warning: ") + name + "='" + value + "' is not " +
                            expected);
   };
+  if (std::string device = text("SINTER_DEVICE"); !device.empty()) {
+    // The forms of sinter::Device::parse, which the frontend applies.
+    bool cuda = device.rfind("cuda:", 0) == 0 && device.size() > 5 && device.size() < 15 &&
+                device.find_first_not_of("0123456789", 5) == std::string::npos;
+    if (device != "cpu" && device != "cuda" && !cuda)
+      warn("SINTER_DEVICE", device, "cpu, cuda or cuda:N; steps run on the CPU");
+    else
+      env.device = device;
+  }
   if (const char *value = lookup("SINTER_COMPILER")) {
     std::string mode = value;
     if (mode != "1" && mode != "0" && mode != "reference")

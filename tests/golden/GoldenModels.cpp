@@ -33,9 +33,9 @@ int main(int argc, char **argv) {
   }
   try {
     compiler::install();
-    set_compiler_config({.enabled = mode == "compiled",
-                         .use_reference = mode == "reference",
-                         .allow_fallback = false});
+    Session::Use session({.compiler = {.enabled = mode == "compiled",
+                                       .use_reference = mode == "reference",
+                                       .allow_fallback = false}});
     // Batch norm over two 2x2 maps (resnet18 at 16x16) is still well
     // conditioned; over 1x1 maps it is not.
     tools::ZooTask task = tools::makeZooTask(model, /*batch=*/2, /*length=*/16, /*seed=*/1234,

@@ -125,14 +125,15 @@ Tensor recordStep(const tools::ZooTask &task, optim::AdamW &optimizer, bool keep
 /// One mode's model and optimizer, kept between the measured phases.
 struct Run {
   std::string mode;
+  /// The tool's session (SINTER_DEBUG and the rest from the environment,
+  /// the budget from the flag), compiled or eager as `mode` says.
+  Session session;
   tools::ZooTask task;
   std::unique_ptr<optim::AdamW> optimizer;
 
   /// One training step in this run's mode; its loss and wall time (ms).
   std::pair<double, double> step() {
-    CompilerConfig config = compiler_config(); // SINTER_DEBUG and the rest from the environment
-    config.enabled = mode == "compiled";
-    set_compiler_config(config);
+    Session::Use use(session);
     Clock::time_point start = Clock::now();
     Tensor loss = recordStep(task, *optimizer, absl::GetFlag(FLAGS_keep_gradients));
     mark_step();
@@ -272,12 +273,11 @@ StepMemory planStep(const std::string &model, int64_t batch, int64_t length, dou
 }
 
 /// The loss and every parameter's gradient of one AdamW training step of
-/// `model` at `batch` under `config`, from the zoo's weights and batch.
+/// `model` at `batch` under `settings`, from the zoo's weights and batch.
 std::vector<std::pair<std::string, std::vector<double>>>
 stepGradients(const std::string &model, int64_t batch, int64_t length, double lr,
-              const CompilerConfig &config) {
-  CompilerConfig before = compiler_config();
-  set_compiler_config(config);
+              const Settings &settings) {
+  Session::Use use(settings);
   tools::ZooTask task = tools::makeZooTask(model, batch, length);
   optim::AdamW optimizer(task.model->parameters(), {.lr = lr});
   Tensor loss = recordStep(task, optimizer, /*keepGradients=*/true);
@@ -286,7 +286,6 @@ stepGradients(const std::string &model, int64_t batch, int64_t length, double lr
       {"loss", {loss.item<double>()}}};
   for (const auto &[name, p] : task.model->named_parameters())
     values.emplace_back("gradient of " + name, p.grad().to_vector<double>());
-  set_compiler_config(before);
   return values;
 }
 
@@ -298,9 +297,9 @@ stepGradients(const std::string &model, int64_t batch, int64_t length, double lr
 /// differ, 2 when the compiled step did not run compiled (a fallback to
 /// the reference executor would compare the reference with itself).
 int checkReference(const std::string &model, int64_t batch, int64_t length, double lr) {
-  CompilerConfig compiled = compiler_config(), reference = compiler_config();
-  compiled.enabled = true;
-  reference.use_reference = true;
+  Settings compiled = Session::current().settings(), reference = compiled;
+  compiled.compiler.enabled = true;
+  reference.compiler.use_reference = true;
   Metrics before = metrics();
   Clock::time_point start = Clock::now();
   auto got = stepGradients(model, batch, length, lr, compiled);
@@ -380,11 +379,12 @@ int run() {
   compiler::install();
   const std::string budgetFlag = absl::GetFlag(FLAGS_memory_budget);
   const int64_t budget = budgetFlag.empty() ? 0 : parseBytes(budgetFlag, "memory-budget");
-  if (budget > 0) { // compiled steps recompute to fit (Note [Rematerialization])
-    CompilerConfig config = compiler_config();
-    config.memory_budget = budget;
-    set_compiler_config(config);
-  }
+  // The tool's session: the environment's settings, with the budget of the
+  // flag (compiled steps recompute to fit, Note [Rematerialization]).
+  Settings settings = Settings::fromEnvironment();
+  if (budget > 0)
+    settings.compiler.memory_budget = budget;
+  Session::Use session(settings);
   int64_t batch = 0;
   if (batchFlag == "auto") {
     batch = tools::largestBatch(
@@ -433,7 +433,9 @@ int run() {
   for (const char *m : {"eager", "compiled"})
     if (mode == "both" || mode == m) {
       int64_t heldBefore = runtime::HostAllocator::get().stats().in_use;
-      Run run{m, tools::makeZooTask(model, batch, length), nullptr};
+      Settings inMode = settings;
+      inMode.compiler.enabled = std::string(m) == "compiled";
+      Run run{m, Session(inMode), tools::makeZooTask(model, batch, length), nullptr};
       run.optimizer = std::make_unique<optim::AdamW>(run.task.model->parameters(),
                                                      optim::AdamWOptions{.lr = lr});
       results.push_back(bench(run, batch, steps, warmup, heldBefore));

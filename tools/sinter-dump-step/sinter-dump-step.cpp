@@ -42,7 +42,7 @@ int run() {
   // Parameters and inputs are data, as at the start of any step after the
   // first: computed on the reference executor (this tool records a step; it
   // installs no step compiler to run one).
-  set_compiler_config({.use_reference = true});
+  Session::Use session({.compiler = {.use_reference = true}});
   tools::ZooTask task = tools::makeZooTask(name, batch, length);
   std::shared_ptr<nn::Module> model = task.model;
   Tensor loss = task.loss();

@@ -35,6 +35,8 @@ ABSL_FLAG(double, min_accuracy, 0, "exit with status 1 if the test accuracy is b
 ABSL_FLAG(std::string, mode, "compiled",
           "compiled (each step one fused program), eager (one program per op) or reference "
           "(the reference executor)");
+ABSL_FLAG(std::string, device, "",
+          "where to train: cpu, cuda or cuda:N (empty: SINTER_DEVICE, else cpu)");
 ABSL_FLAG(std::string, data_dir, sinter::data::kFashionMnistDir, "Fashion-MNIST IDX files");
 
 namespace {
@@ -86,6 +88,21 @@ int run() {
   const int64_t batch = absl::GetFlag(FLAGS_batch_size), epochs = absl::GetFlag(FLAGS_epochs);
   SINTER_CHECK(batch > 0 && epochs > 0 && absl::GetFlag(FLAGS_steps) >= 0, Loc::current(),
                "--batch_size and --epochs must be positive and --steps >= 0");
+  const std::string mode = absl::GetFlag(FLAGS_mode);
+  SINTER_CHECK(mode == "compiled" || mode == "eager" || mode == "reference", Loc::current(),
+               "--mode must be compiled, eager or reference, got '" + mode + "'");
+  compiler::install();
+  // The program's session: SINTER_DEBUG and the rest from the environment,
+  // the mode from the flag.
+  Settings settings = Settings::fromEnvironment();
+  settings.compiler.enabled = mode == "compiled";
+  settings.compiler.use_reference = mode == "reference";
+  // A step that cannot be compiled stops the run (Note [Fallbacks are
+  // said]): a compiled run is compiled.
+  settings.compiler.allow_fallback = false;
+  if (const std::string device = absl::GetFlag(FLAGS_device); !device.empty())
+    settings.device = Device::parse(device);
+  Session::Use session(settings);
   Clock::time_point start = Clock::now();
   data::ImageDataset train = data::load_fashion_mnist("train", absl::GetFlag(FLAGS_data_dir));
   data::ImageDataset test = data::load_fashion_mnist("test", absl::GetFlag(FLAGS_data_dir));
@@ -93,17 +110,6 @@ int run() {
               static_cast<long long>(train.size()), static_cast<long long>(test.size()),
               seconds(start));
 
-  const std::string mode = absl::GetFlag(FLAGS_mode);
-  SINTER_CHECK(mode == "compiled" || mode == "eager" || mode == "reference", Loc::current(),
-               "--mode must be compiled, eager or reference, got '" + mode + "'");
-  compiler::install();
-  CompilerConfig config = compiler_config(); // SINTER_DEBUG and the rest from the environment
-  config.enabled = mode == "compiled";
-  config.use_reference = mode == "reference";
-  // A step that cannot be compiled stops the run (Note [Fallbacks are
-  // said]): a compiled run is compiled.
-  config.allow_fallback = false;
-  set_compiler_config(config);
   manual_seed(static_cast<uint64_t>(absl::GetFlag(FLAGS_seed)));
   std::shared_ptr<nn::Module> model = makeModel(name);
   int64_t parameters = 0;
@@ -115,7 +121,8 @@ int run() {
     total = std::min(total, absl::GetFlag(FLAGS_steps));
   std::printf("model %s: %lld parameters; %lld steps of batch %lld on %s (%s)\n", name.c_str(),
               static_cast<long long>(parameters), static_cast<long long>(total),
-              static_cast<long long>(batch), Device::cpu().toString().c_str(), mode.c_str());
+              static_cast<long long>(batch), session.session().device().toString().c_str(),
+              mode.c_str());
 
   optim::AdamW optimizer(model->parameters(),
                          {.lr = absl::GetFlag(FLAGS_lr), .weight_decay = 1e-4});

@@ -612,6 +612,7 @@ struct Throughput {
 Throughput compareWithEager(const Task &task, int64_t batchSize, int64_t steps, uint64_t seed) {
   struct Run {
     bool compiled;
+    Session session;
     std::shared_ptr<nn::Module> model;
     std::unique_ptr<optim::AdamW> optimizer;
     std::unique_ptr<data::DataLoader> loader;
@@ -620,21 +621,21 @@ Throughput compareWithEager(const Task &task, int64_t batchSize, int64_t steps, 
   std::vector<Run> runs;
   for (bool compiled : {true, false}) {
     manual_seed(seed);
-    Run run{compiled, task.makeModel(), nullptr, nullptr, {}};
+    // The job's session, compiled or eager.
+    Settings settings = Session::current().settings();
+    settings.compiler.enabled = compiled;
+    Run run{compiled, Session(settings), task.makeModel(), nullptr, nullptr, {}};
     run.optimizer =
         std::make_unique<optim::AdamW>(run.model->parameters(), optim::AdamWOptions{.lr = 1e-3});
     run.loader = std::make_unique<data::DataLoader>(
         task.train, data::LoaderOptions{.batch_size = batchSize, .seed = seed});
     runs.push_back(std::move(run));
   }
-  CompilerConfig config = compiler_config();
   runtime::CoreShare &share = runtime::CoreShare::get();
   runtime::CoreShare::Tally before = share.tally();
   for (int64_t i = 0; i <= steps; ++i)
     for (Run &run : runs) {
-      CompilerConfig mode = config;
-      mode.enabled = run.compiled;
-      set_compiler_config(mode);
+      Session::Use use(run.session);
       data::Batch batch = run.loader->next();
       Clock::time_point start = Clock::now();
       Tensor loss = task.step(*run.model, *run.optimizer, batch);
@@ -643,7 +644,6 @@ Throughput compareWithEager(const Task &task, int64_t batchSize, int64_t steps, 
       if (i > 0)
         run.times.push_back(secondsSince(start));
     }
-  set_compiler_config(config);
   auto median = [](std::vector<double> times) {
     std::sort(times.begin(), times.end());
     return times[times.size() / 2];
@@ -916,7 +916,9 @@ int runJob(const Job &job, const RunOptions &options) {
     return launchProgram(job);
 
   compiler::install();
-  CompilerConfig config = compiler_config();
+  // The job's session: its compiler_config over the environment's defaults.
+  Settings settings = Settings::fromEnvironment();
+  CompilerConfig &config = settings.compiler;
   config.enabled = job.compiler_enabled;
   config.use_reference = false;
   config.memory_budget = job.memory_budget;
@@ -928,7 +930,7 @@ int runJob(const Job &job, const RunOptions &options) {
     config.dump_dir = job.output_dir + "/debug";
     createFolder(config.dump_dir, "compiler_config.debug");
   }
-  set_compiler_config(config);
+  Session::Use session(settings);
   return trainZooModel(job, options);
 }
 

@@ -2,6 +2,7 @@
 #include "Step.h"
 #include "TensorImpl.h"
 #include "sinter/Error.h"
+#include "sinter/Session.h"
 
 #include "Format.h"
 
@@ -42,7 +43,7 @@ Tensor from_vector(const std::vector<T> &values, const Shape &shape, std::option
   for (size_t i = 0; i < values.size(); ++i)
     elements.push_back(detail::roundTo(type, static_cast<double>(values[i])));
   auto value = std::make_shared<lazy::Value>(std::move(elements), type);
-  return detail::fromValue(std::move(value), shape, type, Device::cpu(), loc);
+  return detail::fromValue(std::move(value), shape, type, Session::current(loc).device(), loc);
 }
 
 #define SINTER_INSTANTIATE(T)                                                                      \
@@ -54,7 +55,8 @@ Tensor full(const Shape &shape, double value, DType dtype, Loc loc) {
   detail::checkShape("full", shape, loc);
   lazy::Attrs attrs;
   attrs.value = detail::roundTo(dtype, value);
-  return detail::record(lazy::Op::Full, std::move(attrs), {}, shape, dtype, Device::cpu(), loc);
+  return detail::record(lazy::Op::Full, std::move(attrs), {}, shape, dtype,
+                        Session::current(loc).device(), loc);
 }
 
 Tensor zeros(const Shape &shape, DType dtype, Loc loc) { return full(shape, 0.0, dtype, loc); }

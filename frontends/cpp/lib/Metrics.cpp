@@ -66,13 +66,11 @@ MetricsState &metricsState() {
   return *state;
 }
 
-int debugLevel() { return compiler_config().debug; }
-
 } // namespace
 
 /// Counts this step's graph and, when the step at `loc` changed structure,
 /// says why.
-uint64_t detail::recordStep(const std::vector<lazy::NodePtr> &outputs, Loc loc) {
+uint64_t detail::recordStep(const std::vector<lazy::NodePtr> &outputs, int debug, Loc loc) {
   uint64_t hash = lazy::structural_hash(outputs);
   MetricsState &state = metricsState();
   std::lock_guard<std::mutex> lock(state.mutex);
@@ -85,7 +83,7 @@ uint64_t detail::recordStep(const std::vector<lazy::NodePtr> &outputs, Loc loc) 
     std::string reason =
         cat("mark_step at ", key, ": ", lazy::first_difference(site.lastGraph, outputs));
     state.metrics.recompile_reasons.push_back(reason);
-    if (debugLevel() >= 1)
+    if (debug >= 1)
       std::fprintf(stderr, "sinter: new graph structure, %s\n", reason.c_str());
   }
   site.hashes.insert(hash);
@@ -110,7 +108,7 @@ uint64_t detail::recordStep(const std::vector<lazy::NodePtr> &outputs, Loc loc) 
 /// `inputs`: the step's data nodes (topological order); `mask`: per input,
 /// whether its memory may be given to a result.
 void detail::recordDonation(uint64_t structure, const std::vector<const lazy::Node *> &inputs,
-                            std::vector<bool> mask, Loc loc) {
+                            std::vector<bool> mask, int debug, Loc loc) {
   MetricsState &state = metricsState();
   std::lock_guard<std::mutex> lock(state.mutex);
   std::string key = cat(loc.file_name(), ":", loc.line());
@@ -129,7 +127,7 @@ void detail::recordDonation(uint64_t structure, const std::vector<const lazy::No
                     : "now held outside the step (a tensor still refers to it), so its update "
                       "needs memory of its own");
     state.metrics.recompile_reasons.push_back(reason);
-    if (debugLevel() >= 1)
+    if (debug >= 1)
       std::fprintf(stderr, "sinter: new donation of inputs, %s\n", reason.c_str());
   }
   site.lastDonationStructure = structure;

@@ -38,7 +38,7 @@ static Tensor random(const char *op, const Shape &shape, DType dtype, uint8_t ki
       static_cast<int64_t>(kernels::randomKey(globalSeed.load(), nextStream.fetch_add(1)));
   Tensor keyData = from_vector<int64_t>({key}, {}, DType::i64, loc);
   return detail::record(lazy::Op::Random, std::move(attrs), {keyData.impl()->node}, shape, dtype,
-                        Device::cpu(), loc);
+                        keyData.device(), loc);
 }
 
 Tensor rand(const Shape &shape, DType dtype, Loc loc) {

@@ -5,6 +5,7 @@
 #include "sinter/Error.h"
 #include "sinter/Metrics.h"
 #include "sinter/Reference.h"
+#include "sinter/Session.h"
 #include "sinter/lazy/Graph.h"
 
 #include "Format.h"
@@ -98,6 +99,12 @@ reference::ReferenceGuard::ReferenceGuard() : previous_(forceReference) { forceR
 reference::ReferenceGuard::~ReferenceGuard() { forceReference = previous_; }
 
 StepMemory plan_step(PlanOptions options, Loc loc) {
+  return Session::current(loc).plan_step(options, loc);
+}
+
+void mark_step(Loc loc) { Session::current(loc).mark_step(loc); }
+
+StepMemory Session::plan_step(PlanOptions options, Loc loc) const {
   std::vector<std::shared_ptr<TensorImpl>> pending = detail::pendingTensors();
   StepMemory memory;
   if (pending.empty())
@@ -112,22 +119,22 @@ StepMemory plan_step(PlanOptions options, Loc loc) {
   auto start = std::chrono::steady_clock::now();
   StepMetrics step;
   std::string why;
-  bool planned = compiler->plan(outputs, lazy::structural_hash(outputs), compiler_config(),
+  bool planned = compiler->plan(outputs, lazy::structural_hash(outputs), settings_.compiler,
                                 donatableInputs(outputs), options.build_kernels, memory, step, why);
   detail::addRun(step, secondsSince(start));
   SINTER_CHECK(planned, loc, "plan_step: the step cannot be compiled: " + why);
   return memory;
 }
 
-void mark_step(Loc loc) {
+void Session::mark_step(Loc loc) const {
   std::vector<std::shared_ptr<TensorImpl>> pending = detail::pendingTensors();
   if (pending.empty())
     return;
   std::vector<lazy::NodePtr> outputs;
   for (const std::shared_ptr<TensorImpl> &impl : pending)
     outputs.push_back(impl->node);
-  uint64_t structure = detail::recordStep(outputs, loc);
-  CompilerConfig config = compiler_config();
+  const CompilerConfig &config = compiler();
+  uint64_t structure = detail::recordStep(outputs, config.debug, loc);
   if (config.debug >= 1)
     detail::printMetricsAtExit();
 
@@ -143,7 +150,7 @@ void mark_step(Loc loc) {
       std::vector<const lazy::Node *> inputs;
       std::vector<bool> given;
       donatable = donatableInputs(outputs, &inputs, &given);
-      detail::recordDonation(structure, inputs, std::move(given), loc);
+      detail::recordDonation(structure, inputs, std::move(given), config.debug, loc);
     }
     compiled = runWithCompiler(outputs, structure, config, donatable, values, step, why);
     if (step.out_of_memory) // nothing ran: the tensors are still pending
@@ -176,7 +183,7 @@ void mark_step(Loc loc) {
 
 /// The value of a tensor that is read (to_vector, item, printing), at the
 /// user's `loc`: computed the way mark_step() would compute it (compiled or
-/// eager, as configured; the graph of this tensor alone, cached by its
+/// eager, as the current session says; the graph of this tensor alone, cached by its
 /// structure like a step), or on the reference executor when so configured
 /// or when the compiler cannot.
 /// The graph is not cut: the next mark_step() computes the step as a whole.
@@ -184,7 +191,7 @@ std::shared_ptr<const lazy::Value> detail::valueOf(const Tensor &tensor, Loc loc
   const lazy::NodePtr &node = tensor.impl()->node;
   if (node->value)
     return node->value;
-  CompilerConfig config = compiler_config();
+  const CompilerConfig &config = Session::current(loc).compiler();
   if (forceReference || config.use_reference || detail::step_compiler() == nullptr)
     return detail::evaluate(tensor);
   std::vector<lazy::NodePtr> outputs = {node};

@@ -1,7 +1,7 @@
 //===- Step.h - what the frontend's files share about a step ---*- C++ -*-===//
 //
 // The frontend's own split (not installed): tensors (Tensor.cpp), the step
-// and its compiler (Step.cpp), the metrics (Metrics.cpp), factories and
+// and its compiler (Step.cpp), sessions (Session.cpp), the metrics (Metrics.cpp), factories and
 // random numbers (Factories.cpp, Random.cpp).
 //
 //===----------------------------------------------------------------------===//
@@ -33,11 +33,12 @@ std::shared_ptr<const lazy::Value> valueOf(const Tensor &tensor, Loc loc);
 
 // Metrics.cpp
 /// Counts this step's graph and, when the step at `loc` changed structure,
-/// says why; returns the graph's structure hash.
-uint64_t recordStep(const std::vector<lazy::NodePtr> &outputs, Loc loc);
+/// says why (on stderr too at `debug` level 1 and above); returns the
+/// graph's structure hash.
+uint64_t recordStep(const std::vector<lazy::NodePtr> &outputs, int debug, Loc loc);
 /// Says when the same graph gives other inputs' memory to its results.
 void recordDonation(uint64_t structure, const std::vector<const lazy::Node *> &inputs,
-                    std::vector<bool> mask, Loc loc);
+                    std::vector<bool> mask, int debug, Loc loc);
 /// Adds what one run did to the metrics (`seconds` in all).
 void addRun(const StepMetrics &step, double seconds);
 /// Counts a finished mark_step(): compiled (whole, `enabled`) or eager, and

@@ -12,8 +12,12 @@ int main() {
   std::printf("Sinter %s, best device %s, %d CUDA device(s)\n", sinter::kVersion,
               sinter::Device::best().toString().c_str(), sinter::cuda::deviceCount());
 
-  // Steps run compiled (the default configuration) once the compiler is in.
+  // Steps run compiled once the compiler is in; a session that refuses
+  // fallbacks makes sure that each one is.
   sinter::compiler::install();
+  sinter::Settings settings = sinter::Settings::fromEnvironment();
+  settings.compiler.allow_fallback = false;
+  sinter::Session::Use session(settings);
 
   // A training loop with the public names: XOR with a two-layer MLP.
   sinter::manual_seed(3);

@@ -22,7 +22,7 @@ using namespace sinter;
 std::string stepError(const CompilerConfig &config, const std::function<Tensor()> &record,
                       bool &nanResult) {
   compiler::install();
-  set_compiler_config(config);
+  Session::Use session({.compiler = config});
   Tensor result = record();
   std::string message;
   try {
@@ -32,7 +32,6 @@ std::string stepError(const CompilerConfig &config, const std::function<Tensor()
   } catch (const Error &error) {
     message = error.what();
   }
-  set_compiler_config({});
   return message;
 }
 
@@ -111,7 +110,7 @@ TEST(CheckNumerics, InfinitiesStopTheStepOnlyAtLevelTwo) {
 
 TEST(CheckNumerics, ALevelOutOfRangeIsRefused) {
   try {
-    set_compiler_config({.check_numerics = 3});
+    Session session({.compiler = {.check_numerics = 3}});
     ADD_FAILURE() << "check_numerics 3 accepted";
   } catch (const Error &error) {
     EXPECT_NE(std::string(error.what()).find("it must be 0 (off), 1 (NaN) or 2"),

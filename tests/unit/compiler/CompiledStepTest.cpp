@@ -177,7 +177,7 @@ namespace {
 
 TEST(CompiledStep, DropoutDrawsNewMasksEveryStepFromOneProgram) {
   compiler::install();
-  set_compiler_config({.enabled = true});
+  Session::Use session({.compiler = {.enabled = true}});
   manual_seed(5);
   Tensor x = ones({32, 64});
   mark_step();
@@ -201,7 +201,6 @@ TEST(CompiledStep, DropoutDrawsNewMasksEveryStepFromOneProgram) {
   EXPECT_EQ(m.compiled_steps, 3);
   EXPECT_EQ(m.distinct_graphs, 1) << "the random key is data: one program for every step";
   EXPECT_EQ(m.compilations, 1);
-  set_compiler_config({});
 }
 
 } // namespace
@@ -234,12 +233,11 @@ TEST(CompiledStep, ExpIsExactWhereItUnderflowsAndAtSpecialValues) {
   for (int i = 0; values.size() < 3 * 41; ++i)
     values.push_back(special[(i * 7) % special.size()]);
   compiler::install();
-  set_compiler_config({.enabled = true});
+  Session::Use session({.compiler = {.enabled = true}});
   Tensor x = from_vector(values, {3, 41});
   mark_step();
   reset_metrics();
   std::vector<float> got = exp(x).to_vector<float>();
-  set_compiler_config({});
   EXPECT_EQ(metrics().compilations, 1) << metrics_report();
   EXPECT_TRUE(metrics().fallback_reasons.empty()) << metrics_report();
   ASSERT_EQ(got.size(), values.size());
@@ -260,9 +258,50 @@ TEST(CompiledStep, ExpIsExactWhereItUnderflowsAndAtSpecialValues) {
   EXPECT_GT(std::exp(-103.9f), 0.0f) << "the test needs a value just above the underflow";
 }
 
+TEST(CompiledStep, EachSessionRunsItsStepsWithItsOwnSettings) {
+  // Note [Sessions]: session.mark_step() runs with that session's settings
+  // whatever is current; mark_step() and reads with the current one's.
+  compiler::install();
+  Session compiled({.compiler = {.enabled = true, .allow_fallback = false}});
+  Session::Use eager({.compiler = {.enabled = false, .allow_fallback = false}});
+  Tensor x = from_vector<float>({1, -2, 3, 4, 0.5f, 6}, {2, 3});
+  mark_step();
+  auto record = [&] { return F::softmax(x * 2.0, 1) * x; };
+  std::vector<float> expected;
+  {
+    reference::ReferenceGuard oracle;
+    expected = record().to_vector<float>();
+  }
+  reset_metrics();
+  Tensor first = record();
+  compiled.mark_step();
+  Metrics m = metrics();
+  EXPECT_EQ(m.compiled_steps, 1) << metrics_report();
+  EXPECT_EQ(m.eager_steps, 0) << metrics_report();
+  Tensor second = record();
+  mark_step(); // the current session's: eager
+  m = metrics();
+  EXPECT_EQ(m.compiled_steps, 1) << metrics_report();
+  EXPECT_EQ(m.eager_steps, 1) << metrics_report();
+  {
+    // A read under the compiled session: exp and add fused into one kernel
+    // (op by op, they would be two).
+    Session::Use inner(compiled);
+    int64_t launched = metrics().kernels_launched;
+    std::vector<float> read = (exp(x) + 1.0).to_vector<float>();
+    EXPECT_EQ(metrics().kernels_launched - launched, 1) << metrics_report();
+    EXPECT_FLOAT_EQ(read[1], std::exp(-2.0f) + 1.0f);
+  }
+  for (const Tensor &t : {first, second}) {
+    Comparison c = compare_values("step", t.to_vector<float>(), expected, {.of_largest = 1e-5});
+    EXPECT_TRUE(c.ok) << c.message;
+  }
+  EXPECT_EQ(metrics().fallbacks, 0) << metrics_report();
+}
+
 TEST(CompiledStep, ReadingAPendingTensorRunsItCompiled) {
   compiler::install();
-  set_compiler_config({.enabled = true});
+  Session::Use session({.compiler = {.enabled = true}});
   Tensor x = from_vector<float>({1, -2, 3, 4, 0.5f, 6}, {2, 3});
   mark_step();
   reset_metrics();
@@ -281,7 +320,6 @@ TEST(CompiledStep, ReadingAPendingTensorRunsItCompiled) {
   EXPECT_EQ(m.compilations, 1) << metrics_report();
   EXPECT_EQ(m.steps, 0) << "reading a tensor is not a step";
   EXPECT_TRUE(m.fallback_reasons.empty()) << metrics_report();
-  set_compiler_config({});
 }
 
 } // namespace
@@ -293,7 +331,7 @@ namespace {
 void expectCompiledStepMatchesReference(const std::function<std::vector<Tensor>()> &record,
                                         const Tolerance &tolerance) {
   compiler::install();
-  set_compiler_config({.enabled = true});
+  Session::Use session({.compiler = {.enabled = true}});
   std::vector<std::vector<float>> expected;
   {
     reference::ReferenceGuard oracle;
@@ -309,7 +347,6 @@ void expectCompiledStepMatchesReference(const std::function<std::vector<Tensor>(
                                   expected[k], tolerance);
     EXPECT_TRUE(c.ok) << c.message;
   }
-  set_compiler_config({});
 }
 
 TEST(CompiledStep, AnInputIsNotWrittenOverWhileALaterResultReadsIt) {

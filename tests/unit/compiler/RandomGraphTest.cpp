@@ -424,9 +424,10 @@ void checkRandomGraphs(bool compiled, const char *mode) {
   compiler::install();
   // SINTER_DEBUG and SINTER_DUMP_DIR from the environment: a failing step's
   // kernels and IR can be dumped.
-  CompilerConfig config = compiler_config();
-  config.enabled = compiled;
-  set_compiler_config(config);
+  Settings settings = Settings::fromEnvironment();
+  settings.compiler.enabled = compiled;
+  Session::Use session(settings);
+  const CompilerConfig &config = session.session().compiler();
   const int64_t first = environmentNumber("SINTER_RANDOM_GRAPH_SEED", 1000),
                 steps = environmentNumber("SINTER_RANDOM_GRAPH_STEPS", 10),
                 only = environmentNumber("SINTER_RANDOM_GRAPH_ONLY", -1);
@@ -468,7 +469,6 @@ void checkRandomGraphs(bool compiled, const char *mode) {
       elements += static_cast<int64_t>(got[v].elements.size());
     }
   }
-  set_compiler_config({});
   std::printf("RANDOM OK  %lld graphs in %lld steps from seed %lld run %s: %lld values (%lld "
               "elements, outputs and gradients) matched the reference, the closest at %.0f%% of "
               "its tolerance\n",

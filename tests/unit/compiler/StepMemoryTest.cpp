@@ -29,7 +29,7 @@ using namespace sinter;
 
 TEST(StepMemory, PlannedBeforeRunningEqualsMeasuredForEveryZooModel) {
   compiler::install();
-  set_compiler_config({});
+  Session::Use session(Settings{});
   for (const char *model : {"mlp", "lenet", "resnet18", "gpt-mini", "bert-mini"}) {
     SCOPED_TRACE(model);
     tools::ZooTask task = tools::makeZooTask(model, /*batch=*/2, /*length=*/16, /*seed=*/5,
@@ -108,7 +108,7 @@ TEST(StepMemory, NothingPendingPlansNothing) {
 /// last step's memory.
 std::vector<float> wideMlpLosses(bool clearGradientsBeforeMarkStep, StepMemory &memory) {
   compiler::install();
-  set_compiler_config({});
+  Session::Use session(Settings{});
   manual_seed(3);
   auto model = models::mlp({.in_features = 512, .hidden = {512, 512, 512}, .num_classes = 512});
   optim::AdamW optimizer(model->parameters(), {.lr = 1e-3});
@@ -156,7 +156,7 @@ TEST(StepMemory, AStepThatCannotFitIsRefusedBeforeRunning) {
   // line, naming the bytes and the lines that hold memory, and runs nothing: the step runs once
   // memory allows.
   compiler::install();
-  set_compiler_config({});
+  Session::Use session(Settings{});
   manual_seed(1);
   auto model = models::mlp({.in_features = 64, .hidden = {128}, .num_classes = 10});
   optim::SGD optimizer(model->parameters(), {.lr = 0.1});
@@ -171,11 +171,10 @@ TEST(StepMemory, AStepThatCannotFitIsRefusedBeforeRunning) {
   Metrics before = metrics();
   // Room for everything held now, and all but a byte of the step.
   int64_t held = runtime::HostAllocator::get().stats().in_use;
-  CompilerConfig config = compiler_config(), limited = config;
-  limited.memory_limit = held + planned.planned_peak_bytes - 1;
-  set_compiler_config(limited);
+  Settings limited = Session::current().settings();
+  limited.compiler.memory_limit = held + planned.planned_peak_bytes - 1;
   try {
-    mark_step();
+    Session(limited).mark_step();
     ADD_FAILURE() << "a step over the limit ran";
   } catch (const Error &error) {
     std::string message = error.what();
@@ -191,10 +190,8 @@ TEST(StepMemory, AStepThatCannotFitIsRefusedBeforeRunning) {
   EXPECT_EQ(metrics().execute_seconds, before.execute_seconds);
   EXPECT_EQ(runtime::HostAllocator::get().stats().in_use, held) << "something stayed allocated";
   // With one more byte it fits, and runs.
-  limited.memory_limit = held + planned.planned_peak_bytes;
-  set_compiler_config(limited);
-  mark_step();
-  set_compiler_config(config);
+  limited.compiler.memory_limit = held + planned.planned_peak_bytes;
+  Session(limited).mark_step();
   EXPECT_EQ(metrics().compiled_steps, before.compiled_steps + 1);
   EXPECT_EQ(metrics().last_step_memory.measured_peak_bytes, planned.planned_peak_bytes);
 }
@@ -202,13 +199,13 @@ TEST(StepMemory, AStepThatCannotFitIsRefusedBeforeRunning) {
 /// An MLP with SGD and momentum, after its first step (momentum buffers
 /// exist); record() records the next.
 struct SgdStep {
+  Session::Use session{Settings{}};
   std::shared_ptr<nn::Module> model;
   std::unique_ptr<optim::SGD> optimizer;
   Tensor x, y;
 
   SgdStep() {
     compiler::install();
-    set_compiler_config({});
     manual_seed(2);
     model = models::mlp({.in_features = 32, .hidden = {64}, .num_classes = 4});
     optimizer = std::make_unique<optim::SGD>(model->parameters(),
@@ -332,7 +329,7 @@ TEST(Donation, AnInputTheStepAlsoReturnsKeepsItsValue) {
   // `same` folds to the old value itself (x * 1 is x), so the program returns
   // that input, copied out after the run: no result may take its memory.
   compiler::install();
-  set_compiler_config({});
+  Session::Use session(Settings{});
   Tensor p = from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3});
   mark_step();
   Tensor same = p * 1.0;
@@ -351,7 +348,7 @@ TEST(Donation, AnInputTheStepAlsoReturnsKeepsItsValue) {
 /// last step's memory.
 std::vector<float> gptLosses(const CompilerConfig &config, int steps, StepMemory &memory) {
   compiler::install();
-  set_compiler_config(config);
+  Session::Use session({.compiler = config});
   tools::ZooTask task = tools::makeZooTask("gpt-mini", /*batch=*/4, /*length=*/128, /*seed=*/9);
   optim::AdamW optimizer(task.model->parameters(), {.lr = 1e-3});
   std::vector<float> losses;
@@ -364,7 +361,6 @@ std::vector<float> gptLosses(const CompilerConfig &config, int steps, StepMemory
     losses.push_back(loss.item<float>());
     memory = metrics().last_step_memory;
   }
-  set_compiler_config({});
   return losses;
 }
 
@@ -404,15 +400,16 @@ TEST(Rematerialization, ABudgetBelowThePeakTrainsWithIdenticalLosses) {
 }
 
 TEST(Rematerialization, ANegativeBudgetIsRefused) {
+  const int64_t before = Session::current().compiler().memory_budget;
   try {
-    set_compiler_config({.memory_budget = -1});
+    Session session({.compiler = {.memory_budget = -1}});
     ADD_FAILURE() << "a negative budget was accepted";
   } catch (const Error &error) {
     EXPECT_NE(std::string(error.what()).find("StepMemoryTest.cpp"), std::string::npos);
     EXPECT_NE(error.message().find("memory_budget is -1 bytes"), std::string::npos)
         << error.message();
   }
-  EXPECT_EQ(compiler_config().memory_budget, 0);
+  EXPECT_EQ(Session::current().compiler().memory_budget, before);
 }
 
 } // namespace
@@ -436,18 +433,16 @@ TEST(InPlace, AKernelWritesOverTheIntermediateItReadsLast) {
   Tensor x = randn({64, 128}), w = randn({128, 256}) * 0.1, v = randn({256, 32}) * 0.1;
   mark_step();
   auto record = [&] { return matmul(tanh(matmul(x, w)), v); };
-  set_compiler_config({});
+  Session compiled{Settings{}}, reference({.compiler = {.use_reference = true}});
   Tensor out = record();
-  StepMemory planned = plan_step();
+  StepMemory planned = compiled.plan_step();
   // The arena: the intermediate, and the result from its kernel on (Note
   // [Results in the arena]).
   int64_t intermediate = 64 * 256 * 4, result = 64 * 32 * 4;
   EXPECT_EQ(planned.arena_bytes, runtime::HostAllocator::size_class(intermediate + result));
-  mark_step();
-  set_compiler_config({.use_reference = true});
+  compiled.mark_step();
   Tensor expected = record();
-  mark_step();
-  set_compiler_config({});
+  reference.mark_step();
   expectElementsNear(out, expected, 1e-4);
 }
 
@@ -468,23 +463,25 @@ TEST(InPlace, ARowKernelWritesOverTheRowsItHasRead) {
     loss.backward();
     return loss;
   };
-  set_compiler_config({});
-  manual_seed(5);
-  Tensor w;
-  Tensor loss = record(w);
-  StepMemory planned = plan_step();
-  // The weight's gradient (a result, in the arena) is computed from the
-  // logits' gradient.
-  int64_t logits = 64 * 256 * 4, grad = 128 * 256 * 4;
-  EXPECT_LT(planned.arena_bytes, 2 * logits + grad) << "the logits and their gradient both kept";
-  EXPECT_GE(planned.arena_bytes, logits + grad);
-  mark_step();
-  set_compiler_config({.use_reference = true});
-  manual_seed(5);
-  Tensor wRef;
-  Tensor lossRef = record(wRef);
-  mark_step();
-  set_compiler_config({});
+  Tensor w, loss, wRef, lossRef;
+  {
+    Session::Use compiled(Settings{});
+    manual_seed(5);
+    loss = record(w);
+    StepMemory planned = plan_step();
+    // The weight's gradient (a result, in the arena) is computed from the
+    // logits' gradient.
+    int64_t logits = 64 * 256 * 4, grad = 128 * 256 * 4;
+    EXPECT_LT(planned.arena_bytes, 2 * logits + grad) << "the logits and their gradient both kept";
+    EXPECT_GE(planned.arena_bytes, logits + grad);
+    mark_step();
+  }
+  {
+    Session::Use reference({.compiler = {.use_reference = true}});
+    manual_seed(5);
+    lossRef = record(wRef);
+    mark_step();
+  }
   EXPECT_NEAR(loss.item<float>(), lossRef.item<float>(), 1e-5);
   expectElementsNear(w.grad(), wRef.grad(), 1e-5);
 }

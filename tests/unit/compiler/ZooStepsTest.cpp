@@ -43,7 +43,7 @@ struct Run {
 Run train(const std::string &model, CompilerConfig config, int64_t batch, int64_t length,
           int64_t image) {
   compiler::install();
-  set_compiler_config(config);
+  Session::Use session({.compiler = config});
   reset_metrics();
   tools::ZooTask task = tools::makeZooTask(model, batch, length, /*seed=*/3, image);
   optim::SGD optimizer(task.model->parameters(), {.lr = 0.05, .momentum = 0.9});
@@ -73,7 +73,6 @@ Run train(const std::string &model, CompilerConfig config, int64_t batch, int64_
   if (config.enabled && !config.use_reference) {
     EXPECT_EQ(m.compilations, m.distinct_graphs) << metrics_report();
   }
-  set_compiler_config({});
   return run;
 }
 

@@ -80,12 +80,11 @@ std::pair<std::vector<float>, std::vector<float>> smallStep(bool stepAtOnce) {
 }
 
 TEST(ReferenceStep, MarkStepGivesWhatReadingEachTensorGives) {
-  CompilerConfig saved = compiler_config(), config = saved;
-  config.use_reference = true;
-  set_compiler_config(config);
+  Settings settings = Session::current().settings();
+  settings.compiler.use_reference = true;
+  Session::Use session(settings);
   auto [lossRead, gradRead] = smallStep(false);
   auto [lossStep, gradStep] = smallStep(true);
-  set_compiler_config(saved);
   EXPECT_EQ(lossStep, lossRead);
   EXPECT_EQ(gradStep, gradRead);
   EXPECT_EQ(gradStep.size(), 4u);

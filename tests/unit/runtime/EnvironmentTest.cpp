@@ -18,6 +18,7 @@ Environment parse(const std::map<std::string, std::string> &variables) {
 
 /// Expects the compiler's settings at their defaults.
 void expectCompilerDefaults(const Environment &env) {
+  EXPECT_EQ(env.device, "");
   EXPECT_TRUE(env.compiler_enabled);
   EXPECT_FALSE(env.use_reference);
   EXPECT_EQ(env.debug, 0);
@@ -36,7 +37,8 @@ TEST(Environment, NothingSetGivesTheDefaults) {
 }
 
 TEST(Environment, EveryVariableIsRead) {
-  Environment env = parse({{"SINTER_COMPILER", "reference"},
+  Environment env = parse({{"SINTER_DEVICE", "cuda:1"},
+                           {"SINTER_COMPILER", "reference"},
                            {"SINTER_DEBUG", "3"},
                            {"SINTER_DUMP_DIR", "/tmp/dumps"},
                            {"SINTER_CHECK_NUMERICS", "2"},
@@ -49,6 +51,7 @@ TEST(Environment, EveryVariableIsRead) {
                            {"SINTER_PROFILE", "1"},
                            {"SINTER_ADAPTIVE_THREADS", "0"},
                            {"SINTER_CUDA_DRIVER", "/opt/libcuda.so"}});
+  EXPECT_EQ(env.device, "cuda:1");
   EXPECT_TRUE(env.compiler_enabled);
   EXPECT_TRUE(env.use_reference);
   EXPECT_EQ(env.debug, 3);
@@ -65,6 +68,8 @@ TEST(Environment, EveryVariableIsRead) {
   EXPECT_EQ(env.cuda_driver, "/opt/libcuda.so");
   EXPECT_TRUE(env.warnings.empty());
   EXPECT_FALSE(parse({{"SINTER_COMPILER", "0"}}).compiler_enabled);
+  EXPECT_EQ(parse({{"SINTER_DEVICE", "cpu"}}).device, "cpu");
+  EXPECT_EQ(parse({{"SINTER_DEVICE", "cuda"}}).device, "cuda");
   EXPECT_EQ(parse({{"SINTER_PROFILE", "/tmp/profile.txt"}}).profile, "/tmp/profile.txt");
   EXPECT_EQ(parse({{"SINTER_PROFILE", "0"}}).profile, "");
   // oneDNN's own name wins over its older one, as oneDNN reads them.
@@ -74,12 +79,16 @@ TEST(Environment, EveryVariableIsRead) {
 }
 
 TEST(Environment, AValueOfNoFormIsSaidAndTheDefaultKept) {
-  Environment env = parse({{"SINTER_COMPILER", "banana"},
+  Environment env = parse({{"SINTER_DEVICE", "gpu"},
+                           {"SINTER_COMPILER", "banana"},
                            {"SINTER_DEBUG", "9"},
                            {"SINTER_CHECK_NUMERICS", "yes"},
                            {"SINTER_MEMORY_BUDGET", "lots"},
                            {"SINTER_MEMORY_LIMIT", "-5"}});
-  ASSERT_EQ(env.warnings.size(), 5u);
+  ASSERT_EQ(env.warnings.size(), 6u);
+  EXPECT_EQ(env.warnings.front(),
+            "sinter: warning: SINTER_DEVICE='gpu' is not cpu, cuda or cuda:N; steps run on the CPU");
+  env.warnings.erase(env.warnings.begin());
   EXPECT_EQ(env.warnings[0], "sinter: warning: SINTER_COMPILER='banana' is not 1 (compiled), 0 "
                              "(eager) or reference; steps run compiled");
   EXPECT_EQ(env.warnings[1], "sinter: warning: SINTER_DEBUG='9' is not a level from 0 to 4");
@@ -90,6 +99,8 @@ TEST(Environment, AValueOfNoFormIsSaidAndTheDefaultKept) {
   EXPECT_EQ(env.warnings[4], "sinter: warning: SINTER_MEMORY_LIMIT='-5' is not a number of bytes "
                              "(optionally with KiB, MiB or GiB); ignored");
   expectCompilerDefaults(env);
+  for (const char *bad : {"cuda:", "cuda:x", "cuda:-1", "CPU", "cuda:99999999999999"})
+    EXPECT_EQ(parse({{"SINTER_DEVICE", bad}}).warnings.size(), 1u) << bad;
 }
 
 TEST(Environment, ReadOnceForTheProcess) {

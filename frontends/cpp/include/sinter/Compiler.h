@@ -10,6 +10,7 @@
 //    kernels with no fusion and no planning, the baseline to measure against;
 //  - the reference executor (use_reference, or SINTER_COMPILER=reference, or
 //    no compiler installed): every op in double precision, the oracle.
+// The session's settings say which (Note [Sessions] in sinter/Session.h).
 // The compiler lives in a separate library (MLIR), which registers itself:
 // call sinter::compiler::install() from it (sinter/Compiler/StepCompiler.h).
 // A step the compiler cannot run runs on the reference executor, with the
@@ -24,16 +25,16 @@
 
 #include <cstdint>
 #include <memory>
-#include <source_location>
 #include <string>
 #include <vector>
 
 namespace sinter {
 
-/// The compiler's settings. Their defaults come from the environment, read
-/// once when the process first asks (Note [The environment, read once] in
-/// sinter/runtime/Environment.h; the README's table of variables);
-/// set_compiler_config replaces them for the process.
+/// The compiler's settings: a part of sinter::Settings, held by a session
+/// (Note [Sessions] in sinter/Session.h). These are the built-in defaults;
+/// Settings::fromEnvironment() gives the environment's (Note [The
+/// environment, read once] in sinter/runtime/Environment.h; the README's
+/// table of variables).
 struct CompilerConfig {
   /// Whole steps compiled and fused (true) or each op on its own (eager).
   /// SINTER_COMPILER=1 or 0 sets it at startup.
@@ -77,11 +78,6 @@ struct CompilerConfig {
   /// (Note [Checked numerics] in sinter/runtime/Program.h). 0: off.
   int check_numerics = 0;
 };
-
-/// Throws sinter::Error for a config that cannot be (a negative budget).
-void set_compiler_config(const CompilerConfig &config,
-                         std::source_location where = std::source_location::current());
-CompilerConfig compiler_config();
 
 namespace detail {
 

@@ -14,6 +14,7 @@
 #include "sinter/Error.h"
 #include "sinter/Metrics.h"
 #include "sinter/Reference.h"
+#include "sinter/Session.h"
 #include "sinter/Shape.h"
 #include "sinter/Tensor.h"
 #include "sinter/Version.h"

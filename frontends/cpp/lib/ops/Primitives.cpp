@@ -1,5 +1,6 @@
 //===- Primitives.cpp - recording the dialect's ops, with their gradients -===//
 #include "Primitives.h"
+#include "sinter/Session.h"
 
 #include <cmath>
 #include <numbers>
@@ -16,7 +17,8 @@ Tensor rec(Op op, lazy::Attrs attrs, std::initializer_list<const Tensor *> input
   operands.reserve(inputs.size());
   for (const Tensor *input : inputs)
     operands.push_back(input->impl()->node);
-  Device device = inputs.size() == 0 ? Device::cpu() : (*inputs.begin())->device();
+  Device device =
+      inputs.size() == 0 ? Session::current(loc).device() : (*inputs.begin())->device();
   return detail::record(op, std::move(attrs), std::move(operands), std::move(shape), dtype, device,
                         loc);
 }
@@ -27,7 +29,7 @@ Tensor rec(Op op, lazy::Attrs attrs, const std::vector<Tensor> &inputs, Shape sh
   operands.reserve(inputs.size());
   for (const Tensor &input : inputs)
     operands.push_back(input.impl()->node);
-  Device device = inputs.empty() ? Device::cpu() : inputs.front().device();
+  Device device = inputs.empty() ? Session::current(loc).device() : inputs.front().device();
   return detail::record(op, std::move(attrs), std::move(operands), std::move(shape), dtype, device,
                         loc);
 }

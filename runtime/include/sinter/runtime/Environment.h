@@ -6,9 +6,10 @@
 // or tool start) parses every one of them, prints a warning for each value
 // that is none of its forms (and then uses the default), and keeps the
 // result for the life of the process. Nothing else calls getenv for them.
-// A program that wants other settings sets them in code: the compiler's
-// through sinter::set_compiler_config (whose defaults come from here), the
-// kernel cache's folder through codegen::setKernelCacheDir. The README's
+// A program that wants other settings sets them in code: a step's through
+// the sinter::Session it runs under (Note [Sessions] in sinter/Session.h;
+// Settings::fromEnvironment() starts from here), the kernel cache's folder
+// through codegen::setKernelCacheDir. The README's
 // "Environment variables" table lists them all. Other libraries' variables
 // stay theirs: OpenMP reads OMP_* and GOMP_* itself (the runtime only sets
 // GOMP_SPINCOUNT when the user set neither it nor OMP_WAIT_POLICY), and
@@ -28,7 +29,9 @@
 namespace sinter::runtime {
 
 struct Environment {
-  // The compiler's settings: the defaults of sinter::CompilerConfig.
+  // A session's settings: the defaults of Settings::fromEnvironment().
+  /// SINTER_DEVICE: "cpu", "cuda" or "cuda:N"; empty: the CPU.
+  std::string device;
   bool compiler_enabled = true; ///< SINTER_COMPILER: 1 (compiled), 0 (eager)
   bool use_reference = false;   ///< SINTER_COMPILER=reference
   int debug = 0;                ///< SINTER_DEBUG: 0 to 4

@@ -1,0 +1,77 @@
+//===- Session.cpp - the settings a program runs with, held by a session --===//
+//
+// Note [Sessions] in sinter/Session.h. A session's steps run in Step.cpp.
+//
+//===----------------------------------------------------------------------===//
+#include "sinter/Session.h"
+
+#include "sinter/Error.h"
+#include "sinter/runtime/Environment.h"
+
+#include "Format.h"
+
+namespace sinter {
+namespace {
+
+/// The calling thread's innermost live Session::Use, or null.
+thread_local const Session *currentSession = nullptr;
+
+} // namespace
+
+Settings Settings::fromEnvironment() {
+  const runtime::Environment &env = runtime::environment();
+  Settings settings;
+  if (!env.device.empty())
+    settings.device = Device::parse(env.device);
+  CompilerConfig &config = settings.compiler;
+  config.enabled = env.compiler_enabled;
+  config.use_reference = env.use_reference;
+  config.debug = env.debug;
+  config.dump_dir = env.dump_dir;
+  config.check_numerics = env.check_numerics;
+  config.memory_budget = env.memory_budget;
+  config.memory_limit = env.memory_limit;
+  return settings;
+}
+
+Session::Session(Settings settings, std::source_location where) : settings_(std::move(settings)) {
+  const CompilerConfig &config = settings_.compiler;
+  SINTER_CHECK(config.memory_budget >= 0, where,
+               cat("Settings::compiler.memory_budget is ", config.memory_budget,
+                   " bytes; it must be 0 (no budget) or positive"));
+  SINTER_CHECK(config.memory_limit >= 0, where,
+               cat("Settings::compiler.memory_limit is ", config.memory_limit,
+                   " bytes; it must be 0 (the system's available memory) or positive"));
+  SINTER_CHECK(config.check_numerics >= 0 && config.check_numerics <= 2, where,
+               cat("Settings::compiler.check_numerics is ", config.check_numerics,
+                   "; it must be 0 (off), 1 (NaN) or 2 (NaN and infinities)"));
+  SINTER_CHECK(config.debug >= 0 && config.debug <= 4, where,
+               cat("Settings::compiler.debug is ", config.debug, "; it must be a level from 0 to 4"));
+  if (settings_.device.isCuda()) {
+    settings_.device.ensureAvailable(where);
+    throwError(cat("Settings::device is ", settings_.device.toString(),
+                   ": steps on a CUDA device need the CUDA backend, which this build does not "
+                   "have yet; use Device::cpu()"),
+               where);
+  }
+}
+
+const Session &Session::current(std::source_location where) {
+  if (currentSession != nullptr)
+    return *currentSession;
+  // Made once, at the first use that succeeds; never destroyed, so that
+  // code running at exit (the metrics report) still finds it.
+  static const Session *defaults = new Session(Settings::fromEnvironment(), where);
+  return *defaults;
+}
+
+Session::Use::Use(Session session) : session_(std::move(session)), previous_(currentSession) {
+  currentSession = &session_;
+}
+
+Session::Use::Use(Settings settings, std::source_location where)
+    : Use(Session(std::move(settings), where)) {}
+
+Session::Use::~Use() { currentSession = previous_; }
+
+} // namespace sinter

@@ -1,0 +1,135 @@
+//===- SessionTest.cpp - settings held by sessions, current per thread ----===//
+//
+// Note [Sessions] in sinter/Session.h. No step compiler is installed here:
+// a step runs on the reference executor, and a session that allows no
+// fallback refuses it, which tells which session's settings a step used.
+//
+//===----------------------------------------------------------------------===//
+#include "sinter/Session.h"
+#include "sinter/runtime/Environment.h"
+#include "sinter/sinter.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <thread>
+
+namespace sinter {
+namespace {
+
+using ::testing::HasSubstr;
+
+/// The message `make` throws as sinter::Error, or "" when it throws none.
+template <typename F> std::string errorOf(F make) {
+  try {
+    make();
+  } catch (const Error &error) {
+    return error.what();
+  }
+  return "";
+}
+
+const Settings kNoFallback = {.compiler = {.allow_fallback = false}};
+const Settings kReference = {.compiler = {.use_reference = true, .allow_fallback = false}};
+
+TEST(Session, TheEnvironmentGivesTheDefaultSessionsSettings) {
+  const runtime::Environment &env = runtime::environment();
+  Settings settings = Settings::fromEnvironment();
+  EXPECT_EQ(settings.device, env.device.empty() ? Device::cpu() : Device::parse(env.device));
+  EXPECT_EQ(settings.compiler.enabled, env.compiler_enabled);
+  EXPECT_EQ(settings.compiler.use_reference, env.use_reference);
+  EXPECT_EQ(settings.compiler.debug, env.debug);
+  EXPECT_EQ(settings.compiler.dump_dir, env.dump_dir);
+  EXPECT_EQ(settings.compiler.check_numerics, env.check_numerics);
+  EXPECT_EQ(settings.compiler.memory_budget, env.memory_budget);
+  EXPECT_EQ(settings.compiler.memory_limit, env.memory_limit);
+  // No Use is live: the current session is the default one, made once.
+  const Session &current = Session::current();
+  EXPECT_EQ(&current, &Session::current());
+  EXPECT_EQ(current.compiler().memory_budget, env.memory_budget);
+  EXPECT_EQ(current.device(), settings.device);
+}
+
+TEST(Session, SettingsThatCannotBeAreRefusedAtTheCallersLine) {
+  std::string budget = errorOf([] { Session session({.compiler = {.memory_budget = -1}}); });
+  EXPECT_THAT(budget, HasSubstr("SessionTest.cpp:"));
+  EXPECT_THAT(budget, HasSubstr("memory_budget is -1 bytes; it must be 0 (no budget) or positive"));
+  EXPECT_THAT(errorOf([] { Session session({.compiler = {.memory_limit = -2}}); }),
+              HasSubstr("memory_limit is -2 bytes"));
+  EXPECT_THAT(errorOf([] { Session session({.compiler = {.check_numerics = 3}}); }),
+              HasSubstr("check_numerics is 3; it must be 0 (off), 1 (NaN) or 2"));
+  EXPECT_THAT(errorOf([] { Session session({.compiler = {.debug = 5}}); }),
+              HasSubstr("debug is 5; it must be a level from 0 to 4"));
+  // A Use of refused settings is refused the same way, and nothing changes.
+  const Session *before = &Session::current();
+  EXPECT_THAT(errorOf([] { Session::Use use({.compiler = {.memory_budget = -1}}); }),
+              HasSubstr("memory_budget is -1 bytes"));
+  EXPECT_EQ(&Session::current(), before);
+}
+
+TEST(Session, ACudaDeviceIsRefusedUntilTheBackendExists) {
+  // Without a usable GPU, the driver's reason; with one, the missing
+  // backend. Either way the message names the device and this line, and
+  // nothing runs on the CPU in its place.
+  std::string message = errorOf([] { Session session({.device = Device::cuda(0)}); });
+  EXPECT_THAT(message, HasSubstr("SessionTest.cpp:"));
+  EXPECT_THAT(message, HasSubstr("cuda:0"));
+  if (Device::cuda(0).available()) {
+    EXPECT_THAT(message, HasSubstr("need the CUDA backend, which this build does not have yet"));
+  }
+}
+
+TEST(Session, AUseIsAScopeOnItsOwnThread) {
+  const Session *outside = &Session::current();
+  {
+    Session::Use reference(kReference);
+    EXPECT_TRUE(Session::current().compiler().use_reference);
+    {
+      Session::Use budget({.compiler = {.memory_budget = 1 << 20}});
+      EXPECT_FALSE(Session::current().compiler().use_reference);
+      EXPECT_EQ(Session::current().compiler().memory_budget, 1 << 20);
+    }
+    EXPECT_TRUE(Session::current().compiler().use_reference);
+    EXPECT_EQ(&Session::current(), &reference.session());
+    // Another thread has its own current session: the default one.
+    const Session *there = nullptr;
+    std::thread([&] { there = &Session::current(); }).join();
+    EXPECT_EQ(there, outside);
+  }
+  EXPECT_EQ(&Session::current(), outside);
+}
+
+TEST(Session, AUseHoldsItsOwnCopy) {
+  std::optional<Session::Use> use;
+  {
+    Session session({.compiler = {.memory_budget = 4096}});
+    use.emplace(session);
+  }
+  EXPECT_EQ(Session::current().compiler().memory_budget, 4096);
+  use.reset();
+}
+
+TEST(Session, AStepRunsWithTheSessionItIsGiven) {
+  // The current session refuses fallbacks; the given one runs on the
+  // reference executor, and the step's values are its.
+  Session::Use strict(kNoFallback);
+  Tensor x = from_vector<float>({1, 2, 3}, {3});
+  Tensor y = x * 2.0;
+  EXPECT_THAT(errorOf([] { mark_step(); }),
+              HasSubstr("the step cannot be compiled, and fallbacks to the reference executor are "
+                        "not allowed"));
+  Session(kReference).mark_step();
+  EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{2, 4, 6}));
+}
+
+TEST(Session, NewTensorsAreMadeOnTheSessionsDevice) {
+  Session::Use cpu({.device = Device::cpu()});
+  EXPECT_EQ(zeros({2}).device(), Device::cpu());
+  EXPECT_EQ(from_vector<float>({1}, {1}).device(), Device::cpu());
+  EXPECT_EQ(randn({2}).device(), Device::cpu());
+}
+
+} // namespace
+} // namespace sinter
