@@ -48,10 +48,16 @@ Session::Session(Settings settings, std::source_location where) : settings_(std:
   SINTER_CHECK(config.debug >= 0 && config.debug <= 4, where,
                cat("Settings::compiler.debug is ", config.debug, "; it must be a level from 0 to 4"));
   if (settings_.device.isCuda()) {
-    settings_.device.ensureAvailable(where);
+    // Why the device cannot be used: the driver's reason, else the backend.
+    std::string why = "steps on a CUDA device need the CUDA backend, which this build does not "
+                      "have yet; use Device::cpu()";
+    try {
+      settings_.device.ensureAvailable(where);
+    } catch (const Error &error) {
+      why = error.message();
+    }
     throwError(cat("Settings::device is ", settings_.device.toString(),
-                   ": steps on a CUDA device need the CUDA backend, which this build does not "
-                   "have yet; use Device::cpu()"),
+                   " (SINTER_DEVICE, a tool's --device, or code): ", why),
                where);
   }
 }
