@@ -45,8 +45,9 @@ Session::Session(Settings settings, std::source_location where) : settings_(std:
   SINTER_CHECK(config.check_numerics >= 0 && config.check_numerics <= 2, where,
                cat("Settings::compiler.check_numerics is ", config.check_numerics,
                    "; it must be 0 (off), 1 (NaN) or 2 (NaN and infinities)"));
-  SINTER_CHECK(config.debug >= 0 && config.debug <= 4, where,
-               cat("Settings::compiler.debug is ", config.debug, "; it must be a level from 0 to 4"));
+  SINTER_CHECK(
+      config.debug >= 0 && config.debug <= 4, where,
+      cat("Settings::compiler.debug is ", config.debug, "; it must be a level from 0 to 4"));
   if (settings_.device.isCuda()) {
     // Why the device cannot be used: the driver's reason, else the backend.
     std::string why = "steps on a CUDA device need the CUDA backend, which this build does not "

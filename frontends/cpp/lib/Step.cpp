@@ -183,9 +183,9 @@ void Session::mark_step(Loc loc) const {
 
 /// The value of a tensor that is read (to_vector, item, printing), at the
 /// user's `loc`: computed the way mark_step() would compute it (compiled or
-/// eager, as the current session says; the graph of this tensor alone, cached by its
-/// structure like a step), or on the reference executor when so configured
-/// or when the compiler cannot.
+/// eager, as the current session says; the graph of this tensor alone,
+/// cached by its structure like a step), or on the reference executor when
+/// so configured or when the compiler cannot.
 /// The graph is not cut: the next mark_step() computes the step as a whole.
 std::shared_ptr<const lazy::Value> detail::valueOf(const Tensor &tensor, Loc loc) {
   const lazy::NodePtr &node = tensor.impl()->node;

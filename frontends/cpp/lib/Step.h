@@ -1,8 +1,8 @@
 //===- Step.h - what the frontend's files share about a step ---*- C++ -*-===//
 //
 // The frontend's own split (not installed): tensors (Tensor.cpp), the step
-// and its compiler (Step.cpp), sessions (Session.cpp), the metrics (Metrics.cpp), factories and
-// random numbers (Factories.cpp, Random.cpp).
+// and its compiler (Step.cpp), sessions (Session.cpp), the metrics
+// (Metrics.cpp), factories and random numbers (Factories.cpp, Random.cpp).
 //
 //===----------------------------------------------------------------------===//
 #ifndef SINTER_LIB_STEP_H

@@ -75,8 +75,9 @@ TEST(Session, ACudaDeviceIsRefusedUntilTheBackendExists) {
   // nothing runs on the CPU in its place.
   std::string message = errorOf([] { Session session({.device = Device::cuda(0)}); });
   EXPECT_THAT(message, HasSubstr("SessionTest.cpp:"));
-  EXPECT_THAT(message,
-              HasSubstr("Settings::device is cuda:0 (SINTER_DEVICE, a tool's --device, or code): "));
+  EXPECT_THAT(
+      message,
+      HasSubstr("Settings::device is cuda:0 (SINTER_DEVICE, a tool's --device, or code): "));
   if (Device::cuda(0).available()) {
     EXPECT_THAT(message, HasSubstr("need the CUDA backend, which this build does not have yet"));
   }

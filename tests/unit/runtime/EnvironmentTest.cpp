@@ -86,8 +86,9 @@ TEST(Environment, AValueOfNoFormIsSaidAndTheDefaultKept) {
                            {"SINTER_MEMORY_BUDGET", "lots"},
                            {"SINTER_MEMORY_LIMIT", "-5"}});
   ASSERT_EQ(env.warnings.size(), 6u);
-  EXPECT_EQ(env.warnings.front(),
-            "sinter: warning: SINTER_DEVICE='gpu' is not cpu, cuda or cuda:N; steps run on the CPU");
+  EXPECT_EQ(
+      env.warnings.front(),
+      "sinter: warning: SINTER_DEVICE='gpu' is not cpu, cuda or cuda:N; steps run on the CPU");
   env.warnings.erase(env.warnings.begin());
   EXPECT_EQ(env.warnings[0], "sinter: warning: SINTER_COMPILER='banana' is not 1 (compiled), 0 "
                              "(eager) or reference; steps run compiled");
