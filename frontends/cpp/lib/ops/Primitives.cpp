@@ -34,10 +34,11 @@ Tensor rec(Op op, lazy::Attrs attrs, const std::vector<Tensor> &inputs, Shape sh
                         loc);
 }
 
-Tensor fullOf(const Shape &shape, DType dtype, double value, Loc loc) {
+/// A constant on `device`: the device of the tensor it is combined with.
+Tensor fullOf(const Shape &shape, DType dtype, double value, Device device, Loc loc) {
   lazy::Attrs attrs;
   attrs.value = value;
-  return rec(Op::Full, std::move(attrs), {}, shape, dtype, loc);
+  return detail::record(Op::Full, std::move(attrs), {}, shape, dtype, device, loc);
 }
 
 Tensor mul(const Tensor &a, const Tensor &b, Loc loc) { return binary(Op::Mul, a, b, loc); }
@@ -80,7 +81,8 @@ Tensor unslice(Tensor g, const Shape &shape, const std::vector<int64_t> &start,
       Tensor column = prim::reshape(g, wide, loc);
       Shape gapShape = wide;
       gapShape[d + 1] = step[d] - 1;
-      Tensor spread = concat({column, fullOf(gapShape, g.dtype(), 0.0, loc)}, d + 1, loc);
+      Tensor spread =
+          concat({column, fullOf(gapShape, g.dtype(), 0.0, g.device(), loc)}, d + 1, loc);
       Shape flat = g.shape();
       flat[d] = taken * step[d];
       g = prim::reshape(spread, flat, loc);
@@ -94,10 +96,10 @@ Tensor unslice(Tensor g, const Shape &shape, const std::vector<int64_t> &start,
     before[d] = start[d];
     after[d] = shape[d] - start[d] - g.shape()[d];
     if (before[d] > 0)
-      parts.push_back(fullOf(before, g.dtype(), 0.0, loc));
+      parts.push_back(fullOf(before, g.dtype(), 0.0, g.device(), loc));
     parts.push_back(g);
     if (after[d] > 0)
-      parts.push_back(fullOf(after, g.dtype(), 0.0, loc));
+      parts.push_back(fullOf(after, g.dtype(), 0.0, g.device(), loc));
     g = parts.size() == 1 ? g : concat(parts, d, loc);
   }
   return g;
@@ -149,7 +151,8 @@ Tensor resultOf(const lazy::NodePtr &node) {
 
 
 Tensor fullLike(const Tensor &like, double value, Loc loc) {
-  return fullOf(like.shape(), like.dtype(), detail::roundTo(like.dtype(), value), loc);
+  return fullOf(like.shape(), like.dtype(), detail::roundTo(like.dtype(), value), like.device(),
+                loc);
 }
 
 Tensor iota(const Shape &shape, int64_t axis, DType dtype, Loc loc) {
