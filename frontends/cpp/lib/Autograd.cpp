@@ -12,6 +12,7 @@
 
 #include "Format.h"
 #include "PostOrder.h"
+#include "ops/Primitives.h"
 
 #include <unordered_map>
 #include <unordered_set>
@@ -101,7 +102,7 @@ void Tensor::backward(const Tensor &gradient, bool retain_graph, Loc loc) const 
                  cat("backward: the tensor has shape ", sinter::toString(shape()),
                      "; pass a gradient of that shape, or call backward() on a "
                      "one-element loss"));
-    seed = ones(shape(), dtype(), loc);
+    seed = prim::fullLike(*this, 1.0, loc); // on this tensor's device
   }
   SINTER_CHECK(seed.shape() == shape(), loc,
                cat("backward: the gradient has shape ", sinter::toString(seed.shape()),

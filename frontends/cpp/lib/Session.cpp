@@ -10,6 +10,9 @@
 
 #include "Format.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 namespace sinter {
 namespace {
 
@@ -66,8 +69,9 @@ Session::Session(Settings settings, std::source_location where) : settings_(std:
 const Session &Session::current(std::source_location where) {
   if (currentSession != nullptr)
     return *currentSession;
-  // Made once, at the first use that succeeds; never destroyed, so that
-  // code running at exit (the metrics report) still finds it.
+  // Made once, at the first call that succeeds (an environment it refuses
+  // throws at each call); never destroyed, so that a tensor made or read
+  // while static objects are destroyed still finds it.
   static const Session *defaults = new Session(Settings::fromEnvironment(), where);
   return *defaults;
 }
@@ -79,6 +83,15 @@ Session::Use::Use(Session session) : session_(std::move(session)), previous_(cur
 Session::Use::Use(Settings settings, std::source_location where)
     : Use(Session(std::move(settings), where)) {}
 
-Session::Use::~Use() { currentSession = previous_; }
+Session::Use::~Use() {
+  // Uses end in the reverse order they began, on their own thread (they are
+  // scopes); anything else would leave a freed session current.
+  if (currentSession != &session_) {
+    std::fprintf(stderr, "sinter: a Session::Use ended while it was not its thread's current "
+                         "session (Uses are scopes: each ends on its thread, innermost first)\n");
+    std::abort();
+  }
+  currentSession = previous_;
+}
 
 } // namespace sinter

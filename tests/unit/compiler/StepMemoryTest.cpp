@@ -400,16 +400,16 @@ TEST(Rematerialization, ABudgetBelowThePeakTrainsWithIdenticalLosses) {
 }
 
 TEST(Rematerialization, ANegativeBudgetIsRefused) {
-  const int64_t before = Session::current().compiler().memory_budget;
+  const Session *before = &Session::current();
   try {
-    Session session({.compiler = {.memory_budget = -1}});
+    Session::Use session({.compiler = {.memory_budget = -1}});
     ADD_FAILURE() << "a negative budget was accepted";
   } catch (const Error &error) {
     EXPECT_NE(std::string(error.what()).find("StepMemoryTest.cpp"), std::string::npos);
     EXPECT_NE(error.message().find("memory_budget is -1 bytes"), std::string::npos)
         << error.message();
   }
-  EXPECT_EQ(Session::current().compiler().memory_budget, before);
+  EXPECT_EQ(&Session::current(), before) << "a refused session became current";
 }
 
 } // namespace

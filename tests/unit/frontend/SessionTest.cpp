@@ -12,6 +12,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -126,11 +127,15 @@ TEST(Session, AStepRunsWithTheSessionItIsGiven) {
   EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{2, 4, 6}));
 }
 
-TEST(Session, NewTensorsAreMadeOnTheSessionsDevice) {
-  Session::Use cpu({.device = Device::cpu()});
-  EXPECT_EQ(zeros({2}).device(), Device::cpu());
-  EXPECT_EQ(from_vector<float>({1}, {1}).device(), Device::cpu());
-  EXPECT_EQ(randn({2}).device(), Device::cpu());
+TEST(SessionDeathTest, AUseEndedOutOfOrderAborts) {
+  // The inner Use would otherwise make the freed outer one current again.
+  EXPECT_DEATH(
+      {
+        auto outer = std::make_unique<Session::Use>(Settings{});
+        Session::Use inner(Settings{});
+        outer.reset();
+      },
+      "a Session::Use ended while it was not its thread's current session");
 }
 
 } // namespace

@@ -3,7 +3,7 @@
 // Note [Sessions]
 // Every setting a step runs with (the device, whether steps compile, debug
 // dumps, the memory budget and limit, checked numerics, fallbacks; the
-// process group joins them with data parallelism) is one plain value,
+// process group will join them with data parallelism) is one plain value,
 // sinter::Settings, held by a sinter::Session. Nothing else holds settings:
 // there is no process-wide configuration to change behind a caller's back.
 //  - session.mark_step() and session.plan_step() run the pending step with
@@ -16,11 +16,20 @@
 //    table). New tensors are made on the current session's device.
 //  - A Session::Use is a scope, as torch.device(...) or jax.default_device
 //    are: it makes its session current on its own thread until it ends,
-//    and the one before it current again. Other threads keep theirs.
-// The tools build one session from their flags over the environment's
-// defaults and run under it; sinter-train's job file is turned into one
-// (its compiler_config section), and a program it launches gets the same
-// settings through the environment, where that process starts.
+//    and the one before it current again. Other threads keep theirs (a
+//    Use at namespace scope covers only the thread that made it). Uses end
+//    innermost first on their own thread; one that does not aborts.
+//  - What a step computes is not a session's: mark_step() computes every
+//    pending tensor of the process, as before, with one session's settings.
+//  - Settings{...} starts from the built-in defaults; start from
+//    Settings::fromEnvironment() or Session::current().settings() to keep
+//    the environment's (SINTER_DEBUG, SINTER_DUMP_DIR, ...).
+// The tools build their session from their flags over the environment's
+// defaults (sinter-dump-step records on the reference executor alone) and
+// run under it; sinter-train's job file is turned into one (its
+// compiler_config section), and a program it launches gets the job's
+// compiler settings through the environment variables, where that process
+// starts.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SINTER_SESSION_H
@@ -37,9 +46,10 @@ namespace sinter {
 /// Everything a session's steps run with: a plain value. Its defaults are
 /// the built-in ones; Settings::fromEnvironment() gives the environment's.
 struct Settings {
-  /// Where the session's new tensors are made and its steps run. The CPU
-  /// today: a CUDA device is refused (Session's constructor says why) until
-  /// the CUDA backend lands. SINTER_DEVICE sets it at startup.
+  /// Where the session's new tensors are made (factories, parameters,
+  /// arange; a constant combined with a tensor takes that tensor's). The
+  /// CPU today: a CUDA device is refused (Session's constructor says why)
+  /// until the CUDA backend lands. SINTER_DEVICE sets the default's.
   Device device = Device::cpu();
   /// How steps compile and run (compiled or eager, reference, debug dumps,
   /// budget and limit, checked numerics, fallbacks).
@@ -53,8 +63,8 @@ struct Settings {
 class Session {
 public:
   /// Throws sinter::Error at `where` for settings that cannot be: a
-  /// negative budget or limit, a numerics level other than 0-2, a device
-  /// this build cannot run steps on.
+  /// negative budget or limit, a numerics level other than 0-2, a debug
+  /// level other than 0-4, a device this build cannot run steps on.
   explicit Session(Settings settings = Settings::fromEnvironment(),
                    std::source_location where = std::source_location::current());
 
@@ -73,6 +83,8 @@ public:
   /// The calling thread's session: its innermost live Use, else the
   /// process's default session (Settings::fromEnvironment(), made at first
   /// use; an environment it refuses throws here, at the caller's line).
+  /// The reference lives as long as that Use (the default: for good); copy
+  /// the session to keep it longer.
   static const Session &current(std::source_location where = std::source_location::current());
 
   class Use;
@@ -83,7 +95,8 @@ private:
 
 /// Makes a session the calling thread's current one for the Use's life;
 /// the one before it is current again when it ends. Holds its own copy.
-class Session::Use {
+/// Name it (`Session::Use session(settings);`): a temporary ends at once.
+class [[nodiscard]] Session::Use {
 public:
   explicit Use(Session session);
   /// The same as Use(Session(settings, where)).

@@ -183,7 +183,8 @@ Tensor operator<=(const Tensor &a, const Operand &b);
 Tensor operator>(const Tensor &a, const Operand &b);
 Tensor operator>=(const Tensor &a, const Operand &b);
 
-// Creation. `shape` is the result's shape; f32 on the CPU unless given.
+// Creation. `shape` is the result's shape; f32 unless given, on the current
+// session's device (Note [Sessions] in sinter/Session.h).
 Tensor zeros(const Shape &shape, DType dtype = DType::f32, Loc loc = Loc::current());
 Tensor ones(const Shape &shape, DType dtype = DType::f32, Loc loc = Loc::current());
 Tensor full(const Shape &shape, double value, DType dtype = DType::f32, Loc loc = Loc::current());
@@ -250,8 +251,10 @@ Tensor permute(const Tensor &x, const std::vector<int64_t> &dims, Loc loc = Loc:
 Tensor reshape(const Tensor &x, const Shape &shape, Loc loc = Loc::current());
 
 /// Computes every pending tensor that is still referenced and cuts the graph
-/// behind it: the end of one training step. The call site identifies the
-/// step in metrics and recompilation reports (sinter/Metrics.h).
+/// behind it: the end of one training step, with the current session's
+/// settings (Note [Sessions] in sinter/Session.h; Session::mark_step with
+/// another's). The call site identifies the step in metrics and
+/// recompilation reports (sinter/Metrics.h).
 void mark_step(Loc loc = Loc::current());
 
 struct StepMemory;
@@ -261,8 +264,9 @@ struct PlanOptions {
   bool build_kernels = true;
 };
 /// The memory the next mark_step() will take to run the pending step compiled
-/// (Note [Step memory] in sinter/Metrics.h), from its compiled program and
-/// memory plan, without running it. Throws sinter::Error naming `loc` when
+/// under the current session's settings (Note [Step memory] in
+/// sinter/Metrics.h), from its compiled program and memory plan, without
+/// running it. Throws sinter::Error naming `loc` when
 /// the step cannot be compiled.
 StepMemory plan_step(PlanOptions options = {}, Loc loc = Loc::current());
 

@@ -8,6 +8,7 @@
 #include "sinter/optim/Optimizer.h"
 
 #include "../Format.h"
+#include "../ops/Primitives.h"
 #include "sinter/Error.h"
 #include "sinter/lazy/Node.h"
 
@@ -162,8 +163,8 @@ void Adam::step(Loc loc) {
     }
     Tensor &m = exp_avg_[i], &v = exp_avg_sq_[i];
     if (!m.defined()) {
-      m = zeros(p.shape(), p.dtype(), loc);
-      v = zeros(p.shape(), p.dtype(), loc);
+      m = prim::fullLike(p, 0.0, loc); // on the parameter's device
+      v = prim::fullLike(p, 0.0, loc);
     }
     m = m * Operand(options_.beta1, loc) + Operand(g * Operand(1 - options_.beta1, loc), loc);
     v = v * Operand(options_.beta2, loc) +
