@@ -66,6 +66,12 @@ Environment parseEnvironment(const std::function<const char *(const char *)> &lo
   };
   bytes("SINTER_MEMORY_BUDGET", env.memory_budget, "no budget");
   bytes("SINTER_MEMORY_LIMIT", env.memory_limit, "ignored");
+  if (std::string allow = text("SINTER_ALLOW_FALLBACK"); !allow.empty()) {
+    if (allow != "0" && allow != "1")
+      warn("SINTER_ALLOW_FALLBACK", allow, "1 (allowed) or 0 (an error); fallbacks are allowed");
+    else
+      env.allow_fallback = allow == "1";
+  }
   env.cache_dir = text("SINTER_CACHE_DIR");
   env.kernels_dir = text("SINTER_KERNELS_DIR");
   env.cxx = text("CXX");

@@ -250,15 +250,26 @@ def case_program():
     script = os.path.join(d, "train.sh")
     with open(script, "w") as f:
         f.write('#!/bin/sh\necho "args: $*"\necho "compiler=$SINTER_COMPILER '
-                'out=$SINTER_OUTPUT_DIR"\necho "hps=$SINTER_HYPERPARAMETERS"\nexit 3\n')
+                'out=$SINTER_OUTPUT_DIR"\necho "hps=$SINTER_HYPERPARAMETERS"\n'
+                'echo "budget=$SINTER_MEMORY_BUDGET fallback=$SINTER_ALLOW_FALLBACK"\nexit 3\n')
     os.chmod(script, 0o755)
-    code, text = run([], {"entry_point": script, "output_dir": d,
-                          "compiler_config": {"enabled": False},
-                          "hyperparameters": {"batch_size": 32, "my_key": "x"}})
+    caller = dict(os.environ)
+    os.environ.update(SINTER_MEMORY_BUDGET="5MiB", SINTER_ALLOW_FALLBACK="1")
+    try:
+        code, text = run([], {"entry_point": script, "output_dir": d,
+                              "compiler_config": {"enabled": False},
+                              "hyperparameters": {"batch_size": 32, "my_key": "x"}})
+    finally:
+        os.environ.clear()
+        os.environ.update(caller)
     check(code == 3, f"the program's exit status is not passed on ({code}):\n{text}")
     check("args: --batch_size 32 --my_key x" in text, f"arguments:\n{text}")
     check(f"compiler=0 out={d}" in text, f"environment:\n{text}")
     check('hps={"batch_size":32,"my_key":"x"}' in text, f"hyperparameters:\n{text}")
+    # The job's compiler settings, as its own session would have them: no
+    # budget and no fallbacks (the job's defaults), whatever the caller's
+    # environment says.
+    check("budget=0 fallback=0" in text, f"compiler settings:\n{text}")
 
 
 def case_auto_batch():

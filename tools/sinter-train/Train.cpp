@@ -13,6 +13,7 @@
 #include "sinter/Compiler/StepCompiler.h"
 #include "sinter/runtime/Allocator.h"
 #include "sinter/runtime/CoreShare.h"
+#include "sinter/runtime/Environment.h"
 #include "sinter/sinter.h"
 
 #include <sys/wait.h>
@@ -542,9 +543,12 @@ private:
 
 /// Runs the user's training program with the job in its environment
 /// (SINTER_JOB: the resolved job as JSON; SINTER_HYPERPARAMETERS;
-/// SINTER_OUTPUT_DIR; SINTER_DATASET; and the compiler's SINTER_COMPILER,
-/// SINTER_DEBUG, SINTER_DUMP_DIR, SINTER_MEMORY_BUDGET) and each
-/// hyperparameter as `--key value` arguments, as managed jobs pass them.
+/// SINTER_OUTPUT_DIR; SINTER_DATASET; and the job's compiler settings as
+/// runJob gives them to its own session: SINTER_COMPILER, SINTER_MEMORY_BUDGET,
+/// SINTER_ALLOW_FALLBACK, with debug SINTER_DEBUG and SINTER_DUMP_DIR, with
+/// checked numerics SINTER_CHECK_NUMERICS at least 1; the rest of the
+/// environment as it is) and each hyperparameter as `--key value`
+/// arguments, as managed jobs pass them.
 int launchProgram(const Job &job) {
   std::vector<std::string> args = {job.entry_point};
   for (const auto &[key, value] : job.hyperparameters.items()) {
@@ -557,14 +561,16 @@ int launchProgram(const Job &job) {
       {"SINTER_OUTPUT_DIR", job.output_dir},
       {"SINTER_DATASET", job.dataset},
       {"SINTER_COMPILER", job.compiler_enabled ? "1" : "0"},
-      {"SINTER_DEBUG", job.compiler_debug ? "4" : "0"},
+      {"SINTER_MEMORY_BUDGET", std::to_string(job.memory_budget)},
+      {"SINTER_ALLOW_FALLBACK", job.allow_fallback ? "1" : "0"},
   };
-  if (job.compiler_debug)
+  if (job.compiler_debug) {
+    env["SINTER_DEBUG"] = "4";
     env["SINTER_DUMP_DIR"] = job.output_dir + "/debug";
-  if (job.memory_budget > 0)
-    env["SINTER_MEMORY_BUDGET"] = std::to_string(job.memory_budget);
+  }
   if (job.check_numerics)
-    env["SINTER_CHECK_NUMERICS"] = "1";
+    env["SINTER_CHECK_NUMERICS"] =
+        std::to_string(std::max(runtime::environment().check_numerics, 1));
   std::printf("launching %s", job.entry_point.c_str());
   for (size_t i = 1; i < args.size(); ++i)
     std::printf(" %s", args[i].c_str());

@@ -34,6 +34,7 @@ Settings Settings::fromEnvironment() {
   config.check_numerics = env.check_numerics;
   config.memory_budget = env.memory_budget;
   config.memory_limit = env.memory_limit;
+  config.allow_fallback = env.allow_fallback;
   return settings;
 }
 

@@ -46,6 +46,7 @@ TEST(Session, TheEnvironmentGivesTheDefaultSessionsSettings) {
   EXPECT_EQ(settings.compiler.check_numerics, env.check_numerics);
   EXPECT_EQ(settings.compiler.memory_budget, env.memory_budget);
   EXPECT_EQ(settings.compiler.memory_limit, env.memory_limit);
+  EXPECT_EQ(settings.compiler.allow_fallback, env.allow_fallback);
   // No Use is live: the current session is the default one, made once.
   const Session &current = Session::current();
   EXPECT_EQ(&current, &Session::current());

@@ -25,6 +25,7 @@ void expectCompilerDefaults(const Environment &env) {
   EXPECT_EQ(env.check_numerics, 0);
   EXPECT_EQ(env.memory_budget, 0);
   EXPECT_EQ(env.memory_limit, 0);
+  EXPECT_TRUE(env.allow_fallback);
 }
 
 TEST(Environment, NothingSetGivesTheDefaults) {
@@ -44,6 +45,7 @@ TEST(Environment, EveryVariableIsRead) {
                            {"SINTER_CHECK_NUMERICS", "2"},
                            {"SINTER_MEMORY_BUDGET", "256MiB"},
                            {"SINTER_MEMORY_LIMIT", "2GiB"},
+                           {"SINTER_ALLOW_FALLBACK", "0"},
                            {"SINTER_CACHE_DIR", "/tmp/cache"},
                            {"SINTER_KERNELS_DIR", "/tmp/kernels"},
                            {"CXX", "clang++"},
@@ -59,6 +61,7 @@ TEST(Environment, EveryVariableIsRead) {
   EXPECT_EQ(env.check_numerics, 2);
   EXPECT_EQ(env.memory_budget, 256 << 20);
   EXPECT_EQ(env.memory_limit, int64_t(2) << 30);
+  EXPECT_FALSE(env.allow_fallback);
   EXPECT_EQ(env.cache_dir, "/tmp/cache");
   EXPECT_EQ(env.kernels_dir, "/tmp/kernels");
   EXPECT_EQ(env.cxx, "clang++");
@@ -84,8 +87,9 @@ TEST(Environment, AValueOfNoFormIsSaidAndTheDefaultKept) {
                            {"SINTER_DEBUG", "9"},
                            {"SINTER_CHECK_NUMERICS", "yes"},
                            {"SINTER_MEMORY_BUDGET", "lots"},
-                           {"SINTER_MEMORY_LIMIT", "-5"}});
-  ASSERT_EQ(env.warnings.size(), 6u);
+                           {"SINTER_MEMORY_LIMIT", "-5"},
+                           {"SINTER_ALLOW_FALLBACK", "no"}});
+  ASSERT_EQ(env.warnings.size(), 7u);
   EXPECT_EQ(
       env.warnings.front(),
       "sinter: warning: SINTER_DEVICE='gpu' is not cpu, cuda or cuda:N; steps run on the CPU");
@@ -99,6 +103,8 @@ TEST(Environment, AValueOfNoFormIsSaidAndTheDefaultKept) {
                              "bytes (optionally with KiB, MiB or GiB); no budget");
   EXPECT_EQ(env.warnings[4], "sinter: warning: SINTER_MEMORY_LIMIT='-5' is not a number of bytes "
                              "(optionally with KiB, MiB or GiB); ignored");
+  EXPECT_EQ(env.warnings[5], "sinter: warning: SINTER_ALLOW_FALLBACK='no' is not 1 (allowed) or 0 "
+                             "(an error); fallbacks are allowed");
   expectCompilerDefaults(env);
   for (const char *bad : {"cuda:", "cuda:x", "cuda:-1", "CPU", "cuda:99999999999999"})
     EXPECT_EQ(parse({{"SINTER_DEVICE", bad}}).warnings.size(), 1u) << bad;

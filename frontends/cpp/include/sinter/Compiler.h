@@ -70,6 +70,7 @@ struct CompilerConfig {
   /// throws sinter::Error with the reason at the user's line, nothing runs
   /// and the tensors stay pending (torch.compile's suppress_errors=False).
   /// sinter-train jobs run with it false unless they allow fallbacks.
+  /// SINTER_ALLOW_FALLBACK=0 sets it false at startup.
   bool allow_fallback = true;
   /// SINTER_CHECK_NUMERICS (1, or 2 for infinities too): every kernel's
   /// f32 results are read as it writes them, in compiled and eager mode,

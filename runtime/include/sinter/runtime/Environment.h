@@ -39,6 +39,7 @@ struct Environment {
   int check_numerics = 0;       ///< SINTER_CHECK_NUMERICS: 0, 1 (NaN), 2 (and infinities)
   int64_t memory_budget = 0;    ///< SINTER_MEMORY_BUDGET: bytes, 0 for none
   int64_t memory_limit = 0;     ///< SINTER_MEMORY_LIMIT: bytes, 0 for the system's
+  bool allow_fallback = true;   ///< SINTER_ALLOW_FALLBACK: 1 (allowed), 0 (an error)
   // Where the compiler finds and keeps things.
   std::string cache_dir;   ///< SINTER_CACHE_DIR; empty: ~/.cache/sinter
   std::string kernels_dir; ///< SINTER_KERNELS_DIR; empty: beside the library
