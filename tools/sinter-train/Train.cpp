@@ -617,8 +617,7 @@ struct Throughput {
 };
 Throughput compareWithEager(const Task &task, int64_t batchSize, int64_t steps, uint64_t seed) {
   struct Run {
-    bool compiled;
-    Session session;
+    Session session; // the job's, compiled or eager
     std::shared_ptr<nn::Module> model;
     std::unique_ptr<optim::AdamW> optimizer;
     std::unique_ptr<data::DataLoader> loader;
@@ -627,10 +626,9 @@ Throughput compareWithEager(const Task &task, int64_t batchSize, int64_t steps, 
   std::vector<Run> runs;
   for (bool compiled : {true, false}) {
     manual_seed(seed);
-    // The job's session, compiled or eager.
     Settings settings = Session::current().settings();
     settings.compiler.enabled = compiled;
-    Run run{compiled, Session(settings), task.makeModel(), nullptr, nullptr, {}};
+    Run run{Session(settings), task.makeModel(), nullptr, nullptr, {}};
     run.optimizer =
         std::make_unique<optim::AdamW>(run.model->parameters(), optim::AdamWOptions{.lr = 1e-3});
     run.loader = std::make_unique<data::DataLoader>(

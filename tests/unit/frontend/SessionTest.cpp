@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "sinter/Session.h"
+#include "GradCheck.h"
 #include "sinter/runtime/Environment.h"
 #include "sinter/sinter.h"
 
@@ -20,17 +21,8 @@
 namespace sinter {
 namespace {
 
+using sinter::testing::errorOf;
 using ::testing::HasSubstr;
-
-/// The message `make` throws as sinter::Error, or "" when it throws none.
-template <typename F> std::string errorOf(F make) {
-  try {
-    make();
-  } catch (const Error &error) {
-    return error.what();
-  }
-  return "";
-}
 
 const Settings kNoFallback = {.compiler = {.allow_fallback = false}};
 const Settings kReference = {.compiler = {.use_reference = true, .allow_fallback = false}};
