@@ -11,8 +11,9 @@ namespace sinter::planner {
 
 std::vector<int> firstWriters(const runtime::Program &program) {
   std::vector<int> writer(program.buffers.size(), -1);
-  for (size_t k = 0; k < program.launches.size(); ++k)
-    for (int b : program.launches[k].outputs)
+  std::vector<const runtime::Program::Step *> launches = runtime::launchesOf(program);
+  for (size_t k = 0; k < launches.size(); ++k)
+    for (int b : launches[k]->outputs)
       if (writer[b] < 0)
         writer[b] = static_cast<int>(k);
   return writer;
@@ -50,8 +51,9 @@ Dataflow dataflowOf(const runtime::Program &program, const AssignmentRules &rule
       flow.donated[b] = true;
     flow.returned[b] = true;
   }
-  for (size_t k = 0; k < program.launches.size(); ++k) {
-    const runtime::Program::Launch &launch = program.launches[k];
+  std::vector<const runtime::Program::Step *> launches = runtime::launchesOf(program);
+  for (size_t k = 0; k < launches.size(); ++k) {
+    const runtime::Program::Step &launch = *launches[k];
     Dataflow::Kernel &kernel = flow.kernels.emplace_back();
     kernel.reads = launch.inputs;
     kernel.writes = launch.outputs;
@@ -69,12 +71,13 @@ Dataflow dataflowOf(const runtime::Program &program, const AssignmentRules &rule
 
 std::vector<int> reuseInPlace(const runtime::Program &program, const AssignmentRules &rules,
                               std::string &report) {
-  std::vector<int> order(program.launches.size());
+  std::vector<const runtime::Program::Step *> launches = runtime::launchesOf(program);
+  std::vector<int> order(launches.size());
   std::iota(order.begin(), order.end(), 0);
   std::vector<int> into = writtenOver(dataflowOf(program, rules), order);
-  for (const runtime::Program::Launch &launch : program.launches)
-    for (int r = 0; r < launch.results; ++r)
-      if (int out = launch.outputs[r], in = into[out]; in >= 0)
+  for (const runtime::Program::Step *launch : launches)
+    for (int r = 0; r < launch->results; ++r)
+      if (int out = launch->outputs[r], in = into[out]; in >= 0)
         report += "buffer " + std::to_string(out) + " is written over buffer " +
                   std::to_string(in) + " (" + std::to_string(program.buffers[in].bytes) +
                   " bytes, in place)\n";
@@ -86,7 +89,8 @@ Status packArena(runtime::Program &program, const std::vector<int> &into,
   // Note [One memory model] in sinter/Passes/MemoryPlanner.h: the lives
   // the rematerialization pass simulates.
   size_t n = program.buffers.size();
-  std::vector<int> order(program.launches.size());
+  std::vector<const runtime::Program::Step *> launches = runtime::launchesOf(program);
+  std::vector<int> order(launches.size());
   std::iota(order.begin(), order.end(), 0);
   Dataflow flow = dataflowOf(program, rules);
   Lifetimes lifetimes = lifetimesOf(flow, order, into);
@@ -95,8 +99,8 @@ Status packArena(runtime::Program &program, const std::vector<int> &into,
   // The first return of a value a kernel writes (not into an argument) is
   // handed out of the arena; the others are copied out at the end.
   std::vector<bool> written(n, false), handedOut(n, false);
-  for (const runtime::Program::Launch &launch : program.launches)
-    for (int b : launch.outputs)
+  for (const runtime::Program::Step *launch : launches)
+    for (int b : launch->outputs)
       written[b] = true;
   program.inArena.assign(program.results.size(), false);
   for (size_t r = 0; r < program.results.size(); ++r) {
@@ -135,7 +139,7 @@ Status packArena(runtime::Program &program, const std::vector<int> &into,
                    [&](size_t a, size_t b) { return planned[a].bytes > planned[b].bytes; });
   std::vector<int> writer = firstWriters(program);
   report += "arena: " + std::to_string(plan.size) + " bytes for " + std::to_string(which.size()) +
-            " buffers over " + std::to_string(program.launches.size()) +
+            " buffers over " + std::to_string(launches.size()) +
             " launches (packed in order of " + packingOrderName(plan.order) + ")\n" +
             "buffer      bytes     offset  first   last  written by\n";
   for (size_t i : bySize) {
@@ -145,10 +149,33 @@ Status packArena(runtime::Program &program, const std::vector<int> &into,
                   static_cast<long long>(planned[i].bytes), static_cast<long long>(plan.offsets[i]),
                   static_cast<long long>(planned[i].first),
                   static_cast<long long>(planned[i].last));
-    report.append(row).append(w < 0 ? std::string("a constant") : program.launches[w].label);
+    report.append(row).append(w < 0 ? std::string("a constant") : launches[w]->label);
     report += "\n";
   }
   return absl::OkStatus();
+}
+
+void appendCopies(runtime::Program &program) {
+  std::erase_if(program.steps, [](const runtime::Program::Step &step) {
+    return step.kind == runtime::Program::Step::Kind::Copy;
+  });
+  // As CpuExecutable::load binds them: the first return of a buffer that is
+  // neither an argument nor placed is written in place by its kernel.
+  std::vector<bool> bound(program.buffers.size(), false);
+  for (int b : program.arguments)
+    bound[b] = true;
+  for (size_t r = 0; r < program.results.size(); ++r) {
+    int b = program.results[r];
+    bool inPlace = program.buffers[b].offset < 0 && !bound[b];
+    bound[b] = true;
+    if (inPlace || program.inArena[r] || program.buffers[b].bytes == 0)
+      continue;
+    runtime::Program::Step copy;
+    copy.kind = runtime::Program::Step::Kind::Copy;
+    copy.inputs = {b};
+    copy.result = static_cast<int>(r);
+    program.steps.push_back(std::move(copy));
+  }
 }
 
 Status assignBuffers(runtime::Program &program, const std::vector<bool> *donatable,
@@ -158,6 +185,7 @@ Status assignBuffers(runtime::Program &program, const std::vector<bool> *donatab
   std::vector<int> into = reuseInPlace(program, rules, pairs);
   SINTER_RETURN_IF_ERROR(packArena(program, into, rules, report));
   report += pairs;
+  appendCopies(program);
   return absl::OkStatus();
 }
 

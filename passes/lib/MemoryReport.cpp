@@ -41,19 +41,20 @@ constexpr const char *kCategoryNames[Categories] = {
 void peakCategories(runtime::Program &program, const std::vector<bool> &counted,
                     const std::vector<bool> &workspace, const std::vector<int64_t> &held,
                     const std::function<int64_t(int64_t)> &allocationSize) {
-  using Phase = runtime::Program::Launch::Phase;
+  using Phase = runtime::Program::Step::Phase;
+  using Role = runtime::Program::Role;
   size_t n = program.buffers.size();
-  // The latest phase that reads each buffer, and whether the forward pass does.
   std::vector<int> latestReader(n, -1);
-  std::vector<bool> forwardReads(n, false);
-  for (const runtime::Program::Launch &launch : program.launches)
-    for (int b : launch.inputs) {
-      latestReader[b] = std::max(latestReader[b], static_cast<int>(launch.phase));
-      forwardReads[b] = forwardReads[b] || launch.phase == Phase::Forward;
-    }
+  for (const runtime::Program::Step *launch : runtime::launchesOf(program))
+    for (int b : launch->inputs)
+      latestReader[b] = std::max(latestReader[b], static_cast<int>(launch->phase));
   std::vector<bool> isArgument(n, false), isResult(n, false);
-  for (int b : program.arguments)
-    isArgument[b] = true;
+  std::vector<Role> roleOf(n, Role::BatchInput);
+  std::vector<Role> roles = argumentRolesByReaders(program);
+  for (size_t a = 0; a < program.arguments.size(); ++a) {
+    isArgument[program.arguments[a]] = true;
+    roleOf[program.arguments[a]] = roles[a];
+  }
   for (int b : program.results)
     isResult[b] = true;
   int64_t bytes[Categories] = {};
@@ -61,10 +62,9 @@ void peakCategories(runtime::Program &program, const std::vector<bool> &counted,
     int64_t size = held[b];
     auto written = static_cast<Phase>(program.buffers[b].phase);
     if (isArgument[b]) { // held in the allocator's size class, as persistent_bytes counts
-      bool updated = latestReader[b] == static_cast<int>(Phase::Update);
-      bytes[!updated          ? Batch
-            : forwardReads[b] ? Parameters
-                              : OptimizerState] += allocationSize(size);
+      bytes[roleOf[b] == Role::Parameter        ? Parameters
+            : roleOf[b] == Role::OptimizerState ? OptimizerState
+                                                : Batch] += allocationSize(size);
     } else if (!counted[b]) {
       continue;
     } else if (workspace[b]) {
@@ -86,16 +86,38 @@ void peakCategories(runtime::Program &program, const std::vector<bool> &counted,
 
 } // namespace
 
+std::vector<runtime::Program::Role> argumentRolesByReaders(const runtime::Program &program) {
+  using Phase = runtime::Program::Step::Phase;
+  size_t n = program.buffers.size();
+  // The latest phase that reads each buffer, and whether the forward pass does.
+  std::vector<int> latestReader(n, -1);
+  std::vector<bool> forwardReads(n, false);
+  for (const runtime::Program::Step *launch : runtime::launchesOf(program))
+    for (int b : launch->inputs) {
+      latestReader[b] = std::max(latestReader[b], static_cast<int>(launch->phase));
+      forwardReads[b] = forwardReads[b] || launch->phase == Phase::Forward;
+    }
+  std::vector<runtime::Program::Role> roles;
+  for (int b : program.arguments) {
+    bool updated = latestReader[b] == static_cast<int>(Phase::Update);
+    roles.push_back(!updated          ? runtime::Program::Role::BatchInput
+                    : forwardReads[b] ? runtime::Program::Role::Parameter
+                                      : runtime::Program::Role::OptimizerState);
+  }
+  return roles;
+}
+
 void reportPeak(runtime::Program &program, const std::vector<Live> &live,
                 const std::vector<int> &planned,
                 const std::function<int64_t(int64_t)> &allocationSize) {
   size_t n = program.buffers.size();
   std::vector<int> writer = firstWriters(program);
   std::vector<bool> workspace(n, false);
-  for (const runtime::Program::Launch &launch : program.launches)
-    for (size_t j = static_cast<size_t>(launch.results); j < launch.outputs.size(); ++j)
-      workspace[launch.outputs[j]] = true;
-  int64_t end = static_cast<int64_t>(program.launches.size()), peakAt = 0, most = -1;
+  std::vector<const runtime::Program::Step *> launches = runtime::launchesOf(program);
+  for (const runtime::Program::Step *launch : launches)
+    for (size_t j = static_cast<size_t>(launch->results); j < launch->outputs.size(); ++j)
+      workspace[launch->outputs[j]] = true;
+  int64_t end = static_cast<int64_t>(launches.size()), peakAt = 0, most = -1;
   for (int64_t t = 0; t < end; ++t) {
     int64_t bytes = 0;
     for (int b : planned)
@@ -127,7 +149,7 @@ void reportPeak(runtime::Program &program, const std::vector<Live> &live,
     if (!counted[b] || held[b] == 0)
       continue;
     std::string label = writer[b] < 0 ? std::string("a constant or a copied result")
-                                      : program.launches[writer[b]].label;
+                                      : launches[writer[b]]->label;
     if (workspace[b])
       label = "workspace of " + label;
     size_t arrow = label.rfind(" <- ");

@@ -8,6 +8,7 @@
 #include "sinter/runtime/CoreShare.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 #include <algorithm>
 #include <chrono>
@@ -18,6 +19,9 @@
 #include <deque>
 #include <dlfcn.h>
 #include <functional>
+#include <limits>
+#include <set>
+#include <string_view>
 #include <map>
 #include <mutex>
 
@@ -72,18 +76,18 @@ int64_t spanOf(int64_t rows, int64_t cols, int64_t ld, int64_t batch, int64_t st
 /// Checks a library call's descriptor and that its buffers hold what it reads
 /// and writes.
 Status checkGemmLaunch(const Program &program, size_t l) {
-  const Program::Launch &launch = program.launches[l];
+  const Program::Step &launch = program.steps[l];
   const Gemm &gemm = launch.gemm;
   SINTER_RETURN_IF_ERROR(checkGemm(gemm));
   size_t operands = gemm.epilogue == Gemm::Epilogue::Bias ? 3 : 2;
   if (launch.inputs.size() != operands || launch.outputs.size() != 1)
-    return absl::InvalidArgumentError(absl::StrCat("launch ", l, " (", describe(gemm), ") has ",
+    return absl::InvalidArgumentError(absl::StrCat("step ", l, " (", describe(gemm), ") has ",
                                                    launch.inputs.size(), " inputs and ",
                                                    launch.outputs.size(), " outputs"));
   auto need = [&](const char *what, int buffer, int64_t offset, int64_t elements) -> Status {
     int64_t bytes = program.buffers[buffer].bytes - offset;
     if (elements * static_cast<int64_t>(sizeof(float)) > bytes)
-      return absl::InvalidArgumentError(absl::StrCat("launch ", l, " (", describe(gemm), ") reads ",
+      return absl::InvalidArgumentError(absl::StrCat("step ", l, " (", describe(gemm), ") reads ",
                                                      elements, " floats of ", what, " from buffer ",
                                                      buffer, ", which holds ", bytes, " bytes"));
     return absl::OkStatus();
@@ -185,6 +189,9 @@ StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::load(Program program) {
   };
   if (!set("OMP_WAIT_POLICY") && !set("GOMP_SPINCOUNT"))
     setenv("GOMP_SPINCOUNT", "30000", /*overwrite=*/1);
+  if (program.inArena.empty())
+    program.inArena.assign(program.results.size(), false);
+  SINTER_RETURN_IF_ERROR(validateProgram(program));
   std::unique_ptr<CpuExecutable> executable(new CpuExecutable());
   // RTLD_NODELETE: a kernel library stays mapped after its last executable,
   // and so do the OpenMP and oneDNN runtimes it pulled in, whose worker
@@ -201,13 +208,9 @@ StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::load(Program program) {
       reinterpret_cast<void (*)(int)>(dlsym(executable->handle_, "omp_set_num_threads"));
   if (executable->maxThreads_ == nullptr || executable->setThreads_ == nullptr)
     executable->maxThreads_ = nullptr, executable->setThreads_ = nullptr;
-  std::stable_sort(
-      program.fills.begin(), program.fills.end(),
-      [](const Program::Fill &a, const Program::Fill &b) { return a.launch < b.launch; });
-  for (size_t l = 0; l < program.launches.size(); ++l) {
-    const Program::Launch &launch = program.launches[l];
-    if (launch.kind == Program::Launch::Kind::Gemm) {
-      SINTER_RETURN_IF_ERROR(checkGemmLaunch(program, l));
+  for (size_t l = 0; l < program.steps.size(); ++l) {
+    const Program::Step &launch = program.steps[l];
+    if (launch.kind == Program::Step::Kind::Gemm) {
       if (executable->hostGemm_ == nullptr)
         executable->hostGemm_ =
             reinterpret_cast<HostGemm>(dlsym(executable->handle_, kHostGemmSymbol));
@@ -217,9 +220,8 @@ StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::load(Program program) {
             " for the program's matrix products (built by another version of Sinter?)"));
       continue;
     }
-    if (launch.kernel < 0)
-      return absl::InvalidArgumentError(
-          absl::StrCat("launch ", l, " names kernel ", launch.kernel));
+    if (launch.kind != Program::Step::Kind::Kernel)
+      continue;
     if (static_cast<size_t>(launch.kernel) >= executable->kernels_.size())
       executable->kernels_.resize(launch.kernel + 1, nullptr);
     Kernel &kernel = executable->kernels_[launch.kernel];
@@ -239,13 +241,6 @@ StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::load(Program program) {
   std::vector<bool> bound(n, false);
   for (int b : program.arguments)
     bound[b] = true;
-  if (program.inArena.empty())
-    program.inArena.assign(program.results.size(), false);
-  if (program.inArena.size() != program.results.size() ||
-      program.donors.size() != program.results.size())
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the program has ", program.results.size(), " results but ", program.inArena.size(),
-        " arena flags and ", program.donors.size(), " donors"));
   for (size_t r = 0; r < program.results.size(); ++r) {
     int b = program.results[r];
     bool inPlace = program.buffers[b].offset < 0 && !bound[b];
@@ -278,10 +273,29 @@ StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::load(Program program) {
           absl::StrCat("buffer ", b, " of the program has no place: offset ", buffer.offset, ", ",
                        buffer.bytes, " bytes, arena of ", program.arenaBytes));
   }
+  // Each result that no kernel writes in place and the arena does not hold
+  // is copied, once, by a copy step (Note [One list of steps]).
+  std::vector<int> copies(program.results.size(), 0);
+  for (const Program::Step &step : program.steps)
+    if (step.kind == Program::Step::Kind::Copy)
+      ++copies[step.result];
+  for (size_t r = 0; r < program.results.size(); ++r) {
+    bool copied = !program.inArena[r] && !executable->inPlace_[r] &&
+                  program.buffers[program.results[r]].bytes > 0;
+    if (copies[r] != (copied ? 1 : 0))
+      return absl::InvalidArgumentError(
+          absl::StrCat("result ", r, " is copied by ", copies[r], " steps, but ",
+                       copied ? "needs one copy: no kernel writes it in place and the arena "
+                                "does not hold it"
+                              : "needs none"));
+  }
   if (!profileDestination().empty())
-    for (const Program::Launch &launch : program.launches)
-      executable->profileRows_.push_back(profileTable().rowFor(
-          launch.label.empty() ? absl::StrCat("kernel ", launch.kernel) : launch.label));
+    for (const Program::Step &step : program.steps)
+      executable->profileRows_.push_back(
+          !step.launches() ? nullptr
+                           : profileTable().rowFor(step.label.empty()
+                                                       ? absl::StrCat("kernel ", step.kernel)
+                                                       : step.label));
   executable->program_ = std::move(program);
   return executable;
 }
@@ -295,6 +309,204 @@ Allocation allocationOf(const Program &program) {
     if (program.donors[r] < 0 && (r >= program.inArena.size() || !program.inArena[r]))
       allocation.results += HostAllocator::size_class(program.buffers[program.results[r]].bytes);
   return allocation;
+}
+
+std::vector<const Program::Step *> launchesOf(const Program &program) {
+  std::vector<const Program::Step *> launches;
+  for (const Program::Step &step : program.steps)
+    if (step.launches())
+      launches.push_back(&step);
+  return launches;
+}
+
+const char *nameOf(Program::Role role) {
+  switch (role) {
+  case Program::Role::Parameter:
+    return "parameter";
+  case Program::Role::OptimizerState:
+    return "optimizer_state";
+  case Program::Role::BatchInput:
+    return "batch_input";
+  case Program::Role::StepScalar:
+    return "step_scalar";
+  case Program::Role::RandomKey:
+    return "random_key";
+  case Program::Role::Output:
+    return "output";
+  }
+  return "unknown";
+}
+
+int64_t elementBytesOf(std::string_view dtype) {
+  if (dtype == "f32" || dtype == "i32")
+    return 4;
+  if (dtype == "f16" || dtype == "bf16")
+    return 2;
+  if (dtype == "i64")
+    return 8;
+  if (dtype == "bool")
+    return 1;
+  return 0;
+}
+
+namespace {
+
+Status invalid(const std::string &what) { return absl::InvalidArgumentError(what); }
+
+/// Checks one value of the signature against its buffer.
+Status checkValue(const Program &program, const Program::Value &value, const char *kind,
+                  size_t index, int buffer) {
+  std::string which = absl::StrCat(kind, " ", index, " ('", value.name, "')");
+  if (value.name.empty())
+    return invalid(absl::StrCat(kind, " ", index, " has no name"));
+  int64_t element = elementBytesOf(value.dtype);
+  if (element == 0)
+    return invalid(absl::StrCat(which, " has dtype '", value.dtype,
+                                "', not one of f32, f16, bf16, i32, i64, bool"));
+  if (value.shape.size() > 16)
+    return invalid(absl::StrCat(which, " has ", value.shape.size(), " dims (at most 16)"));
+  int64_t bytes = element;
+  for (int64_t dim : value.shape) {
+    if (dim < 0)
+      return invalid(absl::StrCat(which, " has a negative dim ", dim));
+    if (dim != 0 && bytes > std::numeric_limits<int64_t>::max() / dim)
+      return invalid(absl::StrCat(which, " has a shape whose byte count overflows"));
+    bytes *= dim;
+  }
+  int64_t held = program.buffers[buffer].bytes;
+  if (bytes != held)
+    return invalid(absl::StrCat(which, " is ", value.dtype, "[", absl::StrJoin(value.shape, "x"),
+                                "], ", bytes, " bytes, but its buffer ", buffer, " holds ", held));
+  return absl::OkStatus();
+}
+
+} // namespace
+
+Status validateProgram(const Program &program) {
+  const int64_t buffers = static_cast<int64_t>(program.buffers.size());
+  auto isBuffer = [&](int b) { return b >= 0 && b < buffers; };
+  if (program.arenaBytes < 0)
+    return invalid(absl::StrCat("the arena has ", program.arenaBytes, " bytes"));
+  for (int64_t b = 0; b < buffers; ++b) {
+    const Program::Buffer &buffer = program.buffers[b];
+    if (buffer.bytes < 0 || buffer.offset < -1 || buffer.phase > 2)
+      return invalid(absl::StrCat("buffer ", b, " has ", buffer.bytes, " bytes at offset ",
+                                  buffer.offset, " in phase ", buffer.phase));
+    if (buffer.offset >= 0 &&
+        (buffer.offset > program.arenaBytes || buffer.bytes > program.arenaBytes - buffer.offset))
+      return invalid(absl::StrCat("buffer ", b, " of the program has no place: offset ",
+                                  buffer.offset, ", ", buffer.bytes, " bytes, arena of ",
+                                  program.arenaBytes));
+  }
+  for (const auto &[list, name] : {std::pair{&program.arguments, "argument"},
+                                   std::pair{&program.results, "result"}})
+    for (size_t i = 0; i < list->size(); ++i)
+      if (!isBuffer((*list)[i]))
+        return invalid(absl::StrCat(name, " ", i, " names buffer ", (*list)[i], " of ", buffers));
+  size_t results = program.results.size();
+  if (program.donors.size() != results || program.inArena.size() != results)
+    return invalid(absl::StrCat("the program has ", results, " results but ",
+                                program.inArena.size(), " arena flags and ",
+                                program.donors.size(), " donors"));
+  for (size_t r = 0; r < results; ++r)
+    if (program.donors[r] < -1 ||
+        program.donors[r] >= static_cast<int64_t>(program.arguments.size()))
+      return invalid(absl::StrCat("result ", r, " is donated argument ", program.donors[r], " of ",
+                                  program.arguments.size()));
+  bool copying = false;
+  for (size_t s = 0; s < program.steps.size(); ++s) {
+    const Program::Step &step = program.steps[s];
+    for (const std::vector<int> *list : {&step.inputs, &step.outputs})
+      for (int b : *list)
+        if (!isBuffer(b))
+          return invalid(absl::StrCat("step ", s, " names buffer ", b, " of ", buffers));
+    switch (step.kind) {
+    case Program::Step::Kind::Kernel:
+    case Program::Step::Kind::Gemm: {
+      if (copying)
+        return invalid(absl::StrCat("step ", s, " launches after a copy of a result"));
+      if (step.kernel < 0 || step.kernel >= kMaxKernels)
+        return invalid(absl::StrCat("step ", s, " names kernel ", step.kernel, " (0 to ",
+                                    kMaxKernels - 1, ")"));
+      if (step.results < 0 || step.results > static_cast<int>(step.outputs.size()))
+        return invalid(absl::StrCat("step ", s, " has ", step.results, " results of ",
+                                    step.outputs.size(), " outputs"));
+      if (!step.inputOffsets.empty() && step.inputOffsets.size() != step.inputs.size())
+        return invalid(absl::StrCat("step ", s, " has ", step.inputOffsets.size(),
+                                    " input offsets for ", step.inputs.size(), " inputs"));
+      for (size_t j = 0; j < step.inputOffsets.size(); ++j)
+        if (step.inputOffsets[j] < 0 ||
+            step.inputOffsets[j] > program.buffers[step.inputs[j]].bytes)
+          return invalid(absl::StrCat("step ", s, " reads input ", j, " at byte ",
+                                      step.inputOffsets[j], " of its ",
+                                      program.buffers[step.inputs[j]].bytes));
+      if (static_cast<int>(step.phase) > 2)
+        return invalid(absl::StrCat("step ", s, " has phase ", static_cast<int>(step.phase)));
+      if (step.kind == Program::Step::Kind::Gemm)
+        SINTER_RETURN_IF_ERROR(checkGemmLaunch(program, s));
+      for (int d = 0; d < 3; ++d)
+        if (step.shape.grid[d] < 1 || step.shape.block[d] < 1)
+          return invalid(absl::StrCat("step ", s, " has a launch shape with an empty grid or block"));
+      if (step.shape.sharedBytes < 0)
+        return invalid(absl::StrCat("step ", s, " has ", step.shape.sharedBytes,
+                                    " bytes of shared memory"));
+      break;
+    }
+    case Program::Step::Kind::Fill: {
+      if (copying)
+        return invalid(absl::StrCat("step ", s, " fills after a copy of a result"));
+      if (!step.inputs.empty() || step.outputs.size() != 1)
+        return invalid(absl::StrCat("fill step ", s, " has ", step.inputs.size(), " inputs and ",
+                                    step.outputs.size(), " outputs (0 and 1)"));
+      int64_t element = static_cast<int64_t>(step.element.size());
+      if (element < 1 || element > 8 || program.buffers[step.outputs[0]].bytes % element != 0)
+        return invalid(absl::StrCat("fill step ", s, " repeats an element of ", element,
+                                    " bytes over ", program.buffers[step.outputs[0]].bytes));
+      break;
+    }
+    case Program::Step::Kind::Copy:
+      copying = true;
+      if (step.inputs.size() != 1 || !step.outputs.empty())
+        return invalid(absl::StrCat("copy step ", s, " has ", step.inputs.size(), " inputs and ",
+                                    step.outputs.size(), " outputs (1 and 0)"));
+      if (step.result < 0 || step.result >= static_cast<int64_t>(results) ||
+          program.results[step.result] != step.inputs[0])
+        return invalid(absl::StrCat("copy step ", s, " copies buffer ", step.inputs[0],
+                                    " into result ", step.result, ", which is not that buffer"));
+      break;
+    default:
+      return invalid(absl::StrCat("step ", s, " is of kind ", static_cast<int>(step.kind)));
+    }
+  }
+  const Program::Signature &signature = program.signature;
+  if (signature.arguments.empty() && signature.results.empty())
+    return absl::OkStatus(); // a program without names (built by hand)
+  if (signature.arguments.size() != program.arguments.size() ||
+      signature.results.size() != results)
+    return invalid(absl::StrCat("the signature names ", signature.arguments.size(),
+                                " arguments and ", signature.results.size(),
+                                " results; the program has ", program.arguments.size(), " and ",
+                                results));
+  std::set<std::string_view> names;
+  for (size_t i = 0; i < signature.arguments.size(); ++i) {
+    const Program::Value &value = signature.arguments[i];
+    SINTER_RETURN_IF_ERROR(checkValue(program, value, "argument", i, program.arguments[i]));
+    if (value.role == Program::Role::Output)
+      return invalid(absl::StrCat("argument ", i, " ('", value.name, "') has the role output"));
+    if (!names.insert(value.name).second)
+      return invalid(absl::StrCat("two arguments are named '", value.name, "'"));
+  }
+  names.clear();
+  for (size_t r = 0; r < results; ++r) {
+    const Program::Value &value = signature.results[r];
+    SINTER_RETURN_IF_ERROR(checkValue(program, value, "result", r, program.results[r]));
+    if (value.role != Program::Role::Output)
+      return invalid(absl::StrCat("result ", r, " ('", value.name, "') has the role ",
+                                  nameOf(value.role), ", not output"));
+    if (!names.insert(value.name).second)
+      return invalid(absl::StrCat("two results are named '", value.name, "'"));
+  }
+  return absl::OkStatus();
 }
 
 CpuExecutable::~CpuExecutable() {
@@ -376,19 +588,6 @@ Status CpuExecutable::run(const std::vector<const void *> &arguments, std::vecto
   for (size_t b = 0; b < at.size(); ++b)
     if (program_.buffers[b].offset >= 0)
       at[b] = arena.get() + program_.buffers[b].offset;
-  // Constants: no kernel writes them; filled at every run, as the arena's
-  // bytes are shared with other programs between runs, each just before
-  // its first reader (program_.fills is in launch order).
-  size_t nextFill = 0;
-  auto fillUpTo = [&](size_t launch) {
-    for (; nextFill < program_.fills.size() &&
-           static_cast<size_t>(program_.fills[nextFill].launch) <= launch;
-         ++nextFill) {
-      const Program::Fill &fill = program_.fills[nextFill];
-      unpoison(at[fill.buffer], program_.buffers[fill.buffer].bytes);
-      fillWith(at[fill.buffer], program_.buffers[fill.buffer].bytes, fill.element);
-    }
-  };
   for (size_t i = 0; i < arguments.size(); ++i)
     at[program_.arguments[i]] = static_cast<uint8_t *>(const_cast<void *>(arguments[i]));
   for (size_t i = 0; i < results.size(); ++i)
@@ -409,11 +608,11 @@ Status CpuExecutable::run(const std::vector<const void *> &arguments, std::vecto
                          " before any kernel ran: it comes from outside the step (the "
                          "batch, a parameter, or a value an earlier step computed)"));
     }
-  // Note [Poisoned arenas] (ASan builds): while a launch runs, only its
+  // Note [Poisoned arenas] (ASan builds): while a step runs, only its
   // buffers in the arena can be touched.
   uint8_t *const arenaBegin = arena.get(), *const arenaEnd = arenaBegin + program_.arenaBytes;
-  auto touch = [&](const Program::Launch &launch, void (*mark)(const void *, int64_t)) {
-    for (const std::vector<int> *buffers : {&launch.inputs, &launch.outputs})
+  auto touch = [&](const Program::Step &step, void (*mark)(const void *, int64_t)) {
+    for (const std::vector<int> *buffers : {&step.inputs, &step.outputs})
       for (int b : *buffers)
         if (at[b] >= arenaBegin && at[b] < arenaEnd)
           mark(at[b], program_.buffers[b].bytes);
@@ -423,14 +622,27 @@ Status CpuExecutable::run(const std::vector<const void *> &arguments, std::vecto
   std::vector<const void *> in;
   std::vector<void *> out;
   bool profiling = !profileRows_.empty();
-  for (size_t l = 0; l < program_.launches.size(); ++l) {
-    const Program::Launch &launch = program_.launches[l];
+  size_t launchCount = 0;
+  for (const Program::Step &step : program_.steps)
+    launchCount += step.launches() ? 1 : 0;
+  for (size_t s = 0, l = 0; s < program_.steps.size(); ++s) {
+    const Program::Step &launch = program_.steps[s];
     if (kPoisoning) {
-      if (l > 0)
-        touch(program_.launches[l - 1], poison);
+      if (s > 0)
+        touch(program_.steps[s - 1], poison);
       touch(launch, unpoison);
     }
-    fillUpTo(l);
+    if (launch.kind == Program::Step::Kind::Fill) {
+      // Constants are written at every run, as the arena's bytes are shared
+      // with other programs between runs.
+      fillWith(at[launch.outputs[0]], program_.buffers[launch.outputs[0]].bytes, launch.element);
+      continue;
+    }
+    if (launch.kind == Program::Step::Kind::Copy) {
+      std::memcpy(results[launch.result], at[launch.inputs[0]],
+                  program_.buffers[launch.inputs[0]].bytes);
+      continue;
+    }
     in.clear();
     out.clear();
     for (size_t j = 0; j < launch.inputs.size(); ++j)
@@ -438,14 +650,15 @@ Status CpuExecutable::run(const std::vector<const void *> &arguments, std::vecto
                    (launch.inputOffsets.empty() ? 0 : launch.inputOffsets[j]));
     for (int b : launch.outputs)
       out.push_back(at[b]);
-    auto step = [&] {
-      if (launch.kind == Program::Launch::Kind::Gemm)
+    auto run = [&] {
+      if (launch.kind == Program::Step::Kind::Gemm)
         runGemmOnHost(hostGemm_, launch.gemm, launch.host, static_cast<const float *>(in[0]),
                       static_cast<const float *>(in[1]), static_cast<float *>(out[0]),
                       in.size() > 2 ? static_cast<const float *>(in[2]) : nullptr);
       else
         kernels_[launch.kernel](in.data(), out.data());
     };
+    size_t launchIndex = l++;
     auto check = [&]() -> Status {
       for (int j = 0; j < launch.results; ++j) {
         const Program::Buffer &buffer = program_.buffers[launch.outputs[j]];
@@ -454,7 +667,7 @@ Status CpuExecutable::run(const std::vector<const void *> &arguments, std::vecto
                                     : -1;
         if (e >= 0)
           return absl::OutOfRangeError(absl::StrCat(
-              "launch ", l, " of ", program_.launches.size(), " (",
+              "launch ", launchIndex, " of ", launchCount, " (",
               launch.label.empty() ? absl::StrCat("kernel ", launch.kernel) : launch.label,
               launch.lines.find(',') != std::string::npos
                   ? absl::StrCat("; its ops come from ", launch.lines)
@@ -465,34 +678,31 @@ Status CpuExecutable::run(const std::vector<const void *> &arguments, std::vecto
       return absl::OkStatus();
     };
     if (!profiling) {
-      step();
+      run();
       if (options.checkNumerics > 0)
         SINTER_RETURN_IF_ERROR(check());
       continue;
     }
     auto start = std::chrono::steady_clock::now();
-    step();
+    run();
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    ProfileTable &table = profileTable();
-    std::lock_guard<std::mutex> lock(table.mutex);
-    profileRows_[l]->seconds += seconds;
-    profileRows_[l]->launches += 1;
+    {
+      ProfileTable &table = profileTable();
+      std::lock_guard<std::mutex> lock(table.mutex);
+      profileRows_[s]->seconds += seconds;
+      profileRows_[s]->launches += 1;
+    }
     if (options.checkNumerics > 0)
       SINTER_RETURN_IF_ERROR(check());
   }
   if (kPoisoning)
     unpoison(arenaBegin, program_.arenaBytes);
-  fillUpTo(program_.launches.size());
   // Results in the arena become blocks of their own (Note [Results in the
-  // arena]); the others are copied out.
-  for (size_t i = 0; i < results.size(); ++i) {
-    const Program::Buffer &buffer = program_.buffers[program_.results[i]];
+  // arena]); the others were written in place or by a copy step.
+  for (size_t i = 0; i < results.size(); ++i)
     if (program_.inArena[i])
       results[i] = at[program_.results[i]];
-    else if (!inPlace_[i] && buffer.bytes > 0)
-      std::memcpy(results[i], at[program_.results[i]], buffer.bytes);
-  }
   if (!handedOut_.empty())
     allocator.split(arena.release(), handedOut_);
   return absl::OkStatus();

@@ -8,17 +8,24 @@
 //   --sinter-to-cpu-kernels  the C++ source of every kernel (the CPU target)
 //   --sinter-to-program      each function as a runtime Program, its memory
 //                            planned by the CPU target's rules
+//   --sinter-to-program-json the same Programs as files would hold them
+//                            (sinter/runtime/ProgramFile.h), one JSON
+//                            document per function after a `// program @f`
+//                            line
 //
 //===----------------------------------------------------------------------===//
 #include "sinter/Codegen/Target.h"
 #include "sinter/Compiler/ProgramTranslation.h"
 #include "sinter/Dialect/Sinter/SinterDialect.h"
+#include "sinter/runtime/ProgramFile.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
+
+#include <functional>
 
 namespace {
 
@@ -54,7 +61,11 @@ mlir::LogicalResult toCpuKernels(mlir::Operation *op, llvm::raw_ostream &os) {
   return mlir::success();
 }
 
-mlir::LogicalResult toProgram(mlir::Operation *op, llvm::raw_ostream &os) {
+/// Each function's planned Program, given to `emit` with its name and plan.
+mlir::LogicalResult eachProgram(
+    mlir::Operation *op,
+    const std::function<void(llvm::StringRef, const sinter::runtime::Program &,
+                             const std::string &)> &emit) {
   auto module = mlir::dyn_cast<mlir::ModuleOp>(op);
   if (!module)
     return op->emitError("expected a module");
@@ -70,10 +81,23 @@ mlir::LogicalResult toProgram(mlir::Operation *op, llvm::raw_ostream &os) {
     if (mlir::failed(sinter::compiler::planFunction(function, target, *kernels, kernel,
                                                     /*donatable=*/nullptr, program, plan)))
       return mlir::failure();
-    os << "// program @" << function.getSymName() << "\n"
-       << sinter::compiler::formatProgram(program) << plan;
+    emit(function.getSymName(), program, plan);
   }
   return mlir::success();
+}
+
+mlir::LogicalResult toProgram(mlir::Operation *op, llvm::raw_ostream &os) {
+  return eachProgram(op, [&](llvm::StringRef name, const sinter::runtime::Program &program,
+                             const std::string &plan) {
+    os << "// program @" << name << "\n" << sinter::compiler::formatProgram(program) << plan;
+  });
+}
+
+mlir::LogicalResult toProgramJson(mlir::Operation *op, llvm::raw_ostream &os) {
+  return eachProgram(op, [&](llvm::StringRef name, const sinter::runtime::Program &program,
+                             const std::string &) {
+    os << "// program @" << name << "\n" << sinter::runtime::writeProgram(program);
+  });
 }
 
 } // namespace
@@ -88,5 +112,8 @@ int main(int argc, char **argv) {
   mlir::TranslateFromMLIRRegistration program(
       "sinter-to-program", "each function as a runtime Program with its memory plan", toProgram,
       registerDialects);
+  mlir::TranslateFromMLIRRegistration programJson(
+      "sinter-to-program-json", "each function's Program as a file holds it (JSON)",
+      toProgramJson, registerDialects);
   return mlir::failed(mlir::mlirTranslateMain(argc, argv, "Sinter translation driver\n")) ? 1 : 0;
 }

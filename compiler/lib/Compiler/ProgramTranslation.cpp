@@ -2,6 +2,7 @@
 #include "sinter/Compiler/ProgramTranslation.h"
 
 #include "sinter/Passes/BufferAssignment.h"
+#include "sinter/Passes/MemoryReport.h"
 
 #include "mlir/IR/Diagnostics.h"
 
@@ -25,8 +26,8 @@ int64_t elementBytes(mlir::Type type) {
 
 /// The latest training phase among an op's locations (Note [Memory by
 /// category]): the lowering names the backward pass's and updates' lines.
-runtime::Program::Launch::Phase phaseOf(mlir::Operation &op) {
-  using Phase = runtime::Program::Launch::Phase;
+runtime::Program::Step::Phase phaseOf(mlir::Operation &op) {
+  using Phase = runtime::Program::Step::Phase;
   Phase phase = Phase::Forward;
   op.getLoc()->walk([&](mlir::Location inner) {
     if (auto name = mlir::dyn_cast<mlir::NameLoc>(inner)) {
@@ -105,6 +106,61 @@ std::string launchLabel(mlir::Operation &op) {
   return label;
 }
 
+namespace {
+
+/// The dialect's name of a tensor's element type ("f32", "bool").
+std::string dtypeName(mlir::Type type) {
+  mlir::Type element = mlir::cast<mlir::ShapedType>(type).getElementType();
+  if (element.isInteger(1))
+    return "bool";
+  std::string name;
+  llvm::raw_string_ostream os(name);
+  os << element;
+  return name;
+}
+
+/// Whether `value` reaches a random op's key (through a fusion's body).
+bool feedsRandomKey(mlir::Value value) {
+  for (mlir::OpOperand &use : value.getUses()) {
+    mlir::Operation *user = use.getOwner();
+    if (auto random = mlir::dyn_cast<ir::RandomOp>(user); random && random.getSeed() == value)
+      return true;
+    if (auto fusion = mlir::dyn_cast<ir::FusionOp>(user))
+      if (feedsRandomKey(fusion.getBody().front().getArgument(use.getOperandNumber())))
+        return true;
+  }
+  return false;
+}
+
+/// Note [The step's signature]: names, roles, dtypes and shapes from the
+/// function's types and the launches' phases.
+void signatureOf(mlir::func::FuncOp function, runtime::Program &program) {
+  using Role = runtime::Program::Role;
+  auto valueOf = [](mlir::Type type, std::string name, Role role) {
+    auto shaped = mlir::cast<mlir::ShapedType>(type);
+    return runtime::Program::Value{std::move(name), role, dtypeName(type),
+                                   std::vector<int64_t>(shaped.getShape().begin(),
+                                                        shaped.getShape().end())};
+  };
+  std::vector<Role> roles = planner::argumentRolesByReaders(program);
+  program.signature.arguments.clear();
+  for (mlir::BlockArgument arg : function.getArguments()) {
+    Role role = roles[arg.getArgNumber()];
+    if (feedsRandomKey(arg))
+      role = Role::RandomKey;
+    else if (role == Role::OptimizerState && mlir::cast<mlir::ShapedType>(arg.getType()).getRank() == 0)
+      role = Role::StepScalar;
+    program.signature.arguments.push_back(
+        valueOf(arg.getType(), "arg" + std::to_string(arg.getArgNumber()), role));
+  }
+  program.signature.results.clear();
+  for (mlir::Type type : function.getFunctionType().getResults())
+    program.signature.results.push_back(valueOf(
+        type, "result" + std::to_string(program.signature.results.size()), Role::Output));
+}
+
+} // namespace
+
 mlir::LogicalResult translateToProgram(mlir::func::FuncOp function,
                                        const codegen::Target &target,
                                        const codegen::RenderedKernels &kernels, int &kernel,
@@ -129,20 +185,23 @@ mlir::LogicalResult translateToProgram(mlir::func::FuncOp function,
   }
   for (mlir::BlockArgument arg : function.getArguments())
     program.arguments.push_back(bufferOf(arg));
+  // Fills are placed before their first reader once every launch is known.
+  std::vector<runtime::Program::Step> fills;
   for (mlir::Operation &op : function.getBody().front()) {
     if (auto constant = mlir::dyn_cast<ir::ConstantOp>(op)) {
       auto dense = mlir::dyn_cast<mlir::DenseElementsAttr>(constant.getValue());
       if (!dense || !dense.isSplat()) {
         return constant.emitError("only splat constants can be compiled yet");
       }
-      runtime::Program::Fill fill;
-      fill.buffer = bufferOf(constant.getResult());
+      runtime::Program::Step fill;
+      fill.kind = runtime::Program::Step::Kind::Fill;
+      fill.outputs = {bufferOf(constant.getResult())};
       llvm::ArrayRef<char> raw = dense.getRawData();
       int64_t bytes = elementBytes(dense.getType());
       fill.element.assign(raw.begin(), raw.begin() + std::min<int64_t>(bytes, raw.size()));
       if (dense.getElementType().isInteger(1)) // i1 splats are stored as bits
         fill.element = {static_cast<uint8_t>(dense.getSplatValue<bool>() ? 1 : 0)};
-      program.fills.push_back(std::move(fill));
+      fills.push_back(std::move(fill));
       continue;
     }
     if (auto reshape = mlir::dyn_cast<ir::ReshapeOp>(op)) {
@@ -172,7 +231,7 @@ mlir::LogicalResult translateToProgram(mlir::func::FuncOp function,
     if (!mlir::isa<ir::FusionOp>(op) && !target.isLibraryCall(&op))
       return op.emitError() << "no kernel of the " << target.description().name << " target runs '"
                             << op.getName() << "'";
-    runtime::Program::Launch launch;
+    runtime::Program::Step launch;
     launch.kernel = kernel++;
     launch.label = launchLabel(op);
     launch.lines = userLines(op.getLoc());
@@ -183,7 +242,7 @@ mlir::LogicalResult translateToProgram(mlir::func::FuncOp function,
       launch.inputOffsets.push_back(offsets.lookup(v));
     }
     if (std::optional<codegen::LibraryStep> call = target.libraryStep(&op)) {
-      launch.kind = runtime::Program::Launch::Kind::Gemm;
+      launch.kind = runtime::Program::Step::Kind::Gemm;
       launch.gemm = call->gemm;
       launch.host = call->host;
       std::vector<int> inputs;
@@ -217,15 +276,27 @@ mlir::LogicalResult translateToProgram(mlir::func::FuncOp function,
       launch.outputs.push_back(static_cast<int>(program.buffers.size()));
       program.buffers.push_back({bytes});
     }
-    program.launches.push_back(std::move(launch));
+    program.steps.push_back(std::move(launch));
   }
-  // Each constant is filled just before its first reader.
-  std::vector<int> firstReader(program.buffers.size(), static_cast<int>(program.launches.size()));
-  for (size_t k = program.launches.size(); k-- > 0;)
-    for (int b : program.launches[k].inputs)
-      firstReader[b] = static_cast<int>(k);
-  for (runtime::Program::Fill &fill : program.fills)
-    fill.launch = firstReader[fill.buffer];
+  // Each constant is filled just before its first reader (after the last
+  // launch when only returned), in the order the constants come.
+  std::vector<runtime::Program::Step> launches = std::move(program.steps);
+  std::vector<size_t> firstReader(program.buffers.size(), launches.size());
+  for (size_t k = launches.size(); k-- > 0;)
+    for (int b : launches[k].inputs)
+      firstReader[b] = k;
+  std::stable_sort(fills.begin(), fills.end(), [&](const auto &a, const auto &b) {
+    return firstReader[a.outputs[0]] < firstReader[b.outputs[0]];
+  });
+  program.steps.clear();
+  auto fill = fills.begin();
+  for (size_t k = 0; k <= launches.size(); ++k) {
+    for (; fill != fills.end() && firstReader[fill->outputs[0]] == k; ++fill)
+      program.steps.push_back(std::move(*fill));
+    if (k < launches.size())
+      program.steps.push_back(std::move(launches[k]));
+  }
+  signatureOf(function, program);
   return mlir::success();
 }
 
@@ -236,6 +307,9 @@ mlir::LogicalResult planFunction(mlir::func::FuncOp function, const codegen::Tar
   std::vector<mlir::Operation *> launchOps;
   if (mlir::failed(translateToProgram(function, target, kernels, kernel, program, launchOps)))
     return mlir::failure();
+  std::vector<int> kernelOf;
+  for (const runtime::Program::Step *launch : runtime::launchesOf(program))
+    kernelOf.push_back(launch->kernel);
   // Each fusion's plan: the one it was rendered from, or (kernels rendered
   // without their plans) made at the first question about it.
   std::vector<std::optional<codegen::KernelPlan>> made(launchOps.size());
@@ -245,7 +319,7 @@ mlir::LogicalResult planFunction(mlir::func::FuncOp function, const codegen::Tar
             auto fusion = mlir::dyn_cast<ir::FusionOp>(launchOps[launch]);
             if (!fusion)
               return false;
-            size_t k = static_cast<size_t>(program.launches[launch].kernel);
+            size_t k = static_cast<size_t>(kernelOf[launch]);
             if (k < kernels.plans.size() && kernels.plans[k])
               return kernels.plans[k]->writesInPlace(input, result);
             if (!made[launch])
@@ -278,32 +352,38 @@ std::string formatProgram(const runtime::Program &program) {
     else
       os << "arena offset " << buffer.offset << "\n";
   }
-  for (const runtime::Program::Fill &fill : program.fills) {
-    os << "fill %" << fill.buffer << " with";
-    for (uint8_t byte : fill.element)
-      os << " " << llvm::format_hex_no_prefix(byte, 2);
-    os << " before launch " << fill.launch << "\n";
-  }
-  for (const runtime::Program::Launch &launch : program.launches) {
-    if (launch.kind == runtime::Program::Launch::Kind::Gemm)
-      os << "launch " << runtime::describe(launch.gemm)
-         << (launch.host.openBlas ? " openblas" : " onednn")
-         << (launch.host.oneThread ? " one-thread " : " ");
+  for (const runtime::Program::Step &step : program.steps) {
+    using Kind = runtime::Program::Step::Kind;
+    if (step.kind == Kind::Fill) {
+      os << "fill %" << step.outputs[0] << " with";
+      for (uint8_t byte : step.element)
+        os << " " << llvm::format_hex_no_prefix(byte, 2);
+      os << "\n";
+      continue;
+    }
+    if (step.kind == Kind::Copy) {
+      os << "copy %" << step.inputs[0] << " into result " << step.result << "\n";
+      continue;
+    }
+    if (step.kind == Kind::Gemm)
+      os << "launch " << runtime::describe(step.gemm)
+         << (step.host.openBlas ? " openblas" : " onednn")
+         << (step.host.oneThread ? " one-thread " : " ");
     else
-      os << "launch " << program.kernelPrefix << launch.kernel << " ";
-    list(launch.inputs);
-    if (!launch.inputOffsets.empty()) {
+      os << "launch " << program.kernelPrefix << step.kernel << " ";
+    list(step.inputs);
+    if (!step.inputOffsets.empty()) {
       os << " at bytes [";
-      llvm::interleaveComma(launch.inputOffsets, os);
+      llvm::interleaveComma(step.inputOffsets, os);
       os << "]";
     }
     os << " -> ";
-    list(std::vector<int>(launch.outputs.begin(), launch.outputs.begin() + launch.results));
-    if (static_cast<size_t>(launch.results) < launch.outputs.size()) {
+    list(std::vector<int>(step.outputs.begin(), step.outputs.begin() + step.results));
+    if (static_cast<size_t>(step.results) < step.outputs.size()) {
       os << " scratch ";
-      list(std::vector<int>(launch.outputs.begin() + launch.results, launch.outputs.end()));
+      list(std::vector<int>(step.outputs.begin() + step.results, step.outputs.end()));
     }
-    os << "  // " << launch.label << "\n";
+    os << "  // " << step.label << "\n";
   }
   os << "arguments ";
   list(program.arguments);
@@ -316,6 +396,16 @@ std::string formatProgram(const runtime::Program &program) {
       os << " from the arena";
   }
   os << "\n";
+  auto values = [&](const char *what, const std::vector<runtime::Program::Value> &list) {
+    for (const runtime::Program::Value &value : list) {
+      os << what << " " << value.name << ": " << runtime::nameOf(value.role) << " " << value.dtype
+         << "[";
+      llvm::interleave(value.shape, os, "x");
+      os << "]\n";
+    }
+  };
+  values("argument", program.signature.arguments);
+  values("result", program.signature.results);
   return text;
 }
 

@@ -231,7 +231,7 @@ public:
     for (const lazy::NodePtr &output : outputs)
       results.push_back(output.get());
     const runtime::CpuExecutable &executable = *compiled->executable;
-    step.kernels_launched += static_cast<int64_t>(executable.program().launches.size());
+    step.kernels_launched += static_cast<int64_t>(runtime::launchesOf(executable.program()).size());
     step.memory = compiled->memory;
     if (Available available = availableMemory(config);
         step.memory.planned_peak_bytes > available.bytes) {
@@ -321,7 +321,7 @@ public:
         arguments.push_back(operand->op == lazy::Op::Data ? operand->value.get()
                                                           : computed.at(operand).get());
       runtime::CpuExecutable &executable = *eager_.at(signatures[k]);
-      step.kernels_launched += static_cast<int64_t>(executable.program().launches.size());
+      step.kernels_launched += static_cast<int64_t>(runtime::launchesOf(executable.program()).size());
       int64_t measured = 0; // eager steps have no plan to compare with
       // Only the step's data need checking: the other operands are results
       // of earlier ops, checked when they were written.

@@ -13,11 +13,14 @@
 // CHECK-NEXT: buffer %2: 16384 bytes, arena offset 0
 // CHECK-NEXT: buffer %3: 16384 bytes, arena offset 0
 // CHECK-NEXT: buffer %4: 16384 bytes, arena offset 16384
-// CHECK-NEXT: launch gemm N,N m=64 n=64 k=64 lda=64 ldb=64 ldc=64 batch=1 strides=0,0,0 alpha=1 beta=0 onednn one-thread (%1, %0) -> (%2)  // matmul f32[64x64] <- program_translation.mlir:[[@LINE+8]]
-// CHECK-NEXT: launch sinter_kernel_1 (%2) -> (%3)  // fusion(exp) f32[64x64] <- program_translation.mlir:[[@LINE+8]]
-// CHECK-NEXT: launch gemm N,N m=64 n=64 k=64 lda=64 ldb=64 ldc=64 batch=1 strides=0,0,0 alpha=1 beta=0 onednn one-thread (%1, %3) -> (%4)  // matmul f32[64x64] <- program_translation.mlir:[[@LINE+12]]
+// CHECK-NEXT: launch gemm N,N m=64 n=64 k=64 lda=64 ldb=64 ldc=64 batch=1 strides=0,0,0 alpha=1 beta=0 onednn one-thread (%1, %0) -> (%2)  // matmul f32[64x64] <- program_translation.mlir:[[@LINE+11]]
+// CHECK-NEXT: launch sinter_kernel_1 (%2) -> (%3)  // fusion(exp) f32[64x64] <- program_translation.mlir:[[@LINE+11]]
+// CHECK-NEXT: launch gemm N,N m=64 n=64 k=64 lda=64 ldb=64 ldc=64 batch=1 strides=0,0,0 alpha=1 beta=0 onednn one-thread (%1, %3) -> (%4)  // matmul f32[64x64] <- program_translation.mlir:[[@LINE+15]]
 // CHECK-NEXT: arguments (%0, %1)
 // CHECK-NEXT: results %4 from the arena
+// CHECK-NEXT: argument arg0: batch_input f32[64x64]
+// CHECK-NEXT: argument arg1: batch_input f32[64x64]
+// CHECK-NEXT: result result0: output f32[64x64]
 // CHECK-NEXT: arena: 32768 bytes for 2 buffers over 3 launches
 // CHECK: buffer 3 is written over buffer 2 (16384 bytes, in place)
 func.func @in_place(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> tensor<64x64xf32> {
@@ -41,7 +44,7 @@ func.func @in_place(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> tensor<64x6
 // CHECK-NEXT: arena 320 bytes
 // CHECK: buffer %2: 128 bytes, arena offset 0
 // CHECK-NEXT: buffer %3: 128 bytes, arena offset 128
-// CHECK: fill %2 with 00 00 80 3f before launch 0
+// CHECK: fill %2 with 00 00 80 3f
 // CHECK-NEXT: launch sinter_kernel_3 (%0, %2) -> (%3)
 // CHECK-NEXT: launch gemm N,N m=4 n=2 k=4 lda=4 ldb=4 ldc=4 batch=1 strides=0,0,0 alpha=1 beta=0 onednn one-thread (%1, %3) at bytes [0, 32] -> (%4)  // matmul f32[2x4]
 // CHECK-NEXT: launch sinter_kernel_5 (%3) -> (%5) scratch (%6)  // fusion(reduce_sum) f32[4]
@@ -81,4 +84,32 @@ func.func @products(%x: tensor<2x4x8xf32>, %w: tensor<16x8xf32>, %y: tensor<2x8x
   %1 = sinter.matmul %x, %y : tensor<2x4x8xf32>, tensor<2x8x4xf32>
   %2 = sinter.matmul %x, %v transpose_lhs : tensor<2x4x8xf32>, tensor<4x16xf32>
   return %0, %1, %2 : tensor<2x4x16xf32>, tensor<2x4x4xf32>, tensor<2x8x16xf32>
+}
+
+
+// Results that no kernel writes in place and the arena does not hold are
+// copied after the last launch, each by a copy step (Note [One list of
+// steps]): an argument returned as is, and a constant only returned (filled
+// after the last launch); the signature names each value with its dtype and
+// shape (a scalar has none).
+// CHECK-LABEL: // program @copies
+// CHECK: launch sinter_kernel_{{[0-9]+}} (%0) -> (%3)
+// CHECK-NEXT: fill %2 with 00 00 00 40
+// CHECK-NEXT: copy %0 into result 0
+// CHECK-NEXT: copy %2 into result 2
+// CHECK-NEXT: arguments (%0, %1)
+// CHECK-NEXT: results %0, %3 from the arena, %2
+// CHECK-NEXT: argument arg0: batch_input f32[4x2]
+// CHECK-NEXT: argument arg1: batch_input i32[]
+// CHECK-NEXT: result result0: output f32[4x2]
+// CHECK-NEXT: result result1: output f32[4x2]
+// CHECK-NEXT: result result2: output f32[]
+func.func @copies(%x: tensor<4x2xf32>, %n: tensor<i32>) -> (tensor<4x2xf32>, tensor<4x2xf32>, tensor<f32>) {
+  %two = sinter.constant dense<2.0> : tensor<f32>
+  %e = sinter.fusion %x : (tensor<4x2xf32>) -> tensor<4x2xf32> {
+  ^bb0(%p: tensor<4x2xf32>):
+    %y = sinter.exp %p : tensor<4x2xf32>
+    sinter.yield %y : tensor<4x2xf32>
+  }
+  return %x, %e, %two : tensor<4x2xf32>, tensor<4x2xf32>, tensor<f32>
 }

@@ -12,6 +12,7 @@
 #include "sinter/Compiler/StepCompiler.h"
 #include "sinter/lazy/Graph.h"
 #include "sinter/runtime/Allocator.h"
+#include "sinter/runtime/ProgramFile.h"
 #include "sinter/sinter.h"
 
 #include <gtest/gtest.h>
@@ -20,6 +21,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <map>
 
 namespace {
 
@@ -38,20 +40,34 @@ void checkCompiledStep(const std::string &what, const std::vector<Tensor> &outpu
   std::string error;
   ASSERT_TRUE(compiler::compileStepForCpu(nodes, step, error)) << error;
   if (maxLaunches >= 0) {
-    EXPECT_LE(static_cast<int64_t>(step.program.launches.size()), maxLaunches);
+    EXPECT_LE(static_cast<int64_t>(runtime::launchesOf(step.program).size()), maxLaunches);
   }
-  auto executable = runtime::CpuExecutable::load(step.program);
+  // The step runs from its Program written as a file and read back (Note
+  // [The Program as a file]), which must be the same Program.
+  absl::StatusOr<runtime::Program> read =
+      runtime::readProgram(runtime::writeProgram(step.program), what);
+  ASSERT_TRUE(read.ok()) << read.status();
+  ASSERT_EQ(*read, step.program) << what << ": the Program read back differs";
+  auto executable = runtime::CpuExecutable::load(*read);
   ASSERT_TRUE(executable.ok()) << executable.status();
 
   // Arguments are read where their values' bytes are; results are written
-  // into buffers of the program's sizes.
+  // into buffers of the program's sizes. The signature names each one's
+  // dtype and shape.
   std::vector<const void *> arguments;
   for (const lazy::Node *node : lazy::topological_order(nodes))
     if (node->op == lazy::Op::Data) {
+      const runtime::Program::Value &value = read->signature.arguments[arguments.size()];
+      EXPECT_EQ(value.dtype, name(node->dtype));
+      EXPECT_EQ(value.shape, node->shape);
       ASSERT_EQ((*executable)->argumentBytes(arguments.size()),
                 node->value->size() * static_cast<int64_t>(elementSize(node->dtype)));
       arguments.push_back(node->value->bytes());
     }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    EXPECT_EQ(read->signature.results[i].dtype, name(outputs[i].dtype()));
+    EXPECT_EQ(read->signature.results[i].shape, outputs[i].shape());
+  }
   ASSERT_EQ(step.program.results.size(), outputs.size());
   std::vector<std::vector<uint8_t>> results;
   std::vector<void *> pointers;
@@ -86,7 +102,7 @@ void checkCompiledStep(const std::string &what, const std::vector<Tensor> &outpu
     worst = std::max(worst, c.worst_difference / std::max(c.largest, 1e-30));
   }
   std::printf("STEP OK  %-24s %lld kernels, %zu launches, max relative diff %.1e\n", what.c_str(),
-              static_cast<long long>(step.kernels), step.program.launches.size(), worst);
+              static_cast<long long>(step.kernels), runtime::launchesOf(step.program).size(), worst);
 }
 
 /// One training step of `model` on (x, y) with AdamW: the loss, the updated
@@ -169,6 +185,59 @@ TEST(CompiledStep, GPTTrainingStep) {
   for (const Tensor &p : gpt.parameters())
     outputs.push_back(p);
   checkCompiledStep("gpt (sgd)", outputs);
+}
+
+} // namespace
+
+namespace {
+
+TEST(CompiledStep, TheSignatureSaysWhatEachArgumentIs) {
+  // Note [The step's signature]: in a steady AdamW step with dropout, the
+  // weights are parameters, Adam's moments optimizer state, its scalars
+  // (learning rate, bias corrections) step scalars, the dropout's key a
+  // random key and the data batch inputs; every result is an output.
+  manual_seed(7);
+  nn::Linear linear(6, 3);
+  optim::AdamW adamw(linear.parameters(), {.lr = 1e-2});
+  Tensor x = randn({4, 6});
+  Tensor y = from_vector<int64_t>({0, 1, 2, 0}, {4});
+  auto step = [&] {
+    adamw.zero_grad();
+    Tensor loss = F::cross_entropy(F::dropout(linear.forward(x), 0.25, true), y);
+    loss.backward();
+    adamw.step();
+    return loss;
+  };
+  mark_step();
+  step();
+  mark_step(); // the moments exist from here on
+  Tensor loss = step();
+  std::vector<lazy::NodePtr> nodes = {lazy::node_of(loss)};
+  for (const Tensor &p : linear.parameters())
+    nodes.push_back(lazy::node_of(p));
+  compiler::CpuStep compiled;
+  std::string error;
+  ASSERT_TRUE(compiler::compileStepForCpu(nodes, compiled, error)) << error;
+  std::map<std::string, std::vector<std::vector<int64_t>>> byRole;
+  for (const runtime::Program::Value &value : compiled.program.signature.arguments)
+    byRole[runtime::nameOf(value.role)].push_back(value.shape);
+  using Shapes = std::vector<std::vector<int64_t>>;
+  auto sorted = [](Shapes shapes) {
+    std::sort(shapes.begin(), shapes.end());
+    return shapes;
+  };
+  EXPECT_EQ(sorted(byRole["parameter"]), (Shapes{{3}, {3, 6}}));
+  EXPECT_EQ(sorted(byRole["optimizer_state"]), (Shapes{{3}, {3}, {3, 6}, {3, 6}}));
+  EXPECT_EQ(sorted(byRole["batch_input"]), (Shapes{{4}, {4, 6}}));
+  EXPECT_EQ(byRole["random_key"], (Shapes{{}}));
+  EXPECT_FALSE(byRole["step_scalar"].empty());
+  for (const std::vector<int64_t> &shape : byRole["step_scalar"])
+    EXPECT_TRUE(shape.empty());
+  EXPECT_EQ(byRole.count("output"), 0u);
+  ASSERT_EQ(compiled.program.signature.results.size(), 3u);
+  for (const runtime::Program::Value &value : compiled.program.signature.results)
+    EXPECT_EQ(value.role, runtime::Program::Role::Output);
+  EXPECT_EQ(compiled.program.signature.results[0].shape, std::vector<int64_t>{});
 }
 
 } // namespace

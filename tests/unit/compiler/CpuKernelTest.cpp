@@ -802,13 +802,13 @@ runtime::Program productProgram(const std::string &library, int64_t bytesOfX) {
   program.donors = {-1};
   program.inArena = {true};
   program.arenaBytes = 128;
-  runtime::Program::Launch launch;
-  launch.kind = runtime::Program::Launch::Kind::Gemm;
+  runtime::Program::Step launch;
+  launch.kind = runtime::Program::Step::Kind::Gemm;
   launch.gemm = runtime::gemmOfRowMajor(false, false, 4, 8, 16, 1, false);
   launch.inputs = {0, 1};
   launch.outputs = {2};
   launch.results = 1;
-  program.launches = {launch};
+  program.steps = {launch};
   program.library = library;
   return program;
 }
@@ -833,12 +833,12 @@ runtime::Program oneKernelProgram(const std::string &library, const std::string 
   program.donors = {-1};
   program.arenaBytes = arenaBytes;
   program.kernelPrefix = prefix;
-  runtime::Program::Launch launch;
+  runtime::Program::Step launch;
   launch.kernel = 0;
   launch.inputs = std::move(inputs);
   launch.outputs = {output};
   launch.results = 1;
-  program.launches = {launch};
+  program.steps = {launch};
   program.library = library;
   return program;
 }
@@ -946,10 +946,11 @@ extern "C" void past_0(const void *const *inputs, void *const *outputs) {
   // between them.
   runtime::Program program = oneKernelProgram(library, "past_", {{64, 0}, {64, 128}}, {0}, 1, 192);
   float one = 1.0f;
-  program.fills = {{0,
-                    std::vector<uint8_t>(reinterpret_cast<uint8_t *>(&one),
-                                         reinterpret_cast<uint8_t *>(&one) + 4),
-                    0}};
+  runtime::Program::Step fill;
+  fill.kind = runtime::Program::Step::Kind::Fill;
+  fill.outputs = {0};
+  fill.element.assign(reinterpret_cast<uint8_t *>(&one), reinterpret_cast<uint8_t *>(&one) + 4);
+  program.steps.insert(program.steps.begin(), fill);
   auto executable = runtime::CpuExecutable::load(program);
   ASSERT_TRUE(executable.ok()) << executable.status();
   std::vector<void *> results(1);

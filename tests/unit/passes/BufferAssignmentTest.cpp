@@ -20,14 +20,14 @@ Program programOf(std::vector<int64_t> bytes, std::vector<int> arguments, std::v
 
 void launch(Program &program, std::vector<int> inputs, std::vector<int> outputs, int results = -1,
             std::vector<int64_t> offsets = {}) {
-  Program::Launch l;
-  l.kernel = static_cast<int>(program.launches.size());
+  Program::Step l;
+  l.kernel = static_cast<int>(launchesOf(program).size());
   l.inputs = std::move(inputs);
   l.outputs = std::move(outputs);
   l.results = results < 0 ? static_cast<int>(l.outputs.size()) : results;
   l.inputOffsets = std::move(offsets);
   l.label = "k" + std::to_string(l.kernel);
-  program.launches.push_back(std::move(l));
+  program.steps.push_back(std::move(l));
 }
 
 /// Every kernel may write any result over any input, blocks take their bytes
@@ -109,7 +109,7 @@ TEST(BufferAssignment, AChainOfKernelsWritesEachStageOverTheLast) {
   // Without in-place kernels, two stages are live at once (the reduction's
   // result then fits where the first stage was).
   Program apart = programOf({1024, 1024, 1024, 1024, 64}, {0}, {4});
-  apart.launches = program.launches;
+  apart.steps = program.steps;
   ASSERT_TRUE(assignBuffers(apart, nullptr, noInPlace(), report).ok());
   EXPECT_EQ(apart.arenaBytes, 2 * 1024);
 }
@@ -147,7 +147,7 @@ TEST(BufferAssignment, ResultsInTheArenaTakeTheirSizeClassAndOffsetsTheAlignment
 TEST(BufferAssignment, ThePeakNamesTheLaunchThatWritesItsLargestBuffer) {
   Program program = programOf({64, 4096, 64}, {0}, {2});
   launch(program, {0}, {1});
-  program.launches[0].label = "matmul f32[32x32] <- model.cpp:40";
+  program.steps[0].label = "matmul f32[32x32] <- model.cpp:40";
   launch(program, {1}, {2});
   std::string report;
   ASSERT_TRUE(assignBuffers(program, nullptr, noInPlace(), report).ok());
@@ -169,7 +169,13 @@ TEST(BufferAssignment, TheArenaIsTheDataflowsPackedArena) {
   launch(program, {0}, {2, 3}, /*results=*/1);
   launch(program, {2, 4}, {5});
   launch(program, {5, 1}, {6, 7});
-  program.fills.push_back({4, {0}, 1});
+  // The constant's fill is a step of its own, before k1: launches are
+  // counted without it.
+  Program::Step fill;
+  fill.kind = Program::Step::Kind::Fill;
+  fill.outputs = {4};
+  fill.element = {0};
+  program.steps.insert(program.steps.begin() + 1, fill);
   std::vector<bool> donatable = {false, true};
   std::string report;
   ASSERT_TRUE(assignBuffers(program, &donatable, permissive(), report).ok());

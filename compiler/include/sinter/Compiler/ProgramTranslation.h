@@ -3,8 +3,9 @@
 // After the pass pipeline, each function of the module is a sequence of
 // kernels (fusions and library calls), splat constants and views (reshapes,
 // contiguous slices). Translation turns one into a runtime::Program: a buffer
-// per value (a view shares its operand's, at an offset), a fill per
-// constant, a launch per kernel with its label and training phase; buffer
+// per value (a view shares its operand's, at an offset), a fill step per
+// constant (before its first reader), a launch per kernel with its label
+// and training phase, the signature (Note [The step's signature]); buffer
 // assignment (sinter/Passes/BufferAssignment.h) then gives the buffers their
 // places, by the target's rules.
 //
@@ -54,9 +55,10 @@ mlir::LogicalResult planFunction(mlir::func::FuncOp function, const codegen::Tar
                                  std::string &planReport);
 
 /// A Program as text, for lit tests and debug dumps: its buffers (bytes,
-/// offset), fills, launches (kernel, label, inputs, outputs), signature
-/// (arguments, results with their donors and whether they are in the arena)
-/// and the arena's size.
+/// offset), steps in order (fills, launches with kernel, label, inputs and
+/// outputs, copies), signature (arguments, results with their donors and
+/// whether they are in the arena; each value's name, role, dtype and shape)
+/// and the arena's size. sinter/runtime/ProgramFile.h writes it whole.
 std::string formatProgram(const runtime::Program &program);
 
 } // namespace sinter::compiler

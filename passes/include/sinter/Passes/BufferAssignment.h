@@ -93,8 +93,16 @@ std::vector<int> reuseInPlace(const runtime::Program &program, const AssignmentR
 Status packArena(runtime::Program &program, const std::vector<int> &into,
                  const AssignmentRules &rules, std::string &report);
 
-/// The three in order: donation, in-place reuse, packing. `report` gets the
-/// arena's table, then the donated and the in-place pairs.
+/// Appends a copy step per result that no kernel writes in place and the
+/// arena does not hold (Note [One list of steps] in sinter/runtime/
+/// Program.h), after the last launch, in the results' order; copy steps
+/// already there are replaced.
+/// REQUIRES: the offsets and program.inArena are set (packArena).
+void appendCopies(runtime::Program &program);
+
+/// The three in order: donation, in-place reuse, packing; then the copies.
+/// `report` gets the arena's table, then the donated and the in-place
+/// pairs.
 Status assignBuffers(runtime::Program &program, const std::vector<bool> *donatable,
                      const AssignmentRules &rules, std::string &report);
 

@@ -24,6 +24,12 @@
 
 namespace sinter::planner {
 
+/// Per argument of `program`, its role by the phases of the launches that
+/// read it (Note [Memory by category]): Parameter, OptimizerState or
+/// BatchInput. Translation refines it (step scalars, random keys: Note
+/// [The step's signature] in sinter/runtime/Program.h).
+std::vector<runtime::Program::Role> argumentRolesByReaders(const runtime::Program &program);
+
 /// Fills program.report: peakUses, peakCategories, peakWorkspaceBytes and
 /// peakTensorBytes: the arena buffers `planned` (indices into `live`, each
 /// buffer's bytes and life) live at the launch where the most of their

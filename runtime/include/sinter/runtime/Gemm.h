@@ -69,6 +69,7 @@ struct HostGemmChoice {
   bool openBlas = false;
   /// On the calling thread only (Note [Small products on one thread]).
   bool oneThread = false;
+  friend bool operator==(const HostGemmChoice &, const HostGemmChoice &) = default;
 };
 
 /// Checks that `gemm`'s sizes, leading dimensions and strides describe

@@ -1,11 +1,12 @@
 //===- Program.h - a compiled step: launches over buffers, and its run -----===//
 //
 // The runtime's view of a compiled step, plain data with no MLIR. What runs:
-// buffers (each a place in one planned arena, or the caller's), splat
-// constants to fill, and the launches in order, each a kernel of the
-// step's kernel library or a library call (a matrix product as a
-// descriptor: Note [Matrix products as data] in sinter/runtime/Gemm.h); the
-// signature (arguments, results, donations, results handed out of the
+// buffers (each a place in one planned arena, or the caller's) and the
+// steps in order (Note [One list of steps]): kernels of the step's kernel
+// library, library calls (a matrix product as a descriptor: Note [Matrix
+// products as data] in sinter/runtime/Gemm.h), fills of splat constants
+// and copies of results; the signature (arguments and results with their
+// names, roles, dtypes and shapes, donations, results handed out of the
 // arena). What reports: the plan's peak by source line and by category
 // (Program::Report), which nothing needs to run the step. An Executable
 // runs a Program on a Device; CpuExecutable is the host's.
@@ -22,6 +23,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace sinter::runtime {
@@ -35,33 +37,40 @@ struct Program {
     /// writes in place.
     int64_t offset = -1;
     /// The part of the training step that computes the value (see
-    /// Launch::phase): 0 forward, 1 backward, 2 optimizer update.
+    /// Step::phase): 0 forward, 1 backward, 2 optimizer update.
     uint8_t phase = 0;
     /// Its elements are f32: what RunOptions::checkNumerics looks at.
     bool floating = false;
+    friend bool operator==(const Buffer &, const Buffer &) = default;
   };
-  /// A buffer filled with one element, repeated (a splat constant), just
-  /// before launch `launch` (its first reader; launches.size(): after the
-  /// last launch, for a constant the step only returns), so that it takes
-  /// memory only from then on.
-  struct Fill {
-    int buffer = 0;
-    std::vector<uint8_t> element;
-    int launch = 0;
-  };
-  /// A step that computes: kernel `kernel` (named `<kernelPrefix><kernel>`
-  /// in the library) reads `inputs` and writes `outputs`, in its operands'
-  /// and results' order; or a library call. Kernels are numbered across the
-  /// module the library was built from; a library call's number has no
-  /// function in it.
-  struct Launch {
+  /// Note [One list of steps]
+  /// What a run does is one list, in order: kernel launches (with their
+  /// launch shape), library calls (a matrix product as a descriptor), fills
+  /// (a splat constant written just before its first reader, so that it
+  /// takes memory only from then on) and copies (a result that no step
+  /// writes into the caller's memory: an argument returned as is, a
+  /// constant, a value returned twice, copied into the result's memory
+  /// after the last launch). A serialized Program (sinter/runtime/
+  /// ProgramFile.h) is this list as written; nothing else decides the
+  /// order. Memory planning counts time in launches (kernels and library
+  /// calls: launchesOf), which is what fills and copies are placed by.
+  struct Step {
     enum class Kind : uint8_t {
+      /// Kernel `kernel` (named `<kernelPrefix><kernel>` in the library)
+      /// reads `inputs` and writes `outputs`, in its operands' and results'
+      /// order.
       Kernel,
-      /// `gemm`: inputs are A and B (and the bias), outputs C
-      /// (sinter/runtime/Gemm.h).
+      /// A library call, a matrix product: inputs are A and B (and the
+      /// bias), outputs C (sinter/runtime/Gemm.h).
       Gemm,
+      /// `element`, repeated over all of outputs[0].
+      Fill,
+      /// inputs[0]'s bytes into the memory of result `result`.
+      Copy,
     };
     Kind kind = Kind::Kernel;
+    /// Kernels are numbered across the module the library was built from;
+    /// a library call's number has no function in it.
     int kernel = 0;
     std::vector<int> inputs;
     std::vector<int> outputs;
@@ -91,13 +100,45 @@ struct Program {
       int64_t grid[3] = {1, 1, 1};
       int64_t block[3] = {1, 1, 1};
       int64_t sharedBytes = 0;
+      friend bool operator==(const Shape &, const Shape &) = default;
     };
     Shape shape = {};
+    /// Kind::Fill: the element (1 to 8 bytes, the constant's dtype).
+    std::vector<uint8_t> element = {};
+    /// Kind::Copy: the result whose memory receives the copy.
+    int result = -1;
+
+    /// A kernel or a library call (what memory planning counts time in).
+    bool launches() const { return kind == Kind::Kernel || kind == Kind::Gemm; }
+    friend bool operator==(const Step &, const Step &) = default;
+  };
+
+  /// Note [The step's signature]
+  /// Every argument and result of a step by name, role, dtype and shape,
+  /// so that a Program read from a file says what to pass it and what it
+  /// gives back. Roles come from the dataflow (roleOfArguments in
+  /// sinter/Passes/MemoryReport.h: read by the update and the forward pass,
+  /// a parameter; by the update alone, optimizer state, or a step scalar
+  /// when it is a scalar; a random op's key; else a batch input) unless
+  /// whoever exports the step names them; names are "arg<i>" and
+  /// "result<i>" unless given. dtype is the dialect's element type name
+  /// ("f32", "f16", "bf16", "i32", "i64", "bool").
+  enum class Role : uint8_t { Parameter, OptimizerState, BatchInput, StepScalar, RandomKey, Output };
+  struct Value {
+    std::string name;
+    Role role = Role::BatchInput;
+    std::string dtype = "f32";
+    std::vector<int64_t> shape = {};
+    friend bool operator==(const Value &, const Value &) = default;
+  };
+  struct Signature {
+    std::vector<Value> arguments; // per argument
+    std::vector<Value> results;   // per result
+    friend bool operator==(const Signature &, const Signature &) = default;
   };
 
   std::vector<Buffer> buffers;
-  std::vector<Fill> fills;
-  std::vector<Launch> launches;
+  std::vector<Step> steps;
   /// The buffer of each argument and of each result of the step.
   std::vector<int> arguments;
   std::vector<int> results;
@@ -108,6 +149,8 @@ struct Program {
   /// Per result, whether it is a part of the arena that the run hands to
   /// the caller (Note [Results in the arena]).
   std::vector<bool> inArena;
+  /// Names, roles, dtypes and shapes of the arguments and results.
+  Signature signature;
   /// Bytes of the arena that holds every buffer with an offset.
   int64_t arenaBytes = 0;
   /// The shared library with the kernels.
@@ -124,6 +167,7 @@ struct Program {
       std::string line;    // "model.cpp:40", or the kernel when no line is known
       std::string example; // the largest kernel output from that line
       int64_t bytes = 0;
+      friend bool operator==(const PeakUse &, const PeakUse &) = default;
     };
     std::vector<PeakUse> peakUses;
     /// The same bytes, and the inputs, by what they are in training (Note
@@ -132,6 +176,7 @@ struct Program {
     struct Category {
       std::string name;
       int64_t bytes = 0;
+      friend bool operator==(const Category &, const Category &) = default;
     };
     std::vector<Category> peakCategories;
     /// Of the arena at its peak: kernels' workspace, and tensors.
@@ -151,8 +196,11 @@ struct Program {
     /// sinter/Passes/MemoryPlanner.h): arenaBytes when the IR knows all
     /// the plan does. 0 without a budget.
     int64_t estimatedArenaBytes = 0;
+    friend bool operator==(const Report &, const Report &) = default;
   };
   Report report;
+
+  friend bool operator==(const Program &, const Program &) = default;
 };
 
 /// Note [Results in the arena]
@@ -167,6 +215,33 @@ struct Program {
 /// results are the caller's: written into a donated argument's memory, or
 /// copied into a block the caller allocates (an argument returned as is, a
 /// constant, a value returned twice, an empty result).
+
+/// The steps of `program` that launch (kernels and library calls), in order:
+/// the time memory planning counts in.
+std::vector<const Program::Step *> launchesOf(const Program &program);
+
+/// The most kernels a Program may number (a file's claim is checked
+/// against it before a table of kernels is made).
+inline constexpr int kMaxKernels = 1 << 20;
+
+/// Bytes per element of a dtype name of the signature, or 0 for a name
+/// that is none.
+int64_t elementBytesOf(std::string_view dtype);
+
+/// The name of a role as a serialized Program and messages write it:
+/// "parameter", "optimizer_state", "batch_input", "step_scalar",
+/// "random_key", "output".
+const char *nameOf(Program::Role role);
+
+/// Whether `program` is whole: every index names a buffer, a result or an
+/// argument that exists; each step has the operands its kind needs (a
+/// fill one output and a 1-8 byte element, a copy one input that is its
+/// result's buffer, after the last launch); per-result lists (donors,
+/// arena flags) and the signature have one entry per argument and result,
+/// each of its buffer's bytes; placed buffers lie in the arena. What
+/// CpuExecutable::load and the Program reader check before anything else;
+/// the message names the first thing wrong.
+Status validateProgram(const Program &program);
 
 /// What running `program` allocates, each block in the HostAllocator's size
 /// class: its arena (with the results it holds), and its results that are
@@ -273,8 +348,8 @@ private:
   /// The arena's parts handed out as results after each run, by offset
   /// (Note [Results in the arena]).
   std::vector<HostAllocator::Part> handedOut_;
-  /// Per launch, the profile row it adds to (Note [Kernel profile]); empty
-  /// when not profiling.
+  /// Per step, the profile row it adds to (Note [Kernel profile]; null for
+  /// fills and copies); empty when not profiling.
   std::vector<KernelProfileRow *> profileRows_;
   /// The OpenMP runtime the library loaded, to size each run's team (Note
   /// [Sharing the cores] in CoreShare.h); null when it loaded none.

@@ -1,0 +1,253 @@
+//===- ProgramFileTest.cpp - the Program as a file, and what it refuses ---===//
+//
+// A Program with every kind of step, written and read back, is the same
+// Program; a document damaged in exactly one place is refused with a
+// message that names the file and the place (Note [The Program as a file]).
+// Compiled steps of the zoo go through the file in CompiledStepTest.cpp.
+//
+//===----------------------------------------------------------------------===//
+#include "sinter/runtime/ProgramFile.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+#include <unistd.h>
+
+namespace sinter::runtime {
+namespace {
+
+using Json = nlohmann::json;
+using Kind = Program::Step::Kind;
+
+/// x [4x2] f32 and a parameter w [2x2]: a product into the arena, a kernel
+/// reading it with a constant (filled first), the parameter's update
+/// donated, x returned as is (copied).
+Program everyKindOfStep() {
+  Program program;
+  program.buffers = {{32, -1, 0, true},  {16, -1, 0, true}, {32, 0, 0, true},
+                     {32, 64, 1, true},  {4, 128, 0, true}, {16, -1, 2, true},
+                     {64, 192, 1, false}};
+  program.arguments = {0, 1};
+  program.results = {3, 5, 0};
+  program.donors = {-1, 1, -1};
+  program.inArena = {true, false, false};
+  program.arenaBytes = 256;
+  program.library = "kernels.so";
+  program.kernelPrefix = "sinter_kernel_";
+  Program::Step gemm;
+  gemm.kind = Kind::Gemm;
+  gemm.kernel = 0;
+  gemm.gemm = gemmOfRowMajor(false, false, 4, 2, 2, 1, false);
+  gemm.host = {.openBlas = true, .oneThread = true};
+  gemm.inputs = {1, 0};
+  gemm.outputs = {2};
+  gemm.results = 1;
+  gemm.label = "matmul f32[4x2] <- model.cpp:40";
+  gemm.lines = "model.cpp:40";
+  Program::Step fill;
+  fill.kind = Kind::Fill;
+  fill.outputs = {4};
+  fill.element = {0x00, 0x00, 0x80, 0x3f};
+  Program::Step kernel;
+  kernel.kernel = 1;
+  kernel.inputs = {2, 4, 1};
+  kernel.inputOffsets = {0, 0, 8};
+  kernel.outputs = {3, 5, 6};
+  kernel.results = 2;
+  kernel.phase = Program::Step::Phase::Update;
+  kernel.label = "fusion(mul,add) f32[4x2] <- model.cpp:41";
+  kernel.lines = "model.cpp:41, model.cpp:42";
+  kernel.shape = {{8, 1, 1}, {128, 1, 1}, 1024};
+  Program::Step copy;
+  copy.kind = Kind::Copy;
+  copy.inputs = {0};
+  copy.result = 2;
+  program.steps = {gemm, fill, kernel, copy};
+  using Role = Program::Role;
+  program.signature.arguments = {{"input", Role::BatchInput, "f32", {4, 2}},
+                                 {"w", Role::Parameter, "f32", {2, 2}}};
+  program.signature.results = {{"y", Role::Output, "f32", {4, 2}},
+                               {"w_new", Role::Output, "f32", {2, 2}},
+                               {"input_again", Role::Output, "f32", {4, 2}}};
+  program.report.peakUses = {{"model.cpp:40", "matmul f32[4x2]", 96}};
+  program.report.peakCategories = {{"parameters", 64}, {"temporaries", 32}};
+  program.report.peakWorkspaceBytes = 64;
+  program.report.peakTensorBytes = 68;
+  program.report.recomputedValues = 2;
+  program.report.recomputeOperations = 300;
+  program.report.pipelineRuns = 3;
+  program.report.estimatedArenaBytes = 256;
+  return program;
+}
+
+TEST(ProgramFile, AProgramWithEveryKindOfStepReadsBackTheSame) {
+  Program program = everyKindOfStep();
+  ASSERT_TRUE(validateProgram(program).ok()) << validateProgram(program);
+  std::string text = writeProgram(program);
+  StatusOr<Program> read = readProgram(text, "step.json");
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(*read, program);
+  // The writer is a function of the Program: written again, the same bytes.
+  EXPECT_EQ(writeProgram(*read), text);
+  Json document = Json::parse(text);
+  EXPECT_EQ(document["format"], "sinter-program");
+  EXPECT_EQ(document["version"], kProgramFormatVersion);
+  EXPECT_EQ(document["steps"][1]["element"], "0000803f");
+  EXPECT_EQ(document["signature"]["arguments"][1]["role"], "parameter");
+}
+
+TEST(ProgramFile, AFileIsReadFromItsPath) {
+  std::string path = testing::TempDir() + "/program-" + std::to_string(getpid()) + ".json";
+  {
+    std::ofstream out(path);
+    out << writeProgram(everyKindOfStep());
+  }
+  StatusOr<Program> read = readProgramFile(path);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(*read, everyKindOfStep());
+  std::remove(path.c_str());
+  StatusOr<Program> missing = readProgramFile(path);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("cannot open " + path), std::string::npos)
+      << missing.status();
+  StatusOr<Program> folder = readProgramFile(testing::TempDir());
+  ASSERT_FALSE(folder.ok());
+  EXPECT_NE(folder.status().message().find("is a folder"), std::string::npos) << folder.status();
+}
+
+/// One damage to the document of everyKindOfStep, and the words its refusal
+/// must hold.
+struct Damage {
+  const char *what;
+  std::function<void(Json &)> damage;
+  const char *message;
+};
+
+TEST(ProgramFile, EachDamageIsRefusedWithItsPlace) {
+  const std::vector<Damage> damages = {
+      {"another format", [](Json &j) { j["format"] = "onnx"; },
+       "not a Sinter program (its \"format\" is \"onnx\", expected \"sinter-program\")"},
+      {"no format", [](Json &j) { j.erase("format"); }, "its \"format\" is missing"},
+      {"a newer version", [](Json &j) { j["version"] = 2; },
+       "format version 2 is newer than this Sinter reads (1)"},
+      {"version zero", [](Json &j) { j["version"] = 0; }, "version: 0 is outside 1.."},
+      {"version as text", [](Json &j) { j["version"] = "1"; },
+       "version: expected an integer, got string \"1\""},
+      {"no steps", [](Json &j) { j.erase("steps"); }, "the document has no \"steps\""},
+      {"steps not a list", [](Json &j) { j["steps"] = 3; },
+       "steps: expected a list, got number 3"},
+      {"an unknown step kind", [](Json &j) { j["steps"][2]["kind"] = "jump"; },
+       "steps[2].kind: \"jump\" is not one of kernel, gemm, fill, copy"},
+      {"an input past the buffers", [](Json &j) { j["steps"][2]["inputs"][1] = 7; },
+       "step 2 names buffer 7 of 7"},
+      {"a negative input", [](Json &j) { j["steps"][2]["inputs"][1] = -1; },
+       "steps[2].inputs[1]: -1 is outside 0.."},
+      {"a fractional size", [](Json &j) { j["buffers"][3]["bytes"] = 32.5; },
+       "buffers[3].bytes: expected an integer, got number 32.5"},
+      {"a size past int64", [](Json &j) { j["buffers"][3]["bytes"] = 18446744073709551615ull; },
+       "buffers[3].bytes: 18446744073709551615 is outside 0.."},
+      {"a buffer past the arena", [](Json &j) { j["buffers"][6]["offset"] = 250; },
+       "buffer 6 of the program has no place: offset 250, 64 bytes, arena of 256"},
+      {"a kernel number past the most", [](Json &j) { j["steps"][2]["kernel"] = 1 << 30; },
+       "steps[2].kernel: 1073741824 is outside 0..1048575"},
+      {"a fill of no element", [](Json &j) { j["steps"][1]["element"] = ""; },
+       "fill step 1 repeats an element of 0 bytes over 4"},
+      {"a fill element not in hex", [](Json &j) { j["steps"][1]["element"] = "zz00803f"; },
+       "steps[1].element: \"zz00803f\" is not lowercase hex"},
+      {"a fill element that does not divide its buffer",
+       [](Json &j) { j["steps"][1]["element"] = "000080"; },
+       "fill step 1 repeats an element of 3 bytes over 4"},
+      {"a copy of another buffer", [](Json &j) { j["steps"][3]["inputs"][0] = 1; },
+       "copy step 3 copies buffer 1 into result 2, which is not that buffer"},
+      {"a launch after a copy",
+       [](Json &j) {
+         Json copy = j["steps"][3];
+         j["steps"][3] = j["steps"][2];
+         j["steps"][2] = copy;
+       },
+       "step 3 launches after a copy of a result"},
+      {"a donor past the arguments", [](Json &j) { j["donors"][1] = 2; },
+       "result 1 is donated argument 2 of 2"},
+      {"one arena flag too few", [](Json &j) { j["in_arena"].erase(2); },
+       "the program has 3 results but 2 arena flags and 3 donors"},
+      {"an unknown role",
+       [](Json &j) { j["signature"]["arguments"][0]["role"] = "weights"; },
+       "signature.arguments[0].role: \"weights\" is not one of parameter, optimizer_state, "
+       "batch_input, step_scalar, random_key, output"},
+      {"a result with an argument's role",
+       [](Json &j) { j["signature"]["results"][0]["role"] = "parameter"; },
+       "result 0 ('y') has the role parameter, not output"},
+      {"an unknown dtype", [](Json &j) { j["signature"]["arguments"][0]["dtype"] = "f8"; },
+       "argument 0 ('input') has dtype 'f8', not one of f32, f16, bf16, i32, i64, bool"},
+      {"a shape of other bytes", [](Json &j) { j["signature"]["arguments"][1]["shape"] = {2, 3}; },
+       "argument 1 ('w') is f32[2x3], 24 bytes, but its buffer 1 holds 16"},
+      {"a shape whose size overflows",
+       [](Json &j) {
+         j["signature"]["arguments"][1]["shape"] = {4294967296ll, 4294967296ll};
+       },
+       "argument 1 ('w') has a shape whose byte count overflows"},
+      {"two arguments of one name",
+       [](Json &j) { j["signature"]["arguments"][1]["name"] = "input"; },
+       "two arguments are named 'input'"},
+      {"a signature short of a result", [](Json &j) { j["signature"]["results"].erase(2); },
+       "the signature names 2 arguments and 2 results; the program has 2 and 3"},
+      {"an empty grid", [](Json &j) { j["steps"][2]["shape"]["grid"] = {0, 1, 1}; },
+       "steps[2].shape.grid[0]: 0 is outside 1.."},
+      {"a grid of two sizes", [](Json &j) { j["steps"][2]["shape"]["grid"] = {8, 1}; },
+       "steps[2].shape.grid: has 2 sizes, not 3"},
+      {"a gemm that reads past its operand", [](Json &j) { j["steps"][0]["gemm"]["n"] = 8; },
+       "step 0 (gemm N,N m=2 n=8 k=2"},
+      {"an infinite alpha", [](Json &j) { j["steps"][0]["gemm"]["alpha"] = 1e300; },
+       "steps[0].gemm.alpha: 1e+300 is not a finite float"},
+      {"a report of the wrong shape", [](Json &j) { j["report"]["peak_uses"] = {1}; },
+       "report.peak_uses[0]: expected an object, got number"},
+  };
+  const std::string text = writeProgram(everyKindOfStep());
+  for (const Damage &d : damages) {
+    Json document = Json::parse(text);
+    d.damage(document);
+    StatusOr<Program> read = readProgram(document.dump(), "step.json");
+    ASSERT_FALSE(read.ok()) << d.what << " was read";
+    std::string message(read.status().message());
+    EXPECT_EQ(message.rfind("step.json: ", 0), 0u) << d.what << ": " << message;
+    EXPECT_NE(message.find(d.message), std::string::npos)
+        << d.what << ": expected \"" << d.message << "\" in\n  " << message;
+  }
+}
+
+TEST(ProgramFile, BytesThatAreNoJsonObjectAreRefused) {
+  for (const auto &[bytes, words] : std::vector<std::pair<std::string, std::string>>{
+           {"", "not a JSON document"},
+           {"{\"format\": \"sinter-program\", ", "not a JSON document"},
+           {std::string("\xff\xfe\x00\x01", 4), "not a JSON document"},
+           {"[1, 2, 3]", "not a Sinter program (a JSON array, not an object)"},
+           {"\"sinter-program\"", "not a Sinter program (a JSON string, not an object)"},
+           {std::string(100000, '['), "not a JSON document"},
+       }) {
+    StatusOr<Program> read = readProgram(bytes, "bad.json");
+    ASSERT_FALSE(read.ok()) << bytes.substr(0, 40);
+    EXPECT_NE(read.status().message().find("bad.json: " + words), std::string::npos)
+        << read.status();
+  }
+}
+
+TEST(ProgramFile, AProgramWithoutNamesIsWholeButNotAFile) {
+  // A Program built by hand (tests, eager one-op programs) may have no
+  // signature; a file must name every argument and result.
+  Program program = everyKindOfStep();
+  program.signature = {};
+  EXPECT_TRUE(validateProgram(program).ok()) << validateProgram(program);
+  StatusOr<Program> read = readProgram(writeProgram(program), "unnamed.json");
+  ASSERT_FALSE(read.ok());
+  EXPECT_NE(read.status().message().find("the signature names 0 arguments and 0 results"),
+            std::string::npos)
+      << read.status();
+}
+
+} // namespace
+} // namespace sinter::runtime
