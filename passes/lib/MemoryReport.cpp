@@ -50,7 +50,13 @@ void peakCategories(runtime::Program &program, const std::vector<bool> &counted,
       latestReader[b] = std::max(latestReader[b], static_cast<int>(launch->phase));
   std::vector<bool> isArgument(n, false), isResult(n, false);
   std::vector<Role> roleOf(n, Role::BatchInput);
-  std::vector<Role> roles = argumentRolesByReaders(program);
+  // The signature's roles (Note [The step's signature]); a program without
+  // one (built by hand) by its launches' phases.
+  std::vector<Role> roles;
+  for (const runtime::Program::Value &value : program.signature.arguments)
+    roles.push_back(value.role);
+  if (roles.size() != program.arguments.size())
+    roles = argumentRolesByReaders(program);
   for (size_t a = 0; a < program.arguments.size(); ++a) {
     isArgument[program.arguments[a]] = true;
     roleOf[program.arguments[a]] = roles[a];
@@ -62,9 +68,11 @@ void peakCategories(runtime::Program &program, const std::vector<bool> &counted,
     int64_t size = held[b];
     auto written = static_cast<Phase>(program.buffers[b].phase);
     if (isArgument[b]) { // held in the allocator's size class, as persistent_bytes counts
-      bytes[roleOf[b] == Role::Parameter        ? Parameters
-            : roleOf[b] == Role::OptimizerState ? OptimizerState
-                                                : Batch] += allocationSize(size);
+      Role role = roleOf[b];
+      bytes[role == Role::Parameter                                       ? Parameters
+            : role == Role::OptimizerState || role == Role::StepScalar ? OptimizerState
+                                                                        : Batch] +=
+          allocationSize(size);
     } else if (!counted[b]) {
       continue;
     } else if (workspace[b]) {

@@ -493,6 +493,15 @@ Status validateProgram(const Program &program) {
     SINTER_RETURN_IF_ERROR(checkValue(program, value, "argument", i, program.arguments[i]));
     if (value.role == Program::Role::Output)
       return invalid(absl::StrCat("argument ", i, " ('", value.name, "') has the role output"));
+    if (value.formula.has_value() != (value.role == Program::Role::StepScalar))
+      return invalid(absl::StrCat("argument ", i, " ('", value.name, "') is a ",
+                                  nameOf(value.role),
+                                  value.formula ? " with a formula" : " without a formula"));
+    if (value.formula && (!value.shape.empty() || (value.dtype != "f32" && value.dtype != "f16" &&
+                                                   value.dtype != "bf16")))
+      return invalid(absl::StrCat("step scalar ", i, " ('", value.name, "') is ", value.dtype, "[",
+                                  absl::StrJoin(value.shape, "x"),
+                                  "], not a floating-point scalar"));
     if (!names.insert(value.name).second)
       return invalid(absl::StrCat("two arguments are named '", value.name, "'"));
   }
@@ -500,9 +509,10 @@ Status validateProgram(const Program &program) {
   for (size_t r = 0; r < results; ++r) {
     const Program::Value &value = signature.results[r];
     SINTER_RETURN_IF_ERROR(checkValue(program, value, "result", r, program.results[r]));
-    if (value.role != Program::Role::Output)
+    if (value.role != Program::Role::Output || value.formula)
       return invalid(absl::StrCat("result ", r, " ('", value.name, "') has the role ",
-                                  nameOf(value.role), ", not output"));
+                                  nameOf(value.role), value.formula ? " and a formula" : "",
+                                  ", not output"));
     if (!names.insert(value.name).second)
       return invalid(absl::StrCat("two results are named '", value.name, "'"));
   }

@@ -93,11 +93,16 @@ Json stepOf(const Program::Step &step) {
 
 Json valuesOf(const std::vector<Program::Value> &values) {
   Json list = Json::array();
-  for (const Program::Value &value : values)
-    list.push_back({{"name", value.name},
-                    {"role", nameOf(value.role)},
-                    {"dtype", value.dtype},
-                    {"shape", value.shape}});
+  for (const Program::Value &value : values) {
+    Json entry = {{"name", value.name},
+                  {"role", nameOf(value.role)},
+                  {"dtype", value.dtype},
+                  {"shape", value.shape}};
+    if (value.formula)
+      entry["formula"] = {{"kind", nameOf(value.formula->kind)},
+                          {"parameter", value.formula->parameter}};
+    list.push_back(std::move(entry));
+  }
   return list;
 }
 
@@ -196,7 +201,9 @@ public:
     return json->get<std::string>();
   }
 
-  float number(const Json &object, const std::string &path, const char *key) {
+  /// A finite number; with `single`, one a float holds.
+  double number(const Json &object, const std::string &path, const char *key,
+                bool single = false) {
     const Json *json = field(object, path, key);
     if (json == nullptr)
       return 0;
@@ -205,11 +212,14 @@ public:
       return 0;
     }
     double value = json->get<double>();
-    if (!(std::abs(value) <= std::numeric_limits<float>::max())) {
-      fail(join(path, key), absl::StrCat(json->dump(), " is not a finite float"));
+    double largest = single ? std::numeric_limits<float>::max()
+                            : std::numeric_limits<double>::max();
+    if (!(std::abs(value) <= largest)) {
+      fail(join(path, key),
+           absl::StrCat(json->dump(), " is not a finite ", single ? "float" : "number"));
       return 0;
     }
-    return static_cast<float>(value);
+    return value;
   }
 
   /// The array at `object[key]`, or null after recording why not.
@@ -316,8 +326,8 @@ void readGemm(Reader &reader, const Json &json, const std::string &path, Gemm &g
                          "ldc", "batch", "stride_a", "stride_b", "stride_c"};
   for (size_t i = 0; i < std::size(sizes); ++i)
     *sizes[i] = reader.integer(json, path, names[i], 0, kMaxBytes);
-  gemm.alpha = reader.number(json, path, "alpha");
-  gemm.beta = reader.number(json, path, "beta");
+  gemm.alpha = static_cast<float>(reader.number(json, path, "alpha", /*single=*/true));
+  gemm.beta = static_cast<float>(reader.number(json, path, "beta", /*single=*/true));
   constexpr const char *kEpilogues[] = {"none", "bias"};
   gemm.epilogue = reader.oneOf(json, path, "epilogue", kEpilogues) == 1 ? Gemm::Epilogue::Bias
                                                                          : Gemm::Epilogue::None;
@@ -383,6 +393,16 @@ std::vector<Program::Value> readValues(Reader &reader, const Json &json, const s
     value.role = kRoles[role < 0 ? 0 : role];
     value.dtype = reader.string(entry, at, "dtype");
     value.shape = reader.integers<int64_t>(entry, at, "shape", 0, kMaxBytes);
+    if (entry.is_object() && entry.contains("formula")) {
+      constexpr const char *kFormulas[] = {"learning_rate", "adam_step_size",
+                                           "adam_second_moment_scale", "decoupled_weight_decay"};
+      std::string where = Reader::join(at, "formula");
+      const Json &formula = entry["formula"];
+      int kind = reader.oneOf(formula, where, "kind", kFormulas);
+      double parameter = reader.number(formula, where, "parameter");
+      value.formula = StepScalarFormula{
+          static_cast<StepScalarFormula::Kind>(kind < 0 ? 0 : kind), parameter};
+    }
   }
   return values;
 }

@@ -12,6 +12,7 @@
 #include "sinter/Codegen/Target.h"
 #include "sinter/Compiler/LowerLazyGraph.h"
 #include "sinter/Compiler/ProgramTranslation.h"
+#include "sinter/lazy/Graph.h"
 #include "sinter/Passes/PassPipeline.h"
 #include "sinter/Passes/Passes.h"
 
@@ -216,6 +217,20 @@ bool lowerAndPlan(const std::vector<std::vector<lazy::NodePtr>> &graphs,
   }
   step.kernels = planned.kernels.count;
   programs = std::move(planned.programs);
+  // Note [Step scalars as formulas]: an argument whose data node records
+  // its formula is a step scalar (Note [The step's signature]).
+  for (auto [graph, program] : llvm::zip(graphs, programs)) {
+    size_t a = 0;
+    for (const lazy::Node *node : lazy::topological_order(graph)) {
+      if (node->op != lazy::Op::Data)
+        continue;
+      if (a < program.signature.arguments.size() && node->formula) {
+        program.signature.arguments[a].role = runtime::Program::Role::StepScalar;
+        program.signature.arguments[a].formula = node->formula;
+      }
+      ++a;
+    }
+  }
   for (auto [function, program] : llvm::zip(module->getOps<mlir::func::FuncOp>(), programs)) {
     program.report.pipelineRuns = attempt + 1;
     if (auto estimated = function->getAttrOfType<mlir::IntegerAttr>("sinter.estimated_peak"))

@@ -2,7 +2,6 @@
 #include "sinter/Compiler/ProgramTranslation.h"
 
 #include "sinter/Passes/BufferAssignment.h"
-#include "sinter/Passes/MemoryReport.h"
 
 #include "mlir/IR/Diagnostics.h"
 
@@ -132,8 +131,30 @@ bool feedsRandomKey(mlir::Value value) {
   return false;
 }
 
+/// Whether an op of the forward pass and one of the update read `value`
+/// (the ops inside a fusion, and through views), by each op's own phase:
+/// a kernel's phase is its latest op's, and a backward kernel may hold the
+/// forward op that reads a parameter.
+void readerPhases(mlir::Value value, bool &forward, bool &update) {
+  using Phase = runtime::Program::Step::Phase;
+  for (mlir::OpOperand &use : value.getUses()) {
+    mlir::Operation *user = use.getOwner();
+    if (auto fusion = mlir::dyn_cast<ir::FusionOp>(user)) {
+      readerPhases(fusion.getBody().front().getArgument(use.getOperandNumber()), forward, update);
+      continue;
+    }
+    if (mlir::isa<mlir::func::ReturnOp, ir::YieldOp>(user))
+      continue;
+    Phase phase = phaseOf(*user);
+    forward = forward || phase == Phase::Forward;
+    update = update || phase == Phase::Update;
+    if (mlir::isa<ir::ReshapeOp, ir::SliceOp>(user))
+      readerPhases(user->getResult(0), forward, update);
+  }
+}
+
 /// Note [The step's signature]: names, roles, dtypes and shapes from the
-/// function's types and the launches' phases.
+/// function's types and the phases of the ops that read each argument.
 void signatureOf(mlir::func::FuncOp function, runtime::Program &program) {
   using Role = runtime::Program::Role;
   auto valueOf = [](mlir::Type type, std::string name, Role role) {
@@ -142,14 +163,13 @@ void signatureOf(mlir::func::FuncOp function, runtime::Program &program) {
                                    std::vector<int64_t>(shaped.getShape().begin(),
                                                         shaped.getShape().end())};
   };
-  std::vector<Role> roles = planner::argumentRolesByReaders(program);
   program.signature.arguments.clear();
   for (mlir::BlockArgument arg : function.getArguments()) {
-    Role role = roles[arg.getArgNumber()];
+    bool forward = false, update = false;
+    readerPhases(arg, forward, update);
+    Role role = !update ? Role::BatchInput : forward ? Role::Parameter : Role::OptimizerState;
     if (feedsRandomKey(arg))
       role = Role::RandomKey;
-    else if (role == Role::OptimizerState && mlir::cast<mlir::ShapedType>(arg.getType()).getRank() == 0)
-      role = Role::StepScalar;
     program.signature.arguments.push_back(
         valueOf(arg.getType(), "arg" + std::to_string(arg.getArgNumber()), role));
   }

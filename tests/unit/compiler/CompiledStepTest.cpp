@@ -21,7 +21,9 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <bit>
 #include <map>
+#include <set>
 
 namespace {
 
@@ -194,11 +196,15 @@ namespace {
 TEST(CompiledStep, TheSignatureSaysWhatEachArgumentIs) {
   // Note [The step's signature]: in a steady AdamW step with dropout, the
   // weights are parameters, Adam's moments optimizer state, its scalars
-  // (learning rate, bias corrections) step scalars, the dropout's key a
-  // random key and the data batch inputs; every result is an output.
+  // (bias corrections, the decay factor) step scalars, the dropout's key a
+  // random key and the data batch inputs; every result is an output. Each
+  // step scalar records its formula (Note [Step scalars as formulas]),
+  // which gives, from the step count and the schedule alone, the very
+  // number the optimizer passed: over the warmup and the cosine.
   manual_seed(7);
   nn::Linear linear(6, 3);
-  optim::AdamW adamw(linear.parameters(), {.lr = 1e-2});
+  optim::AdamW adamw(linear.parameters(), {.lr = 1e-2, .weight_decay = 0.05});
+  optim::WarmupCosine schedule(adamw, 2, 5, 1e-4);
   Tensor x = randn({4, 6});
   Tensor y = from_vector<int64_t>({0, 1, 2, 0}, {4});
   auto step = [&] {
@@ -206,38 +212,62 @@ TEST(CompiledStep, TheSignatureSaysWhatEachArgumentIs) {
     Tensor loss = F::cross_entropy(F::dropout(linear.forward(x), 0.25, true), y);
     loss.backward();
     adamw.step();
+    schedule.step();
     return loss;
   };
   mark_step();
   step();
   mark_step(); // the moments exist from here on
-  Tensor loss = step();
-  std::vector<lazy::NodePtr> nodes = {lazy::node_of(loss)};
-  for (const Tensor &p : linear.parameters())
-    nodes.push_back(lazy::node_of(p));
-  compiler::CpuStep compiled;
-  std::string error;
-  ASSERT_TRUE(compiler::compileStepForCpu(nodes, compiled, error)) << error;
-  std::map<std::string, std::vector<std::vector<int64_t>>> byRole;
-  for (const runtime::Program::Value &value : compiled.program.signature.arguments)
-    byRole[runtime::nameOf(value.role)].push_back(value.shape);
   using Shapes = std::vector<std::vector<int64_t>>;
-  auto sorted = [](Shapes shapes) {
-    std::sort(shapes.begin(), shapes.end());
-    return shapes;
-  };
-  EXPECT_EQ(sorted(byRole["parameter"]), (Shapes{{3}, {3, 6}}));
-  EXPECT_EQ(sorted(byRole["optimizer_state"]), (Shapes{{3}, {3}, {3, 6}, {3, 6}}));
-  EXPECT_EQ(sorted(byRole["batch_input"]), (Shapes{{4}, {4, 6}}));
-  EXPECT_EQ(byRole["random_key"], (Shapes{{}}));
-  EXPECT_FALSE(byRole["step_scalar"].empty());
-  for (const std::vector<int64_t> &shape : byRole["step_scalar"])
-    EXPECT_TRUE(shape.empty());
-  EXPECT_EQ(byRole.count("output"), 0u);
-  ASSERT_EQ(compiled.program.signature.results.size(), 3u);
-  for (const runtime::Program::Value &value : compiled.program.signature.results)
-    EXPECT_EQ(value.role, runtime::Program::Role::Output);
-  EXPECT_EQ(compiled.program.signature.results[0].shape, std::vector<int64_t>{});
+  for (int64_t t = 2; t <= 6; ++t) {
+    double lr = schedule.schedule().at(t - 1); // the rate this step runs with
+    Tensor loss = step();
+    std::vector<lazy::NodePtr> nodes = {lazy::node_of(loss)};
+    for (const Tensor &p : linear.parameters())
+      nodes.push_back(lazy::node_of(p));
+    runtime::Program program;
+    compiler::CpuStep planned;
+    std::string error;
+    ASSERT_TRUE(compiler::planStepForCpu(nodes, program, planned, error)) << error;
+    std::vector<const lazy::Node *> data;
+    for (const lazy::Node *node : lazy::topological_order(nodes))
+      if (node->op == lazy::Op::Data)
+        data.push_back(node);
+    ASSERT_EQ(data.size(), program.signature.arguments.size());
+    std::map<std::string, Shapes> byRole;
+    std::set<std::string> formulas;
+    for (size_t a = 0; a < data.size(); ++a) {
+      const runtime::Program::Value &value = program.signature.arguments[a];
+      byRole[runtime::nameOf(value.role)].push_back(value.shape);
+      if (value.role != runtime::Program::Role::StepScalar)
+        continue;
+      ASSERT_TRUE(value.formula.has_value());
+      formulas.insert(runtime::nameOf(value.formula->kind));
+      float expected = static_cast<float>(value.formula->at(lr, t));
+      ASSERT_EQ(data[a]->dtype, DType::f32);
+      float passed = 0;
+      std::memcpy(&passed, data[a]->value->bytes(), sizeof passed);
+      EXPECT_EQ(std::bit_cast<uint32_t>(passed), std::bit_cast<uint32_t>(expected))
+          << runtime::nameOf(value.formula->kind) << " at t=" << t << ": " << passed << " vs "
+          << expected;
+    }
+    EXPECT_EQ(formulas, (std::set<std::string>{"adam_step_size", "adam_second_moment_scale",
+                                               "decoupled_weight_decay"}));
+    auto sorted = [](Shapes shapes) {
+      std::sort(shapes.begin(), shapes.end());
+      return shapes;
+    };
+    EXPECT_EQ(sorted(byRole["parameter"]), (Shapes{{3}, {3, 6}}));
+    EXPECT_EQ(sorted(byRole["optimizer_state"]), (Shapes{{3}, {3}, {3, 6}, {3, 6}}));
+    EXPECT_EQ(sorted(byRole["batch_input"]), (Shapes{{4}, {4, 6}}));
+    EXPECT_EQ(byRole["random_key"], (Shapes{{}}));
+    EXPECT_EQ(byRole["step_scalar"], (Shapes(3, std::vector<int64_t>{})));
+    EXPECT_EQ(byRole.count("output"), 0u);
+    ASSERT_EQ(program.signature.results.size(), 3u);
+    for (const runtime::Program::Value &value : program.signature.results)
+      EXPECT_EQ(value.role, runtime::Program::Role::Output);
+    mark_step();
+  }
 }
 
 } // namespace

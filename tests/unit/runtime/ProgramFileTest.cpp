@@ -24,15 +24,15 @@ namespace {
 using Json = nlohmann::json;
 using Kind = Program::Step::Kind;
 
-/// x [4x2] f32 and a parameter w [2x2]: a product into the arena, a kernel
-/// reading it with a constant (filled first), the parameter's update
-/// donated, x returned as is (copied).
+/// x [4x2] f32, a parameter w [2x2] and a step scalar: a product into the
+/// arena, a kernel reading it with a constant (filled first), the
+/// parameter's update donated, x returned as is (copied).
 Program everyKindOfStep() {
   Program program;
   program.buffers = {{32, -1, 0, true},  {16, -1, 0, true}, {32, 0, 0, true},
                      {32, 64, 1, true},  {4, 128, 0, true}, {16, -1, 2, true},
-                     {64, 192, 1, false}};
-  program.arguments = {0, 1};
+                     {64, 192, 1, false}, {4, -1, 2, true}};
+  program.arguments = {0, 1, 7};
   program.results = {3, 5, 0};
   program.donors = {-1, 1, -1};
   program.inArena = {true, false, false};
@@ -69,8 +69,11 @@ Program everyKindOfStep() {
   copy.result = 2;
   program.steps = {gemm, fill, kernel, copy};
   using Role = Program::Role;
-  program.signature.arguments = {{"input", Role::BatchInput, "f32", {4, 2}},
-                                 {"w", Role::Parameter, "f32", {2, 2}}};
+  program.signature.arguments = {
+      {"input", Role::BatchInput, "f32", {4, 2}},
+      {"w", Role::Parameter, "f32", {2, 2}},
+      {"step_size", Role::StepScalar, "f32", {},
+       StepScalarFormula{StepScalarFormula::Kind::AdamStepSize, 0.9}}};
   program.signature.results = {{"y", Role::Output, "f32", {4, 2}},
                                {"w_new", Role::Output, "f32", {2, 2}},
                                {"input_again", Role::Output, "f32", {4, 2}}};
@@ -99,6 +102,8 @@ TEST(ProgramFile, AProgramWithEveryKindOfStepReadsBackTheSame) {
   EXPECT_EQ(document["version"], kProgramFormatVersion);
   EXPECT_EQ(document["steps"][1]["element"], "0000803f");
   EXPECT_EQ(document["signature"]["arguments"][1]["role"], "parameter");
+  EXPECT_EQ(document["signature"]["arguments"][2]["formula"]["kind"], "adam_step_size");
+  EXPECT_EQ(document["signature"]["arguments"][2]["formula"]["parameter"], 0.9);
 }
 
 TEST(ProgramFile, AFileIsReadFromItsPath) {
@@ -143,8 +148,8 @@ TEST(ProgramFile, EachDamageIsRefusedWithItsPlace) {
        "steps: expected a list, got number 3"},
       {"an unknown step kind", [](Json &j) { j["steps"][2]["kind"] = "jump"; },
        "steps[2].kind: \"jump\" is not one of kernel, gemm, fill, copy"},
-      {"an input past the buffers", [](Json &j) { j["steps"][2]["inputs"][1] = 7; },
-       "step 2 names buffer 7 of 7"},
+      {"an input past the buffers", [](Json &j) { j["steps"][2]["inputs"][1] = 8; },
+       "step 2 names buffer 8 of 8"},
       {"a negative input", [](Json &j) { j["steps"][2]["inputs"][1] = -1; },
        "steps[2].inputs[1]: -1 is outside 0.."},
       {"a fractional size", [](Json &j) { j["buffers"][3]["bytes"] = 32.5; },
@@ -171,8 +176,8 @@ TEST(ProgramFile, EachDamageIsRefusedWithItsPlace) {
          j["steps"][2] = copy;
        },
        "step 3 launches after a copy of a result"},
-      {"a donor past the arguments", [](Json &j) { j["donors"][1] = 2; },
-       "result 1 is donated argument 2 of 2"},
+      {"a donor past the arguments", [](Json &j) { j["donors"][1] = 3; },
+       "result 1 is donated argument 3 of 3"},
       {"one arena flag too few", [](Json &j) { j["in_arena"].erase(2); },
        "the program has 3 results but 2 arena flags and 3 donors"},
       {"an unknown role",
@@ -195,7 +200,20 @@ TEST(ProgramFile, EachDamageIsRefusedWithItsPlace) {
        [](Json &j) { j["signature"]["arguments"][1]["name"] = "input"; },
        "two arguments are named 'input'"},
       {"a signature short of a result", [](Json &j) { j["signature"]["results"].erase(2); },
-       "the signature names 2 arguments and 2 results; the program has 2 and 3"},
+       "the signature names 3 arguments and 2 results; the program has 3 and 3"},
+      {"a step scalar without its formula",
+       [](Json &j) { j["signature"]["arguments"][2].erase("formula"); },
+       "argument 2 ('step_size') is a step_scalar without a formula"},
+      {"a formula on a batch input",
+       [](Json &j) { j["signature"]["arguments"][0]["formula"] = j["signature"]["arguments"][2]["formula"]; },
+       "argument 0 ('input') is a batch_input with a formula"},
+      {"an unknown formula",
+       [](Json &j) { j["signature"]["arguments"][2]["formula"]["kind"] = "lamb_trust_ratio"; },
+       "signature.arguments[2].formula.kind: \"lamb_trust_ratio\" is not one of learning_rate, "
+       "adam_step_size, adam_second_moment_scale, decoupled_weight_decay"},
+      {"a step scalar that is no scalar",
+       [](Json &j) { j["signature"]["arguments"][2]["shape"] = {1}; },
+       "step scalar 2 ('step_size') is f32[1], not a floating-point scalar"},
       {"an empty grid", [](Json &j) { j["steps"][2]["shape"]["grid"] = {0, 1, 1}; },
        "steps[2].shape.grid[0]: 0 is outside 1.."},
       {"a grid of two sizes", [](Json &j) { j["steps"][2]["shape"]["grid"] = {8, 1}; },

@@ -17,6 +17,7 @@
 #include <cmath>
 #include <map>
 #include <numbers>
+#include <tuple>
 
 namespace sinter::optim {
 namespace {
@@ -27,17 +28,25 @@ namespace {
 /// scalar per distinct value and dtype.
 class StepScalars {
 public:
+  using Formula = runtime::StepScalarFormula;
   explicit StepScalars(Loc loc) : loc_(loc) {}
-  const Tensor &operator()(double value, DType dtype) {
-    auto [it, inserted] = scalars_.try_emplace({value, dtype});
-    if (inserted)
+  /// The scalar `formula` gives at optimizer step `t` with learning rate
+  /// `lr`, as data of `dtype` that records its formula (Note [Step scalars
+  /// as formulas]); one per formula and value within a step.
+  const Tensor &operator()(Formula formula, double lr, int64_t t, DType dtype) {
+    double value = formula.at(lr, t);
+    auto [it, inserted] =
+        scalars_.try_emplace({static_cast<int>(formula.kind), formula.parameter, value, dtype});
+    if (inserted) {
       it->second = from_vector<double>({value}, {}, dtype, loc_);
+      lazy::node_of(it->second)->formula = formula;
+    }
     return it->second;
   }
 
 private:
   Loc loc_;
-  std::map<std::pair<double, DType>, Tensor> scalars_;
+  std::map<std::tuple<int, double, double, DType>, Tensor> scalars_;
 };
 } // namespace
 
@@ -125,7 +134,11 @@ void SGD::step(Loc loc) {
                           : g;
       g = options_.nesterov ? g + Operand(buf * Operand(options_.momentum, loc), loc) : buf;
     }
-    p.copy_(p - Operand(g * Operand(stepScalar(lr_, p.dtype()), loc), loc), loc);
+    p.copy_(p - Operand(g * Operand(stepScalar({StepScalars::Formula::Kind::LearningRate}, lr_, 0,
+                                                p.dtype()),
+                                     loc),
+                        loc),
+            loc);
   }
 }
 
@@ -151,13 +164,14 @@ void Adam::step(Loc loc) {
     Tensor g = p.grad();
     if (!g.defined())
       continue;
-    double t = static_cast<double>(++steps_[i]);
-    double correction1 = 1 - std::pow(options_.beta1, t);
-    double correction2 = 1 - std::pow(options_.beta2, t);
+    using Kind = StepScalars::Formula::Kind;
+    int64_t t = ++steps_[i];
     Tensor weights = p;
     if (options_.weight_decay != 0) {
       if (decoupled_)
-        weights = p * Operand(stepScalar(1 - lr_ * options_.weight_decay, p.dtype()), loc);
+        weights = p * Operand(stepScalar({Kind::DecoupledWeightDecay, options_.weight_decay}, lr_,
+                                         t, p.dtype()),
+                              loc);
       else
         g = g + Operand(p * Operand(options_.weight_decay, loc), loc);
     }
@@ -169,10 +183,16 @@ void Adam::step(Loc loc) {
     m = m * Operand(options_.beta1, loc) + Operand(g * Operand(1 - options_.beta1, loc), loc);
     v = v * Operand(options_.beta2, loc) +
         Operand(g * Operand(g, loc) * Operand(1 - options_.beta2, loc), loc);
-    Tensor denominator = sqrt(v * Operand(stepScalar(1 / correction2, p.dtype()), loc), loc) +
-                         Operand(options_.eps, loc);
-    Tensor update =
-        m * Operand(stepScalar(lr_ / correction1, p.dtype()), loc) / Operand(denominator, loc);
+    Tensor denominator =
+        sqrt(v * Operand(stepScalar({Kind::AdamSecondMomentScale, options_.beta2}, lr_, t,
+                                    p.dtype()),
+                         loc),
+             loc) +
+        Operand(options_.eps, loc);
+    Tensor update = m *
+                    Operand(stepScalar({Kind::AdamStepSize, options_.beta1}, lr_, t, p.dtype()),
+                            loc) /
+                    Operand(denominator, loc);
     p.copy_(weights - Operand(update, loc), loc);
   }
 }
@@ -272,6 +292,8 @@ void Adam::load_state_dict(const State &state, Loc loc) {
 
 LRScheduler::LRScheduler(Optimizer &optimizer) : optimizer_(optimizer), base_lr_(optimizer.lr()) {}
 
+double LRScheduler::lr_at(int64_t step) const { return schedule().at(step); }
+
 void LRScheduler::step() {
   ++step_;
   optimizer_.set_lr(lr_at(step_));
@@ -289,10 +311,10 @@ LinearWarmup::LinearWarmup(Optimizer &optimizer, int64_t warmup_steps)
   optimizer.set_lr(lr_at(0));
 }
 
-double LinearWarmup::lr_at(int64_t step) const {
-  if (step >= warmup_steps_)
-    return base_lr_;
-  return base_lr_ * static_cast<double>(step + 1) / static_cast<double>(warmup_steps_);
+runtime::Schedule LinearWarmup::schedule() const {
+  return {.kind = runtime::Schedule::Kind::LinearWarmup,
+          .baseLr = base_lr_,
+          .warmupSteps = warmup_steps_};
 }
 
 WarmupCosine::WarmupCosine(Optimizer &optimizer, int64_t warmup_steps, int64_t total_steps,
@@ -305,14 +327,12 @@ WarmupCosine::WarmupCosine(Optimizer &optimizer, int64_t warmup_steps, int64_t t
   optimizer.set_lr(lr_at(0));
 }
 
-double WarmupCosine::lr_at(int64_t step) const {
-  if (step < warmup_steps_)
-    return base_lr_ * static_cast<double>(step + 1) / static_cast<double>(warmup_steps_);
-  if (step >= total_steps_)
-    return min_lr_;
-  double progress =
-      static_cast<double>(step - warmup_steps_) / static_cast<double>(total_steps_ - warmup_steps_);
-  return min_lr_ + 0.5 * (base_lr_ - min_lr_) * (1 + std::cos(std::numbers::pi * progress));
+runtime::Schedule WarmupCosine::schedule() const {
+  return {.kind = runtime::Schedule::Kind::WarmupCosine,
+          .baseLr = base_lr_,
+          .warmupSteps = warmup_steps_,
+          .totalSteps = total_steps_,
+          .minLr = min_lr_};
 }
 
 } // namespace sinter::optim

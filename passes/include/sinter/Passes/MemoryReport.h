@@ -2,10 +2,12 @@
 //
 // Note [Memory by category]
 // What holds memory at a step's peak, by what it is in training, from the
-// phase of the kernels that write and read each buffer (the frontend marks
-// the backward pass and optimizer updates, sinter::PhaseGuard): an input
-// an update reads and the forward pass reads too is a parameter; one only
-// updates read is optimizer state; the rest of the inputs are the batch. A
+// phase of the ops that write and read each buffer (the frontend marks
+// the backward pass and optimizer updates, sinter::PhaseGuard): the inputs
+// by their role in the signature (Note [The step's signature] in
+// sinter/runtime/Program.h): parameters (an update reads them and the
+// forward pass too), optimizer state (only updates read it; step scalars
+// count here), the batch (the rest, random keys among them). A
 // result the backward pass writes is a gradient; one an update writes is a
 // new value that could not be written in place. In the arena, a buffer the
 // forward pass writes and a later phase reads is an activation kept for
@@ -26,8 +28,10 @@ namespace sinter::planner {
 
 /// Per argument of `program`, its role by the phases of the launches that
 /// read it (Note [Memory by category]): Parameter, OptimizerState or
-/// BatchInput. Translation refines it (step scalars, random keys: Note
-/// [The step's signature] in sinter/runtime/Program.h).
+/// BatchInput. For programs without a signature (built by hand):
+/// translation gives each argument its role by the phase of every op that
+/// reads it (Note [The step's signature] in sinter/runtime/Program.h),
+/// which a kernel's phase (its latest op's) can hide.
 std::vector<runtime::Program::Role> argumentRolesByReaders(const runtime::Program &program);
 
 /// Fills program.report: peakUses, peakCategories, peakWorkspaceBytes and

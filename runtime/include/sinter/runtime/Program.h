@@ -19,9 +19,11 @@
 #include "sinter/runtime/Device.h"
 #include "sinter/runtime/Gemm.h"
 #include "sinter/runtime/Status.h"
+#include "sinter/runtime/StepScalars.h"
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -116,19 +118,25 @@ struct Program {
   /// Note [The step's signature]
   /// Every argument and result of a step by name, role, dtype and shape,
   /// so that a Program read from a file says what to pass it and what it
-  /// gives back. Roles come from the dataflow (roleOfArguments in
-  /// sinter/Passes/MemoryReport.h: read by the update and the forward pass,
-  /// a parameter; by the update alone, optimizer state, or a step scalar
-  /// when it is a scalar; a random op's key; else a batch input) unless
-  /// whoever exports the step names them; names are "arg<i>" and
-  /// "result<i>" unless given. dtype is the dialect's element type name
-  /// ("f32", "f16", "bf16", "i32", "i64", "bool").
+  /// gives back. Translation gives each argument its role by the phase of
+  /// every op that reads it (signatureOf in ProgramTranslation.cpp): read
+  /// by an update and by the forward pass, a parameter; by an update but
+  /// not the forward pass, optimizer state; a random op's key, a random
+  /// key; else a batch input. The pipeline then makes a step scalar of each
+  /// argument whose data node records a formula (an optimizer's learning
+  /// rate or bias correction), with that formula. Names are "arg<i>" and
+  /// "result<i>" unless whoever exports the step gives them. dtype is the
+  /// dialect's element type name ("f32", "f16", "bf16", "i32", "i64",
+  /// "bool").
   enum class Role : uint8_t { Parameter, OptimizerState, BatchInput, StepScalar, RandomKey, Output };
   struct Value {
     std::string name;
     Role role = Role::BatchInput;
     std::string dtype = "f32";
     std::vector<int64_t> shape = {};
+    /// A step scalar's formula (Note [Step scalars as formulas] in
+    /// sinter/runtime/StepScalars.h); set exactly for role StepScalar.
+    std::optional<StepScalarFormula> formula = {};
     friend bool operator==(const Value &, const Value &) = default;
   };
   struct Signature {

@@ -12,7 +12,8 @@
 //
 // This header is the contract between the frontend, which records graphs,
 // and the compiler, which lowers them (compiler/lib/Compiler/LowerLazyGraph.cpp);
-// it is plain C++ and needs nothing but the dtype, device and shape headers.
+// it is plain C++ and needs nothing but the dtype, device and shape headers
+// (and the step scalars' formulas, sinter/runtime/StepScalars.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef SINTER_LAZY_NODE_H
@@ -21,11 +22,13 @@
 #include "sinter/DType.h"
 #include "sinter/Device.h"
 #include "sinter/Shape.h"
+#include "sinter/runtime/StepScalars.h"
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <source_location>
 #include <string_view>
 #include <vector>
@@ -165,6 +168,11 @@ struct Node {
   Phase phase = Phase::Forward;
   /// Filled in once computed; always set for Data.
   std::shared_ptr<const Value> value;
+  /// For a Data node an optimizer computed from its step count: which
+  /// number it is (Note [Step scalars as formulas] in
+  /// sinter/runtime/StepScalars.h), carried to the Program's signature.
+  /// Not part of the graph's structure.
+  std::optional<runtime::StepScalarFormula> formula;
 
 private:
   static std::atomic<int64_t> &live() {

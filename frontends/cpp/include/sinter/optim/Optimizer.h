@@ -10,6 +10,7 @@
 #define SINTER_OPTIM_OPTIMIZER_H
 
 #include "sinter/Tensor.h"
+#include "sinter/runtime/StepScalars.h"
 
 #include <cstdint>
 #include <string>
@@ -118,14 +119,18 @@ Tensor clip_grad_norm_(const std::vector<Tensor> &params, double max_norm,
                        Loc loc = Loc::current());
 
 /// A learning-rate schedule: step() once per training step sets the
-/// optimizer's lr to lr_at(steps taken).
+/// optimizer's lr to lr_at(steps taken). Each kind is a runtime::Schedule
+/// (sinter/runtime/StepScalars.h), the formula an ahead-of-time artifact
+/// evaluates too (Note [Step scalars as formulas]).
 class LRScheduler {
 public:
   explicit LRScheduler(Optimizer &optimizer);
   virtual ~LRScheduler() = default;
   void step();
-  /// The learning rate after `step` calls of step().
-  virtual double lr_at(int64_t step) const = 0;
+  /// The schedule as data: its kind and numbers.
+  virtual runtime::Schedule schedule() const = 0;
+  /// The learning rate after `step` calls of step(): schedule().at(step).
+  double lr_at(int64_t step) const;
   int64_t last_step() const { return step_; }
   /// Puts the schedule where `step` calls of step() leave it (resuming).
   void set_last_step(int64_t step);
@@ -140,7 +145,7 @@ protected:
 class LinearWarmup : public LRScheduler {
 public:
   LinearWarmup(Optimizer &optimizer, int64_t warmup_steps);
-  double lr_at(int64_t step) const override;
+  runtime::Schedule schedule() const override;
 
 private:
   int64_t warmup_steps_;
@@ -152,7 +157,7 @@ class WarmupCosine : public LRScheduler {
 public:
   WarmupCosine(Optimizer &optimizer, int64_t warmup_steps, int64_t total_steps,
                double min_lr = 0.0);
-  double lr_at(int64_t step) const override;
+  runtime::Schedule schedule() const override;
 
 private:
   int64_t warmup_steps_, total_steps_;
