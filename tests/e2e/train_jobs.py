@@ -473,11 +473,21 @@ def case_kill_resume():
     checkpoint = os.path.join(b, "checkpoint.safetensors")
     rng = random.Random(21)
     steps = []
-    for _ in range(12):
+    # Each run is killed once its checkpoint passes a step drawn at random
+    # (and a few milliseconds more, so kills also land mid-write), not after
+    # a random time: a warm kernel cache runs the 300 steps in about a
+    # second, and kills by the clock then mostly found the job finished.
+    targets = sorted(rng.sample(range(5, 295), 8))
+    for target in targets:
         resume = os.path.exists(checkpoint)
         p = subprocess.Popen([TRAIN] + args + ["--output-dir", b] + (["--resume"] if resume else []),
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        time.sleep(rng.uniform(0.2, 2.5))
+        deadline = time.monotonic() + 120
+        while p.poll() is None and time.monotonic() < deadline:
+            if os.path.exists(checkpoint) and checkpoint_step(checkpoint) >= target:
+                break
+            time.sleep(0.002)
+        time.sleep(rng.uniform(0, 0.02))
         if p.poll() is not None:
             err = p.stderr.read()
             check(p.returncode == 0, f"a run that was not killed exited with {p.returncode}: {err}")
