@@ -497,6 +497,11 @@ Status validateProgram(const Program &program) {
       return invalid(absl::StrCat("argument ", i, " ('", value.name, "') is a ",
                                   nameOf(value.role),
                                   value.formula ? " with a formula" : " without a formula"));
+    if (value.random && (value.role != Program::Role::RandomKey || value.dtype != "i64" ||
+                         !value.shape.empty()))
+      return invalid(absl::StrCat("argument ", i, " ('", value.name, "') is a ",
+                                  nameOf(value.role), " ", value.dtype,
+                                  " with a random stream; only an i64 random key has one"));
     if (value.formula && (!value.shape.empty() || (value.dtype != "f32" && value.dtype != "f16" &&
                                                    value.dtype != "bf16")))
       return invalid(absl::StrCat("step scalar ", i, " ('", value.name, "') is ", value.dtype, "[",
@@ -509,7 +514,7 @@ Status validateProgram(const Program &program) {
   for (size_t r = 0; r < results; ++r) {
     const Program::Value &value = signature.results[r];
     SINTER_RETURN_IF_ERROR(checkValue(program, value, "result", r, program.results[r]));
-    if (value.role != Program::Role::Output || value.formula)
+    if (value.role != Program::Role::Output || value.formula || value.random)
       return invalid(absl::StrCat("result ", r, " ('", value.name, "') has the role ",
                                   nameOf(value.role), value.formula ? " and a formula" : "",
                                   ", not output"));

@@ -101,6 +101,11 @@ Json valuesOf(const std::vector<Program::Value> &values) {
     if (value.formula)
       entry["formula"] = {{"kind", nameOf(value.formula->kind)},
                           {"parameter", value.formula->parameter}};
+    if (value.random)
+      entry["random"] = {{"seed", value.random->seed},
+                         {"stream", value.random->stream},
+                         {"streams_per_step", value.random->streamsPerStep},
+                         {"at_step", value.random->atStep}};
     list.push_back(std::move(entry));
   }
   return list;
@@ -177,6 +182,18 @@ public:
   int64_t integer(const Json &object, const std::string &path, const char *key, int64_t low,
                   int64_t high) {
     return integer(field(object, path, key), join(path, key), low, high);
+  }
+
+  /// Any 64-bit unsigned integer (seeds and streams).
+  uint64_t unsignedInteger(const Json &object, const std::string &path, const char *key) {
+    const Json *json = field(object, path, key);
+    if (json == nullptr)
+      return 0;
+    if (!json->is_number_unsigned()) {
+      fail(join(path, key), absl::StrCat("expected an integer of 0 to 2^64-1, got ", describe(*json)));
+      return 0;
+    }
+    return json->get<uint64_t>();
   }
 
   bool boolean(const Json &object, const std::string &path, const char *key) {
@@ -402,6 +419,16 @@ std::vector<Program::Value> readValues(Reader &reader, const Json &json, const s
       double parameter = reader.number(formula, where, "parameter");
       value.formula = StepScalarFormula{
           static_cast<StepScalarFormula::Kind>(kind < 0 ? 0 : kind), parameter};
+    }
+    if (entry.is_object() && entry.contains("random")) {
+      std::string where = Reader::join(at, "random");
+      const Json &random = entry["random"];
+      RandomKeyStream stream;
+      stream.seed = reader.unsignedInteger(random, where, "seed");
+      stream.stream = reader.unsignedInteger(random, where, "stream");
+      stream.streamsPerStep = reader.unsignedInteger(random, where, "streams_per_step");
+      stream.atStep = reader.integer(random, where, "at_step", 0, kMaxBytes);
+      value.random = stream;
     }
   }
   return values;

@@ -269,6 +269,23 @@ public:
     return true;
   }
 
+  bool export_step(const std::vector<lazy::NodePtr> &outputs, const CompilerConfig &config,
+                   const std::vector<const lazy::Node *> &donatable, runtime::Program &program,
+                   std::string &why) override {
+    std::vector<const lazy::Node *> order = lazy::topological_order(outputs);
+    why = unsupported(order);
+    if (!why.empty())
+      return false;
+    std::vector<std::vector<bool>> perGraph = {donationMask(order, donatable)};
+    std::vector<runtime::Program> programs;
+    CpuStep build;
+    if (!compileGraphsForCpu({outputs}, programs, build, why, debugOptions(config, "export"),
+                             &perGraph, config.memory_budget))
+      return false;
+    program = std::move(programs.front());
+    return true;
+  }
+
   bool run_eager(const std::vector<lazy::NodePtr> &outputs, const CompilerConfig &config,
                  std::vector<ValuePtr> &values, StepMetrics &step, std::string &why) override {
     std::vector<const lazy::Node *> order = lazy::topological_order(outputs);

@@ -34,9 +34,10 @@ static Tensor random(const char *op, const Shape &shape, DType dtype, uint8_t ki
   attrs.kind = kind;
   // The key is data, not an attribute: every step draws new numbers from the
   // same compiled program.
-  int64_t key =
-      static_cast<int64_t>(kernels::randomKey(globalSeed.load(), nextStream.fetch_add(1)));
+  uint64_t seed = globalSeed.load(), stream = nextStream.fetch_add(1);
+  int64_t key = static_cast<int64_t>(kernels::randomKey(seed, stream));
   Tensor keyData = from_vector<int64_t>({key}, {}, DType::i64, loc);
+  keyData.impl()->node->randomStream = runtime::RandomKeyStream{.seed = seed, .stream = stream};
   return detail::record(lazy::Op::Random, std::move(attrs), {keyData.impl()->node}, shape, dtype,
                         keyData.device(), loc);
 }

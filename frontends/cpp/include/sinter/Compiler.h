@@ -22,6 +22,7 @@
 
 #include "sinter/Metrics.h"
 #include "sinter/lazy/Node.h"
+#include "sinter/runtime/Program.h"
 
 #include <cstdint>
 #include <memory>
@@ -102,6 +103,12 @@ public:
                     const CompilerConfig &config, const std::vector<const lazy::Node *> &donatable,
                     bool build_kernels, StepMemory &memory, StepMetrics &step,
                     std::string &why) = 0;
+  /// Compiles `outputs` into one program with its kernel library built
+  /// (the library's path in program.library), as `run` would, for a
+  /// program to be run elsewhere (sinter/Aot.h): not cached, not run.
+  virtual bool export_step(const std::vector<lazy::NodePtr> &outputs, const CompilerConfig &config,
+                           const std::vector<const lazy::Node *> &donatable,
+                           runtime::Program &program, std::string &why) = 0;
   /// The same, op by op (eager mode).
   virtual bool run_eager(const std::vector<lazy::NodePtr> &outputs, const CompilerConfig &config,
                          std::vector<std::shared_ptr<const lazy::Value>> &values, StepMetrics &step,

@@ -7,6 +7,7 @@
 #ifndef SINTER_SINTER_H
 #define SINTER_SINTER_H
 
+#include "sinter/Aot.h"
 #include "sinter/Compare.h"
 #include "sinter/Compiler.h"
 #include "sinter/DType.h"

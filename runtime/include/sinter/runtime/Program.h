@@ -137,6 +137,10 @@ struct Program {
     /// A step scalar's formula (Note [Step scalars as formulas] in
     /// sinter/runtime/StepScalars.h); set exactly for role StepScalar.
     std::optional<StepScalarFormula> formula = {};
+    /// A random key's stream across steps (Note [Random keys across steps]
+    /// in sinter/runtime/StepScalars.h), when whoever exported the step
+    /// measured it; only for role RandomKey.
+    std::optional<RandomKeyStream> random = {};
     friend bool operator==(const Value &, const Value &) = default;
   };
   struct Signature {

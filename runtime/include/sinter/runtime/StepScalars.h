@@ -128,6 +128,30 @@ inline const char *nameOf(StepScalarFormula::Kind kind) {
   return "unknown";
 }
 
+/// Note [Random keys across steps]
+/// A random op reads its Philox key as data: kernels::randomKey(seed,
+/// stream), each random call of the frontend taking the next stream of the
+/// global generator (sinter/Tensor.h, manual_seed). A training step draws
+/// the same number of streams every step, so the key of a step's j-th
+/// random op at step count n is that of step `atStep` moved on by
+/// (n - atStep) * streamsPerStep streams: what a runtime with no frontend
+/// computes to draw the masks the just-in-time path draws. The frontend
+/// records the seed and stream on each key's data node; whoever exports a
+/// step measures streamsPerStep (the streams the step took) and atStep.
+struct RandomKeyStream {
+  uint64_t seed = 0;
+  /// The stream at step count `atStep`.
+  uint64_t stream = 0;
+  uint64_t streamsPerStep = 0;
+  int64_t atStep = 0;
+  /// The stream at step count `step` (unsigned arithmetic: before atStep
+  /// too).
+  uint64_t streamAt(int64_t step) const {
+    return stream + static_cast<uint64_t>(step - atStep) * streamsPerStep;
+  }
+  friend bool operator==(const RandomKeyStream &, const RandomKeyStream &) = default;
+};
+
 } // namespace sinter::runtime
 
 #endif // SINTER_RUNTIME_STEPSCALARS_H

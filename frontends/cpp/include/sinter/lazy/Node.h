@@ -173,6 +173,9 @@ struct Node {
   /// sinter/runtime/StepScalars.h), carried to the Program's signature.
   /// Not part of the graph's structure.
   std::optional<runtime::StepScalarFormula> formula;
+  /// For a random op's key: its seed and stream (Note [Random keys across
+  /// steps] in sinter/runtime/StepScalars.h). Not part of the structure.
+  std::optional<runtime::RandomKeyStream> randomStream;
 
 private:
   static std::atomic<int64_t> &live() {

@@ -1,0 +1,73 @@
+//===- Aot.h - a recorded training step exported to run elsewhere -*- C++ -*-===//
+//
+// Note [Exporting a step]
+// A training step recorded with the API can leave the process as a
+// runtime::Program whose signature names everything it reads and writes, to
+// be run by the runtime alone (sinter/runtime/StepSession.h): no frontend,
+// no compiler. Whoever exports says which tensors carry over from step to
+// step (parameters and optimizer state, by the names checkpoints use) and
+// which are the batch; the rest of the step's data is what the frontend
+// made for the step itself, each named by what it is: the optimizer's step
+// scalars by their formula (Note [Step scalars as formulas]), random keys
+// "random_key.<j>" with their stream across steps (Note [Random keys across
+// steps]). Anything else the step reads (a tensor made outside it and named
+// nowhere) is refused at the line that made it. The Program's results are
+// the named outputs, then the state's new values under the state's names;
+// the old state is donated, so updates are written in place.
+//
+//   aot::StepExport exported(state, {{"input", x}, {"target", y}}, step);
+//   Tensor loss = F::cross_entropy(model(x), y);   // record as usual
+//   loss.backward(); optimizer.step();
+//   runtime::Program program = exported.finish({{"loss", loss}});
+//
+//===----------------------------------------------------------------------===//
+#ifndef SINTER_AOT_H
+#define SINTER_AOT_H
+
+#include "sinter/Tensor.h"
+#include "sinter/lazy/Node.h"
+#include "sinter/runtime/Program.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace sinter::aot {
+
+using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+
+/// One step being recorded for export.
+class StepExport {
+public:
+  /// Starts the recording. `state` lists the tensors that carry over from
+  /// step to step by name; it is called now and again by finish(), as an
+  /// optimizer replaces its state tensors. `inputs` are the batch by name.
+  /// Each must be data (computed: after mark_step()). `step` is the number
+  /// of optimizer steps taken before this one (the step count a session
+  /// starts from). Throws sinter::Error naming the first that is not.
+  StepExport(std::function<NamedTensors()> state, NamedTensors inputs, int64_t step,
+             Loc loc = Loc::current());
+
+  /// Compiles the step recorded since, whose results are `outputs` then the
+  /// state's new values, into a Program with its kernel library built;
+  /// nothing runs (mark_step() still runs the step here, if wanted). Throws
+  /// sinter::Error when a tensor the step reads is named nowhere, when names
+  /// repeat, or when the step cannot be compiled (with the reason).
+  runtime::Program finish(const NamedTensors &outputs, Loc loc = Loc::current());
+
+private:
+  std::function<NamedTensors()> state_;
+  NamedTensors inputs_;
+  int64_t step_;
+  /// The data nodes the step starts from, by name.
+  std::unordered_map<const lazy::Node *, std::string> stateNames_, inputNames_;
+  std::vector<lazy::NodePtr> held_; // keeps those nodes alive
+  uint64_t streamBefore_;
+};
+
+} // namespace sinter::aot
+
+#endif // SINTER_AOT_H

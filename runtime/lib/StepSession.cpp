@@ -1,0 +1,364 @@
+//===- StepSession.cpp - state, inputs and scalars around one Program ------===//
+#include "sinter/runtime/StepSession.h"
+
+#include "common/philox.h"
+#include "sinter/runtime/Allocator.h"
+#include "sinter/runtime/Files.h"
+#include "sinter/runtime/Safetensors.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+#include <cstring>
+#include <set>
+
+namespace sinter::runtime {
+namespace {
+
+/// A block of the host allocator, freed with it.
+struct Block {
+  void *data = nullptr;
+  Block() = default;
+  explicit Block(void *block) : data(block) {}
+  Block(Block &&other) noexcept : data(other.data) { other.data = nullptr; }
+  Block &operator=(Block &&other) noexcept {
+    std::swap(data, other.data);
+    return *this;
+  }
+  ~Block() {
+    if (data != nullptr)
+      HostAllocator::get().deallocate(data);
+  }
+  static Block of(int64_t bytes) {
+    // One byte at least: every block has an address of its own.
+    Block block(HostAllocator::get().allocate(std::max<int64_t>(bytes, 1)));
+    if (block.data != nullptr)
+      std::memset(block.data, 0, static_cast<size_t>(std::max<int64_t>(bytes, 1)));
+    return block;
+  }
+};
+
+bool isState(Program::Role role) {
+  return role == Program::Role::Parameter || role == Program::Role::OptimizerState;
+}
+
+/// The safetensors dtype of a signature dtype.
+const char *fileDType(const std::string &dtype) {
+  if (dtype == "f32")
+    return "F32";
+  if (dtype == "i32")
+    return "I32";
+  if (dtype == "i64")
+    return "I64";
+  if (dtype == "bool")
+    return "BOOL";
+  if (dtype == "f16")
+    return "F16";
+  if (dtype == "bf16")
+    return "BF16";
+  return "?";
+}
+
+std::string describe(const Program::Value &value) {
+  return absl::StrCat(value.dtype, "[", absl::StrJoin(value.shape, ", "), "]");
+}
+
+} // namespace
+
+struct StepSession::Impl {
+  Program program;
+  std::unique_ptr<CpuExecutable> executable;
+  Schedule schedule;
+  /// Per argument, its memory: state, inputs and scalars alike.
+  std::vector<Block> arguments;
+  std::vector<bool> inputSet;
+  /// Per result after a run, its memory (null for a state result, which
+  /// went to its state tensor).
+  std::vector<Block> results;
+  bool ran = false;
+
+  int argumentNamed(std::string_view name) const {
+    const auto &values = program.signature.arguments;
+    for (size_t a = 0; a < values.size(); ++a)
+      if (values[a].name == name)
+        return static_cast<int>(a);
+    return -1;
+  }
+  int resultNamed(std::string_view name) const {
+    const auto &values = program.signature.results;
+    for (size_t r = 0; r < values.size(); ++r)
+      if (values[r].name == name)
+        return static_cast<int>(r);
+    return -1;
+  }
+  int64_t argumentBytes(size_t a) const { return executable->argumentBytes(a); }
+  std::string namesOf(bool (*which)(Program::Role)) const {
+    std::vector<std::string> names;
+    for (const Program::Value &value : program.signature.arguments)
+      if (which(value.role))
+        names.push_back(absl::StrCat("'", value.name, "' ", describe(value)));
+    return names.empty() ? std::string("none") : absl::StrJoin(names, ", ");
+  }
+};
+
+StatusOr<std::unique_ptr<StepSession>> StepSession::open(Program program, Schedule schedule,
+                                                         int64_t step) {
+  if (step < 0)
+    return absl::InvalidArgumentError(absl::StrCat("a step count of ", step));
+  const Program::Signature &signature = program.signature;
+  if (signature.arguments.size() != program.arguments.size() ||
+      signature.results.size() != program.results.size())
+    return absl::InvalidArgumentError(
+        "the program's signature does not name its arguments and results (export it with "
+        "sinter::aot)");
+  std::set<std::string> stateNames;
+  for (const Program::Value &value : signature.arguments) {
+    if (value.role == Program::Role::StepScalar && value.dtype != "f32")
+      return absl::UnimplementedError(absl::StrCat(
+          "step scalar '", value.name, "' is ", value.dtype, "; sessions compute f32 scalars"));
+    if (value.role == Program::Role::RandomKey && !value.random)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "random key '", value.name,
+          "' has no stream across steps (export the step with sinter::aot)"));
+    if (isState(value.role))
+      stateNames.insert(value.name);
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->schedule = schedule;
+  StatusOr<std::unique_ptr<CpuExecutable>> executable = CpuExecutable::load(program);
+  SINTER_RETURN_IF_ERROR(executable.status());
+  impl->executable = std::move(*executable);
+  impl->program = std::move(program);
+  for (size_t a = 0; a < impl->program.arguments.size(); ++a) {
+    impl->arguments.push_back(Block::of(impl->argumentBytes(a)));
+    if (impl->arguments.back().data == nullptr)
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "cannot allocate ", impl->argumentBytes(a), " bytes for argument '",
+          impl->program.signature.arguments[a].name, "'"));
+  }
+  impl->inputSet.assign(impl->arguments.size(), false);
+  impl->results.resize(impl->program.results.size());
+  std::unique_ptr<StepSession> session(new StepSession());
+  session->impl_ = std::move(impl);
+  session->step_ = step;
+  return session;
+}
+
+StepSession::~StepSession() = default;
+
+const Program &StepSession::program() const { return impl_->program; }
+
+Status StepSession::setInput(const std::string &name, const void *data, size_t bytes) {
+  int a = impl_->argumentNamed(name);
+  if (a < 0 || impl_->program.signature.arguments[a].role != Program::Role::BatchInput)
+    return absl::NotFoundError(absl::StrCat("the step has no input '", name, "'; its inputs: ",
+                                            impl_->namesOf([](Program::Role role) {
+                                              return role == Program::Role::BatchInput;
+                                            })));
+  int64_t want = impl_->argumentBytes(a);
+  if (static_cast<int64_t>(bytes) != want)
+    return absl::InvalidArgumentError(
+        absl::StrCat("input '", name, "' is ", describe(impl_->program.signature.arguments[a]),
+                     ", ", want, " bytes; got ", bytes));
+  std::memcpy(impl_->arguments[a].data, data, bytes);
+  impl_->inputSet[a] = true;
+  return absl::OkStatus();
+}
+
+Status StepSession::setState(const std::string &name, const void *data, size_t bytes) {
+  int a = impl_->argumentNamed(name);
+  if (a < 0 || !isState(impl_->program.signature.arguments[a].role))
+    return absl::NotFoundError(
+        absl::StrCat("the step has no state tensor '", name, "'; its state: ",
+                     impl_->namesOf([](Program::Role role) { return isState(role); })));
+  int64_t want = impl_->argumentBytes(a);
+  if (static_cast<int64_t>(bytes) != want)
+    return absl::InvalidArgumentError(
+        absl::StrCat("state tensor '", name, "' is ",
+                     describe(impl_->program.signature.arguments[a]), ", ", want, " bytes; got ",
+                     bytes));
+  std::memcpy(impl_->arguments[a].data, data, bytes);
+  return absl::OkStatus();
+}
+
+Status StepSession::run() {
+  Impl &s = *impl_;
+  const Program &program = s.program;
+  const auto &values = program.signature.arguments;
+  // Note [Step scalars as formulas]: the learning rate after step_
+  // scheduler steps, at optimizer step step_ + 1.
+  double lr = s.schedule.at(step_);
+  for (size_t a = 0; a < values.size(); ++a) {
+    const Program::Value &value = values[a];
+    if (value.role == Program::Role::BatchInput && !s.inputSet[a])
+      return absl::FailedPreconditionError(
+          absl::StrCat("input '", value.name, "' (", describe(value), ") was not set"));
+    if (value.role == Program::Role::StepScalar) {
+      float scalar = static_cast<float>(value.formula->at(lr, step_ + 1));
+      std::memcpy(s.arguments[a].data, &scalar, sizeof scalar);
+    }
+    if (value.role == Program::Role::RandomKey) {
+      int64_t key = static_cast<int64_t>(
+          kernels::randomKey(value.random->seed, value.random->streamAt(step_)));
+      std::memcpy(s.arguments[a].data, &key, sizeof key);
+    }
+  }
+  std::vector<const void *> arguments;
+  for (const Block &block : s.arguments)
+    arguments.push_back(block.data);
+  // Donated results are written into their argument's memory; the others
+  // into blocks of their own (or the arena's, handed out by the run).
+  size_t count = program.results.size();
+  std::vector<Block> fresh(count);
+  std::vector<void *> results(count, nullptr);
+  for (size_t r = 0; r < count; ++r) {
+    if (int donor = program.donors[r]; donor >= 0)
+      results[r] = s.arguments[donor].data;
+    else if (!s.executable->resultInArena(r)) {
+      fresh[r] = Block::of(s.executable->resultBytes(r));
+      results[r] = fresh[r].data;
+    }
+  }
+  SINTER_RETURN_IF_ERROR(s.executable->run(arguments, results));
+  for (size_t r = 0; r < count; ++r)
+    if (s.executable->resultInArena(r))
+      fresh[r] = Block(results[r]);
+  // Each result named as a state tensor is its new value. Its memory is a
+  // donated argument's (possibly another state tensor's, whose old value
+  // died with the step) or a block of its own: the state takes it over.
+  std::vector<Block> old = std::move(s.arguments);
+  s.arguments.clear();
+  s.arguments.resize(old.size());
+  std::vector<int> newValue(old.size(), -1);
+  for (size_t r = 0; r < count; ++r) {
+    int a = s.argumentNamed(program.signature.results[r].name);
+    if (a >= 0 && isState(values[a].role))
+      newValue[a] = static_cast<int>(r);
+  }
+  // First the memory each new value lies in is taken, then what is left
+  // stays with its argument: a state tensor no result updates, the inputs
+  // and scalars.
+  std::vector<bool> taken(old.size(), false);
+  for (size_t a = 0; a < old.size(); ++a) {
+    int r = newValue[a];
+    if (r < 0)
+      continue;
+    if (int donor = program.donors[r]; donor >= 0) {
+      s.arguments[a] = std::move(old[donor]);
+      taken[donor] = true;
+    } else {
+      s.arguments[a] = std::move(fresh[r]);
+    }
+  }
+  for (size_t a = 0; a < old.size(); ++a) {
+    if (newValue[a] >= 0)
+      continue;
+    if (taken[a]) {
+      // Its memory went to another state tensor's new value: an input
+      // donated this way must be set again.
+      s.arguments[a] = Block::of(s.argumentBytes(a));
+      s.inputSet[a] = false;
+    } else {
+      s.arguments[a] = std::move(old[a]);
+    }
+  }
+  for (size_t r = 0; r < count; ++r)
+    s.results[r] = std::move(fresh[r]);
+  s.ran = true;
+  ++step_;
+  return absl::OkStatus();
+}
+
+Status StepSession::output(const std::string &name, void *data, size_t bytes) const {
+  const Impl &s = *impl_;
+  int r = s.resultNamed(name);
+  int a = s.argumentNamed(name);
+  if (a >= 0 && isState(s.program.signature.arguments[a].role)) {
+    if (static_cast<int64_t>(bytes) != s.argumentBytes(a))
+      return absl::InvalidArgumentError(
+          absl::StrCat("state tensor '", name, "' is ",
+                       describe(s.program.signature.arguments[a]), ", ", s.argumentBytes(a),
+                       " bytes; got room for ", bytes));
+    std::memcpy(data, s.arguments[a].data, bytes);
+    return absl::OkStatus();
+  }
+  if (r < 0) {
+    std::vector<std::string> names;
+    for (const Program::Value &value : s.program.signature.results)
+      names.push_back(absl::StrCat("'", value.name, "' ", describe(value)));
+    return absl::NotFoundError(absl::StrCat("the step has no output '", name, "'; its outputs: ",
+                                            absl::StrJoin(names, ", ")));
+  }
+  if (!s.ran)
+    return absl::FailedPreconditionError(
+        absl::StrCat("output '", name, "' is computed by run(), which has not run yet"));
+  if (static_cast<int64_t>(bytes) != s.executable->resultBytes(r))
+    return absl::InvalidArgumentError(
+        absl::StrCat("output '", name, "' is ", describe(s.program.signature.results[r]), ", ",
+                     s.executable->resultBytes(r), " bytes; got room for ", bytes));
+  if (bytes > 0)
+    std::memcpy(data, s.results[r].data, bytes);
+  return absl::OkStatus();
+}
+
+Status StepSession::load(const std::string &path) {
+  Impl &s = *impl_;
+  StatusOr<std::string> bytes = readWholeFile(path, "load");
+  SINTER_RETURN_IF_ERROR(bytes.status());
+  StatusOr<Safetensors> file = parseSafetensors(std::move(*bytes));
+  if (!file.ok())
+    return absl::InvalidArgumentError(
+        absl::StrCat("load: ", path, ": ", std::string(file.status().message())));
+  // Everything is checked before anything is copied.
+  const auto &values = s.program.signature.arguments;
+  std::vector<const SafetensorsTensor *> found(values.size(), nullptr);
+  for (size_t a = 0; a < values.size(); ++a) {
+    if (!isState(values[a].role))
+      continue;
+    const SafetensorsTensor *tensor = file->find(values[a].name);
+    if (tensor == nullptr)
+      return absl::NotFoundError(absl::StrCat("load: ", path, " has no tensor '", values[a].name,
+                                              "', which the step needs (", describe(values[a]),
+                                              ")"));
+    if (tensor->dtype != fileDType(values[a].dtype) || tensor->shape != values[a].shape)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "load: ", path, ": tensor '", values[a].name, "' is ", tensor->dtype, "[",
+          absl::StrJoin(tensor->shape, ", "), "], the step's ", fileDType(values[a].dtype), "[",
+          absl::StrJoin(values[a].shape, ", "), "]"));
+    found[a] = tensor;
+  }
+  int64_t step = step_;
+  if (auto it = file->metadata.find("step"); it != file->metadata.end()) {
+    char *end = nullptr;
+    long long parsed = std::strtoll(it->second.c_str(), &end, 10);
+    if (it->second.empty() || *end != '\0' || parsed < 0)
+      return absl::InvalidArgumentError(
+          absl::StrCat("load: ", path, ": metadata \"step\" is \"", it->second, "\", not a count"));
+    step = parsed;
+  }
+  for (size_t a = 0; a < values.size(); ++a)
+    if (found[a] != nullptr) {
+      std::string_view data = file->data(*found[a]);
+      std::memcpy(s.arguments[a].data, data.data(), data.size());
+    }
+  step_ = step;
+  return absl::OkStatus();
+}
+
+Status StepSession::save(const std::string &path,
+                         const std::map<std::string, std::string> &metadata) {
+  const Impl &s = *impl_;
+  std::vector<SafetensorsWrite> tensors;
+  const auto &values = s.program.signature.arguments;
+  for (size_t a = 0; a < values.size(); ++a)
+    if (isState(values[a].role))
+      tensors.push_back(
+          {values[a].name, fileDType(values[a].dtype), values[a].shape,
+           std::string_view(static_cast<const char *>(s.arguments[a].data),
+                            static_cast<size_t>(s.argumentBytes(a)))});
+  std::map<std::string, std::string> withStep = metadata;
+  withStep["step"] = std::to_string(step_);
+  return writeSafetensors(path, tensors, withStep, "save");
+}
+
+} // namespace sinter::runtime
