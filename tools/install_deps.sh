@@ -23,7 +23,7 @@ PACKAGES=(
   zlib1g-dev
   # sinter-train: job files and safetensors headers (JSON), its command line,
   # and the loss curve it draws (PNG).
-  nlohmann-json3-dev libcli11-dev gnuplot-nox
+  nlohmann-json3-dev libssl-dev libcli11-dev gnuplot-nox
   # The outside oracle of the golden tests: PyTorch (CPU) for the system python3.
   python3-torch python3-numpy
   # Real data for the training example and tests (IDX files under

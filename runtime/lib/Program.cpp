@@ -3,6 +3,7 @@
 
 #include "sinter/runtime/Environment.h"
 
+#include "OpenMp.h"
 #include "Poison.h"
 #include "sinter/runtime/Allocator.h"
 #include "sinter/runtime/CoreShare.h"
@@ -169,7 +170,7 @@ std::string formatKernelProfile(const std::vector<KernelProfileRow> &rows, size_
   return text;
 }
 
-StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::load(Program program) {
+void prepareOpenMp() {
   // Note [OpenMP's idle threads]: between two kernels OpenMP's idle threads
   // spin 30,000 times (libgomp reckons 100,000 spins a millisecond), then
   // sleep. Sleeping at once (OMP_WAIT_POLICY=passive) made each parallel
@@ -189,6 +190,10 @@ StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::load(Program program) {
   };
   if (!set("OMP_WAIT_POLICY") && !set("GOMP_SPINCOUNT"))
     setenv("GOMP_SPINCOUNT", "30000", /*overwrite=*/1);
+}
+
+StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::load(Program program) {
+  prepareOpenMp();
   if (program.inArena.empty())
     program.inArena.assign(program.results.size(), false);
   SINTER_RETURN_IF_ERROR(validateProgram(program));

@@ -301,47 +301,85 @@ Status StepSession::output(const std::string &name, void *data, size_t bytes) co
   return absl::OkStatus();
 }
 
-Status StepSession::load(const std::string &path) {
+Status StepSession::load(const std::vector<std::string> &paths) {
   Impl &s = *impl_;
-  StatusOr<std::string> bytes = readWholeFile(path, "load");
-  SINTER_RETURN_IF_ERROR(bytes.status());
-  StatusOr<Safetensors> file = parseSafetensors(std::move(*bytes));
-  if (!file.ok())
-    return absl::InvalidArgumentError(
-        absl::StrCat("load: ", path, ": ", std::string(file.status().message())));
+  std::vector<Safetensors> files;
+  for (const std::string &path : paths) {
+    StatusOr<std::string> bytes = readWholeFile(path, "load");
+    SINTER_RETURN_IF_ERROR(bytes.status());
+    StatusOr<Safetensors> file = parseSafetensors(std::move(*bytes));
+    if (!file.ok())
+      return absl::InvalidArgumentError(
+          absl::StrCat("load: ", path, ": ", std::string(file.status().message())));
+    files.push_back(std::move(*file));
+  }
+  std::string where = absl::StrJoin(paths, " and ");
   // Everything is checked before anything is copied.
   const auto &values = s.program.signature.arguments;
-  std::vector<const SafetensorsTensor *> found(values.size(), nullptr);
+  std::vector<std::pair<const Safetensors *, const SafetensorsTensor *>> found(values.size());
   for (size_t a = 0; a < values.size(); ++a) {
     if (!isState(values[a].role))
       continue;
-    const SafetensorsTensor *tensor = file->find(values[a].name);
+    for (const Safetensors &file : files)
+      if (const SafetensorsTensor *tensor = file.find(values[a].name)) {
+        found[a] = {&file, tensor};
+        break;
+      }
+    const SafetensorsTensor *tensor = found[a].second;
     if (tensor == nullptr)
-      return absl::NotFoundError(absl::StrCat("load: ", path, " has no tensor '", values[a].name,
-                                              "', which the step needs (", describe(values[a]),
-                                              ")"));
+      return absl::NotFoundError(absl::StrCat("load: ", where, " has no tensor '",
+                                              values[a].name, "', which the step needs (",
+                                              describe(values[a]), ")"));
     if (tensor->dtype != fileDType(values[a].dtype) || tensor->shape != values[a].shape)
       return absl::InvalidArgumentError(absl::StrCat(
-          "load: ", path, ": tensor '", values[a].name, "' is ", tensor->dtype, "[",
+          "load: ", where, ": tensor '", values[a].name, "' is ", tensor->dtype, "[",
           absl::StrJoin(tensor->shape, ", "), "], the step's ", fileDType(values[a].dtype), "[",
           absl::StrJoin(values[a].shape, ", "), "]"));
-    found[a] = tensor;
   }
   int64_t step = step_;
-  if (auto it = file->metadata.find("step"); it != file->metadata.end()) {
+  for (const Safetensors &file : files) {
+    auto it = file.metadata.find("step");
+    if (it == file.metadata.end())
+      continue;
     char *end = nullptr;
     long long parsed = std::strtoll(it->second.c_str(), &end, 10);
     if (it->second.empty() || *end != '\0' || parsed < 0)
-      return absl::InvalidArgumentError(
-          absl::StrCat("load: ", path, ": metadata \"step\" is \"", it->second, "\", not a count"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "load: ", where, ": metadata \"step\" is \"", it->second, "\", not a count"));
     step = parsed;
+    break;
   }
   for (size_t a = 0; a < values.size(); ++a)
-    if (found[a] != nullptr) {
-      std::string_view data = file->data(*found[a]);
+    if (found[a].second != nullptr) {
+      std::string_view data = found[a].first->data(*found[a].second);
       std::memcpy(s.arguments[a].data, data.data(), data.size());
     }
   step_ = step;
+  return absl::OkStatus();
+}
+
+Status StepSession::copyStateFrom(const StepSession &other) {
+  Impl &s = *impl_;
+  const Impl &o = *other.impl_;
+  const auto &values = s.program.signature.arguments;
+  int copied = 0;
+  for (size_t a = 0; a < values.size(); ++a) {
+    if (!isState(values[a].role))
+      continue;
+    int from = o.argumentNamed(values[a].name);
+    if (from < 0 || !isState(o.program.signature.arguments[from].role))
+      continue;
+    const Program::Value &theirs = o.program.signature.arguments[from];
+    if (theirs.dtype != values[a].dtype || theirs.shape != values[a].shape)
+      return absl::InvalidArgumentError(absl::StrCat("state tensor '", values[a].name, "' is ",
+                                                     describe(values[a]), " here and ",
+                                                     describe(theirs), " in the other session"));
+    std::memcpy(s.arguments[a].data, o.arguments[from].data,
+                static_cast<size_t>(s.argumentBytes(a)));
+    ++copied;
+  }
+  if (copied == 0)
+    return absl::NotFoundError("the other session holds none of this session's state");
   return absl::OkStatus();
 }
 

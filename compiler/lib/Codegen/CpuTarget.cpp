@@ -49,7 +49,7 @@ public:
   StatusOr<BuiltKernels> build(const RenderedKernels &kernels) const override {
     CompiledLibrary library;
     std::string error;
-    if (!compileHostLibrary(kernels.source, library, error))
+    if (!compileHostLibrary(kernels.source, library, error, kernels.cpu))
       return absl::FailedPreconditionError(error);
     return BuiltKernels{library.path, library.cacheHit};
   }

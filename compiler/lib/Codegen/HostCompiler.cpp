@@ -203,15 +203,43 @@ std::string kernelCacheDir() {
   return std::string(home);
 }
 
-bool compileHostLibrary(const std::string &source, CompiledLibrary &library, std::string &error) {
+std::vector<std::pair<std::string, std::string>> kernelLibraryDependencies() {
+  // oneDNN's soname from the library linked ("libdnnl.so.2.6" -> libdnnl.so.2,
+  // Debian's libdnnl2); OpenBLAS's OpenMP build (found by the library's
+  // RUNPATH, Debian's fixed folder for it); OpenMP, libmvec, the C++ and C
+  // libraries.
+  std::string dnnl = llvm::sys::path::filename(SINTER_DNNL_LIBRARY).str();
+  size_t so = dnnl.find(".so.");
+  std::string major = so == std::string::npos ? "" : dnnl.substr(so + 4);
+  major = major.substr(0, major.find('.'));
+  return {{"libdnnl.so." + major, "libdnnl" + major},
+          {"libopenblas.so.0", "libopenblas0-openmp"},
+          {"libgomp.so.1", "libgomp1"},
+          {"libmvec.so.1", "libc6"},
+          {"libstdc++.so.6", "libstdc++6"},
+          {"libm.so.6", "libc6"}};
+}
+
+bool compileHostLibrary(const std::string &source, CompiledLibrary &library, std::string &error,
+                        const std::string &cpu) {
+  if (cpu != "native" && cpu != "x86-64" && cpu != "x86-64-v2" && cpu != "x86-64-v3" &&
+      cpu != "x86-64-v4") {
+    error = "the CPU to build kernels for is '" + cpu +
+            "', not one of native, x86-64, x86-64-v2, x86-64-v3, x86-64-v4";
+    return false;
+  }
   std::string compiler = compilerPath(error);
   if (compiler.empty())
     return false;
-  static const std::string cpu = hostCpu();
+  std::vector<std::string> flags = compileFlags();
+  for (std::string &flag : flags)
+    if (flag == "-march=native")
+      flag = "-march=" + cpu;
+  static const std::string host = hostCpu();
   std::string key = source + "\n" + compiler + "\n" + compilerVersion(compiler) + "\n" +
-                    includedHeaders() + "\n" + cpu +
+                    includedHeaders() + "\n" + host +
                     "\n" SINTER_DNNL_LIBRARY "\n" SINTER_OPENBLAS_LIBRARY;
-  for (const std::string &flag : compileFlags())
+  for (const std::string &flag : flags)
     key += flag;
   std::string hash = llvm::utohexstr(llvm::xxh3_64bits(key), /*LowerCase=*/true);
   std::string dir = kernelCacheDir();
@@ -245,7 +273,7 @@ bool compileHostLibrary(const std::string &source, CompiledLibrary &library, std
   }
   llvm::sys::Process::SafelyCloseFileDescriptor(outputFd);
   llvm::SmallVector<llvm::StringRef> args = {compiler};
-  for (const std::string &flag : compileFlags())
+  for (const std::string &flag : flags)
     args.push_back(flag);
   std::string include = "-I" + kernelsIncludeDir();
   // OpenBLAS's OpenMP build by path, and found there at load time too (the

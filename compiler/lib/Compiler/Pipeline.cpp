@@ -147,7 +147,8 @@ mlir::LogicalResult passRenderAndPlan(mlir::ModuleOp module, const codegen::Targ
 bool lowerAndPlan(const std::vector<std::vector<lazy::NodePtr>> &graphs,
                   std::vector<runtime::Program> &programs, CpuStep &step, std::string &error,
                   const DebugOptions &debug, bool buildKernels,
-                  const std::vector<std::vector<bool>> *donatable, int64_t memoryBudget) {
+                  const std::vector<std::vector<bool>> *donatable, int64_t memoryBudget,
+                  const std::string &cpu = "native") {
   const codegen::Target &target = codegen::cpuTarget();
   mlir::MLIRContext context;
   context.loadDialect<ir::SinterDialect, mlir::func::FuncDialect>();
@@ -250,6 +251,8 @@ bool lowerAndPlan(const std::vector<std::vector<lazy::NodePtr>> &graphs,
            planned.planReports[f++]);
   }
 
+  step.source = planned.kernels.source;
+  planned.kernels.cpu = cpu;
   start = Clock::now();
   if (buildKernels) {
     StatusOr<codegen::BuiltKernels> built = target.build(planned.kernels);
@@ -271,9 +274,9 @@ bool lowerAndPlan(const std::vector<std::vector<lazy::NodePtr>> &graphs,
 bool compileGraphsForCpu(const std::vector<std::vector<lazy::NodePtr>> &graphs,
                          std::vector<runtime::Program> &programs, CpuStep &step, std::string &error,
                          const DebugOptions &debug, const std::vector<std::vector<bool>> *donatable,
-                         int64_t memoryBudget) {
+                         int64_t memoryBudget, const std::string &cpu) {
   return lowerAndPlan(graphs, programs, step, error, debug, /*buildKernels=*/true, donatable,
-                      memoryBudget);
+                      memoryBudget, cpu);
 }
 
 bool planStepForCpu(const std::vector<lazy::NodePtr> &outputs, runtime::Program &program,

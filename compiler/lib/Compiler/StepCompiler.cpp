@@ -250,7 +250,7 @@ public:
     std::lock_guard<std::mutex> lock(mutex_);
     std::vector<const lazy::Node *> order = lazy::topological_order(outputs);
     std::vector<bool> mask = donationMask(order, donatable);
-    if (buildKernels || steps_.count(cacheKey(structure, mask, config.memory_budget))) {
+    if (buildKernels || steps_.count(cacheKey(structure, mask, config.memory_budget, config.cpu))) {
       const CompiledStep *compiled =
           compiledStep(outputs, order, structure, config, donatable, arguments, step, why);
       if (compiled == nullptr)
@@ -271,7 +271,7 @@ public:
 
   bool export_step(const std::vector<lazy::NodePtr> &outputs, const CompilerConfig &config,
                    const std::vector<const lazy::Node *> &donatable, runtime::Program &program,
-                   std::string &why) override {
+                   std::string &source, std::string &why) override {
     std::vector<const lazy::Node *> order = lazy::topological_order(outputs);
     why = unsupported(order);
     if (!why.empty())
@@ -280,9 +280,10 @@ public:
     std::vector<runtime::Program> programs;
     CpuStep build;
     if (!compileGraphsForCpu({outputs}, programs, build, why, debugOptions(config, "export"),
-                             &perGraph, config.memory_budget))
+                             &perGraph, config.memory_budget, config.cpu))
       return false;
     program = std::move(programs.front());
+    source = std::move(build.source);
     return true;
   }
 
@@ -303,7 +304,7 @@ public:
       if (order[k]->op == lazy::Op::Data)
         continue;
       ops[k] = oneOp(*order[k]);
-      signatures[k] = lazy::structural_hash({ops[k].node});
+      signatures[k] = withCpu(lazy::structural_hash({ops[k].node}), config.cpu);
       for (const lazy::Node *operand : ops[k].operands)
         ++uses[operand];
       if (!eager_.count(signatures[k]) &&
@@ -315,7 +316,8 @@ public:
     }
     if (!missing.empty()) {
       std::vector<std::unique_ptr<runtime::CpuExecutable>> executables = compileAll(
-          missing, debugOptions(config, "eager-" + std::to_string(eager_.size())), step, why);
+          missing, debugOptions(config, "eager-" + std::to_string(eager_.size())), step, why,
+          config.cpu);
       if (executables.empty())
         return false;
       for (size_t i = 0; i < missing.size(); ++i)
@@ -378,13 +380,14 @@ private:
     if (!argumentsOf(order, arguments, why))
       return nullptr;
     std::vector<bool> mask = donationMask(order, donatable);
-    uint64_t key = cacheKey(structure, mask, config.memory_budget);
+    uint64_t key = cacheKey(structure, mask, config.memory_budget, config.cpu);
     auto found = steps_.find(key);
     if (found == steps_.end()) {
       char tag[32];
       std::snprintf(tag, sizeof tag, "step-%016llx", static_cast<unsigned long long>(key));
       std::unique_ptr<runtime::CpuExecutable> executable =
-          compile({outputs}, debugOptions(config, tag), step, why, mask, config.memory_budget);
+          compile({outputs}, debugOptions(config, tag), step, why, mask, config.memory_budget,
+                  config.cpu);
       if (!executable)
         return nullptr;
       StepMemory memory = plannedMemory(executable->program(), arguments);
@@ -420,23 +423,34 @@ private:
   /// The executable cache's key: the graph's structure, which arguments
   /// are donated and the memory budget (a different program when either
   /// changes).
-  static uint64_t cacheKey(uint64_t structure, const std::vector<bool> &mask, int64_t budget) {
+  static uint64_t cacheKey(uint64_t structure, const std::vector<bool> &mask, int64_t budget,
+                           const std::string &cpu) {
     uint64_t key = structure;
     for (bool donated : mask)
       key = (key ^ (donated ? 0x9e3779b97f4a7c15ull : 0x632be59bd9b4e019ull)) * 0x100000001b3ull;
-    return (key ^ static_cast<uint64_t>(budget)) * 0x100000001b3ull;
+    return withCpu((key ^ static_cast<uint64_t>(budget)) * 0x100000001b3ull, cpu);
+  }
+
+  /// `key` made distinct per CPU the kernels are built for (nothing changes
+  /// for "native").
+  static uint64_t withCpu(uint64_t key, const std::string &cpu) {
+    if (cpu == "native")
+      return key;
+    for (char c : cpu)
+      key = (key ^ static_cast<uint8_t>(c)) * 0x100000001b3ull;
+    return key;
   }
 
   /// Compiles and loads one program per graph (one kernel library for all);
   /// empty on failure, with the reason in `why`.
   std::vector<std::unique_ptr<runtime::CpuExecutable>>
   compileAll(const std::vector<std::vector<lazy::NodePtr>> &graphs, const DebugOptions &debug,
-             StepMetrics &step, std::string &why,
+             StepMetrics &step, std::string &why, const std::string &cpu,
              const std::vector<std::vector<bool>> *donatable = nullptr, int64_t budget = 0) {
     CpuStep build;
     std::vector<runtime::Program> programs;
     std::string error;
-    if (!compileGraphsForCpu(graphs, programs, build, error, debug, donatable, budget)) {
+    if (!compileGraphsForCpu(graphs, programs, build, error, debug, donatable, budget, cpu)) {
       why = "compilation failed: " + error.substr(0, error.find('\n'));
       return {};
     }
@@ -455,10 +469,11 @@ private:
 
   std::unique_ptr<runtime::CpuExecutable>
   compile(const std::vector<lazy::NodePtr> &outputs, const DebugOptions &debug, StepMetrics &step,
-          std::string &why, const std::vector<bool> &donatable, int64_t budget) {
+          std::string &why, const std::vector<bool> &donatable, int64_t budget,
+          const std::string &cpu) {
     std::vector<std::vector<bool>> perGraph = {donatable};
     std::vector<std::unique_ptr<runtime::CpuExecutable>> one =
-        compileAll({outputs}, debug, step, why, &perGraph, budget);
+        compileAll({outputs}, debug, step, why, cpu, &perGraph, budget);
     return one.empty() ? nullptr : std::move(one.front());
   }
 

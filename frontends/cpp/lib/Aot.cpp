@@ -3,12 +3,21 @@
 
 #include "Format.h"
 #include "sinter/Compiler.h"
+#include "sinter/Version.h"
+#include "sinter/io/Safetensors.h"
+#include "sinter/runtime/Files.h"
+#include "sinter/runtime/ProgramFile.h"
 #include "sinter/Error.h"
 #include "sinter/Session.h"
 #include "sinter/lazy/Graph.h"
 
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
 #include <map>
 #include <set>
+
+#include <unistd.h>
 
 namespace sinter::aot {
 namespace {
@@ -57,23 +66,26 @@ runtime::Program StepExport::finish(const NamedTensors &outputs, Loc loc) {
     nodes.push_back(lazy::node_of(tensor));
     resultNames.push_back(name);
   }
+  // The state's new values are results; a state tensor the step leaves as
+  // it was is not (the session keeps it), nor is it donated.
   NamedTensors state = state_();
   SINTER_CHECK(state.size() == stateNames_.size(), loc,
                cat("aot::finish: the state holds ", state.size(), " tensors, at the start ",
                    stateNames_.size()));
+  std::set<const lazy::Node *> kept;
   for (const auto &[name, tensor] : state) {
     SINTER_CHECK(tensor.defined(), loc, cat("aot::finish: state tensor '", name, "' is undefined"));
-    nodes.push_back(lazy::node_of(tensor));
+    lazy::NodePtr node = lazy::node_of(tensor);
+    if (stateNames_.count(node.get())) {
+      kept.insert(node.get());
+      continue;
+    }
+    nodes.push_back(std::move(node));
     resultNames.push_back(name);
   }
-  // The old state dies with the step, unless the step returns it as it is
-  // (a state tensor no update changes).
-  std::set<const lazy::Node *> results;
-  for (const lazy::NodePtr &node : nodes)
-    results.insert(node.get());
   std::vector<const lazy::Node *> donatable;
   for (const auto &[node, name] : stateNames_)
-    if (!results.count(node))
+    if (!kept.count(node))
       donatable.push_back(node);
   std::shared_ptr<detail::StepCompiler> compiler = detail::step_compiler();
   SINTER_CHECK(compiler != nullptr, loc,
@@ -81,7 +93,7 @@ runtime::Program StepExport::finish(const NamedTensors &outputs, Loc loc) {
   runtime::Program program;
   std::string why;
   SINTER_CHECK(compiler->export_step(nodes, Session::current(loc).compiler(), donatable, program,
-                                     why),
+                                     source_, why),
                loc, cat("aot::finish: the step cannot be compiled: ", why));
   uint64_t streams = get_rng_state().stream - streamBefore_;
 
@@ -124,6 +136,171 @@ runtime::Program StepExport::finish(const NamedTensors &outputs, Loc loc) {
   Status valid = runtime::validateProgram(program);
   SINTER_CHECK(valid.ok(), loc, cat("aot::finish: ", std::string(valid.message())));
   return program;
+}
+
+namespace {
+
+using Json = nlohmann::json;
+
+Json valuesOf(const std::vector<runtime::Program::Value> &values, bool inputs) {
+  Json list = Json::array();
+  for (const runtime::Program::Value &value : values) {
+    if (inputs && value.role != runtime::Program::Role::BatchInput)
+      continue;
+    list.push_back({{"name", value.name}, {"dtype", value.dtype}, {"shape", value.shape}});
+  }
+  return list;
+}
+
+Json stateOf(const std::vector<runtime::Program::Value> &values) {
+  Json list = Json::array();
+  for (const runtime::Program::Value &value : values)
+    if (value.role == runtime::Program::Role::Parameter ||
+        value.role == runtime::Program::Role::OptimizerState)
+      list.push_back({{"name", value.name},
+                      {"role", runtime::nameOf(value.role)},
+                      {"dtype", value.dtype},
+                      {"shape", value.shape}});
+  return list;
+}
+
+Json memoryOf(const runtime::Program &program) {
+  runtime::Allocation allocation = runtime::allocationOf(program);
+  Json categories = Json::object();
+  for (const auto &category : program.report.peakCategories)
+    categories[category.name] = category.bytes;
+  return {{"arena_bytes", program.arenaBytes},
+          {"step_bytes", allocation.arena + allocation.results},
+          {"peak_by_category", categories}};
+}
+
+const char *scheduleKind(runtime::Schedule::Kind kind) {
+  switch (kind) {
+  case runtime::Schedule::Kind::LinearWarmup:
+    return "linear_warmup";
+  case runtime::Schedule::Kind::WarmupCosine:
+    return "warmup_cosine";
+  case runtime::Schedule::Kind::Constant:
+    break;
+  }
+  return "constant";
+}
+
+void writeFile(const std::string &path, std::string_view bytes, Loc loc) {
+  Status written = runtime::writeFileAtomically(path, {bytes}, "write_artifact");
+  SINTER_CHECK(written.ok(), loc, std::string(written.message()));
+}
+
+} // namespace
+
+void write_artifact(const std::string &dir, const ArtifactContents &contents, Loc loc) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  fs::path target = fs::path(dir).lexically_normal();
+  if (target.filename().empty())
+    target = target.parent_path();
+  SINTER_CHECK(!fs::exists(target, error) ||
+                   (fs::is_directory(target, error) && (fs::is_empty(target, error) ||
+                                                        fs::exists(target / "manifest.json"))),
+               loc,
+               cat("write_artifact: ", target.string(),
+                   " exists and is not an artifact; give another folder (its files are left as "
+                   "they are)"));
+  SINTER_CHECK(!contents.functions.empty(), loc, "write_artifact: no functions to write");
+  fs::path temporary = target;
+  temporary += cat(".tmp.", getpid());
+  fs::remove_all(temporary, error);
+  fs::create_directories(temporary / "kernels", error);
+  SINTER_CHECK(!error, loc,
+               cat("write_artifact: cannot create ", temporary.string(), ": ", error.message()));
+  std::map<std::string, std::string> files; // name -> bytes' SHA-256
+  auto add = [&](const std::string &name, std::string_view bytes) {
+    writeFile((temporary / name).string(), bytes, loc);
+    files[name] = runtime::sha256Hex(bytes);
+  };
+  Json functions = Json::object();
+  try {
+    for (const ArtifactFunction &function : contents.functions) {
+      runtime::Program program = function.program;
+      StatusOr<std::string> library = runtime::readWholeFile(program.library, "write_artifact");
+      SINTER_CHECK(library.ok(), loc, std::string(library.status().message()));
+      std::string kernels = cat("kernels/", function.name, ".so");
+      add(kernels, *library);
+      program.library = kernels;
+      std::string programFile = function.name + ".program.json";
+      add(programFile, runtime::writeProgram(program));
+      if (contents.keep_sources) {
+        fs::create_directories(temporary / "sources", error);
+        add(cat("sources/", function.name, ".cpp"), function.source);
+      }
+      Json donations = Json::object();
+      for (size_t r = 0; r < program.results.size(); ++r)
+        if (program.donors[r] >= 0)
+          donations[program.signature.results[r].name] =
+              program.signature.arguments[program.donors[r]].name;
+      functions[function.name] = {{"program", programFile},
+                                  {"inputs", valuesOf(program.signature.arguments, true)},
+                                  {"outputs", valuesOf(program.signature.results, false)},
+                                  {"state", stateOf(program.signature.arguments)},
+                                  {"donations", donations},
+                                  {"memory", memoryOf(program)}};
+    }
+    io::save_safetensors((temporary / "weights.safetensors").string(), contents.weights, {}, loc);
+    io::save_safetensors((temporary / "optimizer.safetensors").string(), contents.optimizer_state,
+                         {}, loc);
+    for (const char *state : {"weights.safetensors", "optimizer.safetensors"}) {
+      StatusOr<std::string> bytes =
+          runtime::readWholeFile((temporary / state).string(), "write_artifact");
+      SINTER_CHECK(bytes.ok(), loc, std::string(bytes.status().message()));
+      files[state] = runtime::sha256Hex(*bytes);
+    }
+    const runtime::ArtifactTarget &t = contents.target;
+    Json libraries = Json::array();
+    for (const runtime::SharedLibrary &library : contents.shared_libraries)
+      libraries.push_back({{"soname", library.soname}, {"package", library.package}});
+    const runtime::Schedule &schedule = contents.optimizer.schedule;
+    Json manifest = {
+        {"format", runtime::kArtifactFormat},
+        {"version", runtime::kArtifactFormatVersion},
+        {"sinter_version", kVersion},
+        {"target",
+         {{"kind", t.kind}, {"triple", t.triple}, {"cpu", t.cpu}, {"features", t.features}}},
+        {"cuda", {{"architectures", t.cudaArchitectures}, {"cubins", Json::object()}}},
+        {"shared_libraries", libraries},
+        {"functions", functions},
+        {"optimizer",
+         {{"kind", contents.optimizer.kind},
+          {"hyperparameters", contents.optimizer.hyperparameters},
+          {"schedule",
+           {{"kind", scheduleKind(schedule.kind)},
+            {"base_lr", schedule.baseLr},
+            {"warmup_steps", schedule.warmupSteps},
+            {"total_steps", schedule.totalSteps},
+            {"min_lr", schedule.minLr}}}}},
+        {"seed", contents.seed},
+        {"files", files}};
+    writeFile((temporary / "manifest.json").string(), manifest.dump(1) + "\n", loc);
+  } catch (...) {
+    fs::remove_all(temporary, error);
+    throw;
+  }
+  // The old artifact goes aside, the new one into place, the old one away.
+  fs::path old = target;
+  old += cat(".old.", getpid());
+  bool had = fs::exists(target, error);
+  if (had)
+    fs::rename(target, old, error);
+  if (!error)
+    fs::rename(temporary, target, error);
+  if (error) {
+    std::error_code ignored;
+    if (had && !fs::exists(target, ignored))
+      fs::rename(old, target, ignored);
+    fs::remove_all(temporary, ignored);
+  }
+  SINTER_CHECK(!error, loc,
+               cat("write_artifact: cannot put ", target.string(), " in place: ", error.message()));
+  fs::remove_all(old, error);
 }
 
 } // namespace sinter::aot

@@ -52,6 +52,12 @@ Session::Session(Settings settings, std::source_location where) : settings_(std:
   SINTER_CHECK(
       config.debug >= 0 && config.debug <= 4, where,
       cat("Settings::compiler.debug is ", config.debug, "; it must be a level from 0 to 4"));
+  SINTER_CHECK(config.cpu == "native" || config.cpu == "x86-64" || config.cpu == "x86-64-v2" ||
+                   config.cpu == "x86-64-v3" || config.cpu == "x86-64-v4",
+               where,
+               cat("Settings::compiler.cpu is '", config.cpu,
+                   "'; it must be native or an x86-64 level (x86-64, x86-64-v2, x86-64-v3, "
+                   "x86-64-v4)"));
   if (settings_.device.isCuda()) {
     // Why the device cannot be used: the driver's reason, else the backend.
     std::string why = "steps on a CUDA device need the CUDA backend, which this build does not "

@@ -9,7 +9,11 @@
 // file on the way in and out, and its Program through the file format.
 //
 //===----------------------------------------------------------------------===//
+#include "ZooArtifact.h"
+#include "ZooTask.h"
 #include "sinter/Compiler/StepCompiler.h"
+#include "sinter/runtime/Artifact.h"
+#include "sinter/runtime/Files.h"
 #include "sinter/runtime/ProgramFile.h"
 #include "sinter/runtime/StepSession.h"
 #include "sinter/sinter.h"
@@ -21,6 +25,8 @@
 #include <filesystem>
 #include <functional>
 
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace {
@@ -231,6 +237,214 @@ TEST(Aot, ATensorNamedNowhereIsRefusedAtItsLine) {
     EXPECT_NE(std::string(e.what()).find("input tensor 'input' is pending"), std::string::npos)
         << e.what();
   }
+}
+
+/// Every file under `dir` and its bytes.
+std::map<std::string, std::string> filesUnder(const std::string &dir) {
+  std::map<std::string, std::string> files;
+  for (const auto &entry : std::filesystem::recursive_directory_iterator(dir))
+    if (entry.is_regular_file()) {
+      absl::StatusOr<std::string> bytes = runtime::readWholeFile(entry.path().string(), "test");
+      files[std::filesystem::relative(entry.path(), dir).string()] = bytes.ok() ? *bytes : "?";
+    }
+  return files;
+}
+
+/// Runs `argv` in `cwd` with exactly `env`; its exit status (-1 when it ran
+/// past 300 s and was killed).
+int runIn(const std::string &cwd, const std::vector<std::string> &argv,
+          const std::vector<std::string> &env) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (chdir(cwd.c_str()) != 0)
+      _exit(126);
+    std::vector<char *> args, vars;
+    for (const std::string &a : argv)
+      args.push_back(const_cast<char *>(a.c_str()));
+    args.push_back(nullptr);
+    for (const std::string &v : env)
+      vars.push_back(const_cast<char *>(v.c_str()));
+    vars.push_back(nullptr);
+    execve(args[0], args.data(), vars.data());
+    _exit(127);
+  }
+  for (int tick = 0; tick < 3000; ++tick) {
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) == pid)
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    usleep(100 * 1000);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  return -1;
+}
+
+/// The NEEDED entries of the shared object or program at `path`.
+std::string neededOf(const std::string &path) {
+  std::string text;
+  FILE *pipe = popen(("readelf -d '" + path + "' 2>&1").c_str(), "r");
+  if (pipe == nullptr)
+    return text;
+  char line[512];
+  while (std::fgets(line, sizeof line, pipe) != nullptr)
+    if (std::strstr(line, "NEEDED") != nullptr || std::strstr(line, "PATH") != nullptr)
+      text += line;
+  pclose(pipe);
+  return text;
+}
+
+TEST(AotArtifact, TrainsInAProcessWithNoCompilerAsTheJustInTimePathToTheBit) {
+  // The Done-when of ahead-of-time compilation: an mlp artifact built for
+  // x86-64-v3 and trained for 50 steps through the C API in a process with
+  // no compiler on its PATH, no CXX, an empty HOME and no kernel cache gives
+  // the losses, the state and predict's logits of the just-in-time path
+  // from the same weights at the same CPU level; it writes nothing but what
+  // it was asked to, and neither it nor libsinter_runtime links MLIR, LLVM
+  // or the compiler.
+  constexpr int kSteps = 50;
+  const std::string root = scratchPath("artifact");
+  std::filesystem::remove_all(root);
+  std::filesystem::create_directories(root + "/home");
+  std::filesystem::create_directories(root + "/work");
+  tools::ZooArtifactOptions options;
+  options.model = "mlp";
+  options.batch = 32;
+  options.learning_rate = 2e-3;
+  options.weight_decay = 0.01;
+  options.cpu = "x86-64-v3";
+  options.seed = 9;
+  options.schedule = {.kind = runtime::Schedule::Kind::WarmupCosine,
+                      .warmupSteps = 5,
+                      .totalSteps = kSteps,
+                      .minLr = 1e-4};
+  const std::string dir = root + "/mlp.sinter";
+  aot::write_artifact(dir, tools::zooArtifact(options));
+  auto artifact = runtime::Artifact::open(dir);
+  ASSERT_TRUE(artifact.ok()) << artifact.status();
+  std::vector<std::string> inputOrder;
+  for (const auto &value : (*artifact)->function("train_step")->signature.arguments)
+    if (value.role == runtime::Program::Role::BatchInput)
+      inputOrder.push_back(value.name);
+  ASSERT_EQ(inputOrder.size(), 2u);
+
+  // The just-in-time path: the same model and weights (the same seed), AdamW
+  // from no state, the same schedule, kernels for the same CPU level.
+  compiler::install();
+  Session::Use use({.compiler = {.enabled = true, .allow_fallback = false, .cpu = "x86-64-v3"}});
+  tools::ZooTask task = tools::makeZooTask("mlp", 32, 64, 9);
+  optim::AdamW adamw(task.model->parameters(), {.lr = 2e-3, .weight_decay = 0.01});
+  optim::WarmupCosine schedule(adamw, 5, kSteps, 1e-4);
+  manual_seed(100);
+  std::string batches;
+  std::vector<float> losses;
+  Tensor first;
+  for (int k = 0; k < kSteps; ++k) {
+    Tensor x = randn({32, 784});
+    std::vector<int64_t> labels;
+    for (int i = 0; i < 32; ++i)
+      labels.push_back((k * 13 + i * 7) % 10);
+    Tensor y = from_vector<int64_t>(labels, {32});
+    mark_step();
+    if (k == 0)
+      first = x;
+    for (const std::string &name : inputOrder) {
+      if (name == "input") {
+        std::vector<float> v = x.to_vector<float>();
+        batches.append(reinterpret_cast<const char *>(v.data()), v.size() * sizeof(float));
+      } else {
+        batches.append(reinterpret_cast<const char *>(labels.data()),
+                       labels.size() * sizeof(int64_t));
+      }
+    }
+    adamw.zero_grad();
+    Tensor loss = F::cross_entropy((*task.model)(x), y);
+    loss.backward();
+    adamw.step();
+    schedule.step();
+    mark_step();
+    losses.push_back(loss.to_vector<float>()[0]);
+  }
+  std::vector<float> logits;
+  {
+    task.model->eval();
+    NoGradGuard noGrad;
+    Tensor out = (*task.model)(first);
+    mark_step();
+    logits = out.to_vector<float>();
+    task.model->train();
+  }
+  aot::NamedTensors state;
+  for (auto &[name, p] : task.model->named_parameters())
+    state.emplace_back("model." + name, p);
+  for (auto &[name, t] : adamw.state_dict())
+    if (!name.ends_with(".step"))
+      state.emplace_back("optimizer." + name, t);
+  std::map<std::string, std::vector<uint8_t>> jitState = bytesOf(state);
+  ASSERT_TRUE(runtime::writeFileAtomically(root + "/batches.bin", {batches}, "test").ok());
+
+  std::map<std::string, std::string> artifactBefore = filesUnder(dir);
+  int status = runIn(root + "/work",
+                     {AOT_TRAIN_ARTIFACT, dir, root + "/batches.bin", std::to_string(kSteps),
+                      root + "/work/losses.bin", root + "/work/checkpoint.safetensors"},
+                     {"PATH=" + root + "/no-such-bin", "HOME=" + root + "/home", "LANG=C",
+                      "SINTER_ADAPTIVE_THREADS=0"});
+  ASSERT_EQ(status, 0) << "the consumer failed (its stderr is above)";
+
+  absl::StatusOr<std::string> written = runtime::readWholeFile(root + "/work/losses.bin", "test");
+  ASSERT_TRUE(written.ok());
+  ASSERT_EQ(written->size(), (kSteps + logits.size()) * sizeof(float));
+  for (int k = 0; k < kSteps; ++k) {
+    float got;
+    std::memcpy(&got, written->data() + k * sizeof(float), sizeof got);
+    EXPECT_EQ(std::bit_cast<uint32_t>(got), std::bit_cast<uint32_t>(losses[k]))
+        << "step " << k << ": artifact " << got << ", just in time " << losses[k];
+  }
+  EXPECT_EQ(std::memcmp(written->data() + kSteps * sizeof(float), logits.data(),
+                        logits.size() * sizeof(float)),
+            0)
+      << "predict's logits differ";
+  io::SafetensorsFile saved = io::load_safetensors(root + "/work/checkpoint.safetensors");
+  EXPECT_EQ(saved.metadata.at("step"), std::to_string(kSteps));
+  EXPECT_EQ(bytesOf(saved.tensors), jitState);
+
+  // Nothing written but what it was asked to write.
+  EXPECT_TRUE(std::filesystem::is_empty(root + "/home"));
+  std::set<std::string> made;
+  for (const auto &entry : std::filesystem::directory_iterator(root + "/work"))
+    made.insert(entry.path().filename().string());
+  EXPECT_EQ(made, (std::set<std::string>{"checkpoint.safetensors", "losses.bin"}));
+  EXPECT_EQ(filesUnder(dir), artifactBefore);
+  // No MLIR, LLVM or compiler library, in the consumer or the runtime; the
+  // kernels' shared libraries by soname.
+  EXPECT_NE(neededOf(AOT_TRAIN_ARTIFACT).find("[libsinter_runtime.so]"), std::string::npos)
+      << neededOf(AOT_TRAIN_ARTIFACT);
+  for (const std::string binary : {AOT_TRAIN_ARTIFACT, SINTER_RUNTIME}) {
+    std::string needed = neededOf(binary);
+    for (const char *banned : {"MLIR", "LLVM", "sinter_compiler", "libsinter.so", "sinter_graph"})
+      EXPECT_EQ(needed.find(banned), std::string::npos)
+          << binary << " needs " << banned << ": " << needed;
+  }
+  // Every shared library the kernels need is in the manifest, by soname
+  // (with its package), and nothing is found through this machine's paths
+  // but Debian's own folder for OpenBLAS's OpenMP build.
+  for (const char *function : {"train_step", "predict"}) {
+    std::string kernels = neededOf(dir + "/kernels/" + function + ".so");
+    for (size_t at = kernels.find("Shared library: ["); at != std::string::npos;
+         at = kernels.find("Shared library: [", at + 1)) {
+      size_t begin = at + 17, end = kernels.find(']', begin);
+      std::string soname = kernels.substr(begin, end - begin);
+      bool listed = false;
+      for (const auto &library : (*artifact)->sharedLibraries())
+        listed = listed || library.soname == soname;
+      EXPECT_TRUE(listed) << function << " needs " << soname << ", which the manifest omits";
+    }
+    size_t runpath = kernels.find("runpath: [");
+    if (runpath != std::string::npos) {
+      EXPECT_EQ(kernels.substr(runpath + 10, kernels.find(']', runpath) - runpath - 10),
+                "/usr/lib/x86_64-linux-gnu/openblas-openmp");
+    }
+  }
+  std::filesystem::remove_all(root);
 }
 
 } // namespace

@@ -10,6 +10,8 @@
 #define SINTER_CODEGEN_HOSTCOMPILER_H
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace sinter::codegen {
 
@@ -20,7 +22,16 @@ struct CompiledLibrary {
 
 /// Compiles `source` into a shared library (or finds it in the cache).
 /// Returns false with the compiler's messages in `error` on failure.
-bool compileHostLibrary(const std::string &source, CompiledLibrary &library, std::string &error);
+/// The shared libraries a kernel library links (their sonames, as its
+/// NEEDED entries name them) and the Debian packages that install them:
+/// what a machine that runs an artifact's kernels must have.
+std::vector<std::pair<std::string, std::string>> kernelLibraryDependencies();
+
+/// `cpu` is what the kernels are built for: "native" (-march=native, this
+/// machine) or an x86-64 level ("x86-64-v3", for another machine of that
+/// level: an artifact's); anything else is refused.
+bool compileHostLibrary(const std::string &source, CompiledLibrary &library, std::string &error,
+                        const std::string &cpu = "native");
 
 /// The kernel cache directory in use: setKernelCacheDir's folder, else
 /// SINTER_CACHE_DIR's, else ~/.cache/sinter; with /kernels appended.

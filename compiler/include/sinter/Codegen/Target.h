@@ -52,6 +52,9 @@ struct RenderedKernels {
   /// it which results may be written over which inputs), none for a
   /// library op: each fusion is planned once per compile.
   std::vector<std::optional<KernelPlan>> plans;
+  /// The CPU the kernels are built for (-march): "native" (this machine,
+  /// the default) or an x86-64 level ("x86-64-v3"): an artifact's.
+  std::string cpu = "native";
 };
 
 /// An op that runs as a library call of the Program rather than as a

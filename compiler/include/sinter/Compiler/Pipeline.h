@@ -31,6 +31,7 @@ struct CpuStep {
   std::string library;      // the compiled kernel library
   bool cacheHit = false;    // the library came from the disk cache
   runtime::Program program; // the launches, ready for runtime::CpuExecutable
+  std::string source;       // the kernels' C++ source
   CompileSeconds times;     // by phase
 };
 
@@ -48,11 +49,12 @@ bool compileStepForCpu(const std::vector<lazy::NodePtr> &outputs, CpuStep &step,
 /// `donatable`, when given, says per graph and per argument whether the
 /// argument's memory may be written over by a result (Note [Donation]).
 /// `memoryBudget`: see sinter::passes::PipelineOptions.
+/// `cpu`: what the kernels are built for (RenderedKernels::cpu).
 bool compileGraphsForCpu(const std::vector<std::vector<lazy::NodePtr>> &graphs,
                          std::vector<runtime::Program> &programs, CpuStep &step, std::string &error,
                          const DebugOptions &debug = {},
                          const std::vector<std::vector<bool>> *donatable = nullptr,
-                         int64_t memoryBudget = 0);
+                         int64_t memoryBudget = 0, const std::string &cpu = "native");
 
 /// The program of one step and its memory plan, without building its kernels
 /// (no host compiler): what planning a batch size needs. The program's

@@ -12,8 +12,10 @@
 // "random_key.<j>" with their stream across steps (Note [Random keys across
 // steps]). Anything else the step reads (a tensor made outside it and named
 // nowhere) is refused at the line that made it. The Program's results are
-// the named outputs, then the state's new values under the state's names;
-// the old state is donated, so updates are written in place.
+// the named outputs, then the new value of each state tensor the step
+// changed, under the state's name; the old values are donated, so updates
+// are written in place. A state tensor the step leaves as it is (a frozen
+// weight; every one in a prediction) is not returned.
 //
 //   aot::StepExport exported(state, {{"input", x}, {"target", y}}, step);
 //   Tensor loss = F::cross_entropy(model(x), y);   // record as usual
@@ -26,6 +28,7 @@
 
 #include "sinter/Tensor.h"
 #include "sinter/lazy/Node.h"
+#include "sinter/runtime/Artifact.h"
 #include "sinter/runtime/Program.h"
 
 #include <cstdint>
@@ -57,8 +60,11 @@ public:
   /// sinter::Error when a tensor the step reads is named nowhere, when names
   /// repeat, or when the step cannot be compiled (with the reason).
   runtime::Program finish(const NamedTensors &outputs, Loc loc = Loc::current());
+  /// The C++ source of the kernels finish() built.
+  const std::string &source() const { return source_; }
 
 private:
+  std::string source_;
   std::function<NamedTensors()> state_;
   NamedTensors inputs_;
   int64_t step_;
@@ -67,6 +73,36 @@ private:
   std::vector<lazy::NodePtr> held_; // keeps those nodes alive
   uint64_t streamBefore_;
 };
+
+/// One function of an artifact: its name ("train_step", "predict"), its
+/// Program (library: the built kernel library's path) and kernels' source.
+struct ArtifactFunction {
+  std::string name;
+  runtime::Program program;
+  std::string source;
+};
+
+/// What an artifact holds (Note [Artifacts] in sinter/runtime/Artifact.h).
+struct ArtifactContents {
+  std::vector<ArtifactFunction> functions;
+  /// The parameters ("model.*") and the optimizer state ("optimizer.*").
+  NamedTensors weights, optimizer_state;
+  runtime::ArtifactTarget target;
+  std::vector<runtime::SharedLibrary> shared_libraries;
+  runtime::ArtifactOptimizer optimizer;
+  uint64_t seed = 0;
+  /// Write the kernels' source under sources/ (never compiled at load).
+  bool keep_sources = false;
+};
+
+/// Writes `contents` as the artifact `dir` (NAME.sinter/): each function's
+/// Program and kernel library, the weights and optimizer state, the
+/// manifest with a SHA-256 per file. The folder is written beside and
+/// renamed into place, so a reader never sees half of it; an existing
+/// artifact there is replaced, anything else refused (the user's files are
+/// left as they are). Throws sinter::Error naming the problem.
+void write_artifact(const std::string &dir, const ArtifactContents &contents,
+                    Loc loc = Loc::current());
 
 } // namespace sinter::aot
 

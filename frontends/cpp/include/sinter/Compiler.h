@@ -73,6 +73,12 @@ struct CompilerConfig {
   /// sinter-train jobs run with it false unless they allow fallbacks.
   /// SINTER_ALLOW_FALLBACK=0 sets it false at startup.
   bool allow_fallback = true;
+  /// What compiled kernels are built for: "native" (this machine's CPU, the
+  /// fastest) or an x86-64 level ("x86-64-v3"), as an artifact for other
+  /// machines is (sinter-compile --cpu); the same level gives the same
+  /// kernels, so an artifact's numbers can be compared with a step compiled
+  /// here.
+  std::string cpu = "native";
   /// SINTER_CHECK_NUMERICS (1, or 2 for infinities too): every kernel's
   /// f32 results are read as it writes them, in compiled and eager mode,
   /// and the first NaN stops the step: mark_step() (or the read) throws
@@ -108,7 +114,8 @@ public:
   /// program to be run elsewhere (sinter/Aot.h): not cached, not run.
   virtual bool export_step(const std::vector<lazy::NodePtr> &outputs, const CompilerConfig &config,
                            const std::vector<const lazy::Node *> &donatable,
-                           runtime::Program &program, std::string &why) = 0;
+                           runtime::Program &program, std::string &source,
+                           std::string &why) = 0;
   /// The same, op by op (eager mode).
   virtual bool run_eager(const std::vector<lazy::NodePtr> &outputs, const CompilerConfig &config,
                          std::vector<std::shared_ptr<const lazy::Value>> &values, StepMetrics &step,

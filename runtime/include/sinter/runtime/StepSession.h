@@ -29,6 +29,7 @@
 
 #include <cstdint>
 #include <map>
+#include <vector>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -68,7 +69,15 @@ public:
   /// Refused, leaving the state as it was: a tensor the step needs that the
   /// file lacks, or holds with another shape or dtype (both named). Other
   /// tensors of the file are ignored.
-  Status load(const std::string &path);
+  Status load(const std::string &path) { return load(std::vector<std::string>{path}); }
+  /// The same from several files (an artifact's weights and optimizer
+  /// state): each state tensor from the first file that holds it.
+  Status load(const std::vector<std::string> &paths);
+  /// Copies every state tensor this session has a namesake of (same dtype
+  /// and shape) in `other`'s state: a prediction takes a training
+  /// session's parameters without a file in between. Refused when there is
+  /// none.
+  Status copyStateFrom(const StepSession &other);
   /// Saves every state tensor to `path` atomically, with the step count in
   /// the metadata ("step") and `metadata`.
   Status save(const std::string &path, const std::map<std::string, std::string> &metadata = {});

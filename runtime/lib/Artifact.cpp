@@ -1,0 +1,321 @@
+//===- Artifact.cpp - an artifact's manifest, files and machine, checked --===//
+#include "sinter/runtime/Artifact.h"
+
+#include "JsonReader.h"
+#include "OpenMp.h"
+#include "sinter/runtime/Files.h"
+#include "sinter/runtime/ProgramFile.h"
+
+#include "absl/strings/str_join.h"
+
+#include <openssl/evp.h>
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace sinter::runtime {
+
+std::string sha256Hex(std::string_view bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr);
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string hex;
+  for (unsigned int i = 0; i < length; ++i) {
+    hex += kDigits[digest[i] >> 4];
+    hex += kDigits[digest[i] & 15];
+  }
+  return hex;
+}
+
+std::vector<std::string> cpuFeatures() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("flags", 0) == 0) {
+      std::vector<std::string> flags;
+      std::istringstream words(line.substr(line.find(':') + 1));
+      for (std::string word; words >> word;)
+        flags.push_back(word);
+      std::sort(flags.begin(), flags.end());
+      return flags;
+    }
+  return {};
+}
+
+std::vector<std::string> cpuLevelFeatures(const std::string &level) {
+  // The x86-64 psABI's levels, as /proc/cpuinfo names their features.
+  std::vector<std::string> v2 = {"cx16", "lahf_lm", "popcnt", "sse4_1", "sse4_2", "ssse3"};
+  std::vector<std::string> v3 = {"avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "abm", "movbe",
+                                 "xsave"};
+  std::vector<std::string> v4 = {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"};
+  std::vector<std::string> features;
+  if (level == "x86-64-v2" || level == "x86-64-v3" || level == "x86-64-v4")
+    features = v2;
+  if (level == "x86-64-v3" || level == "x86-64-v4")
+    features.insert(features.end(), v3.begin(), v3.end());
+  if (level == "x86-64-v4")
+    features.insert(features.end(), v4.begin(), v4.end());
+  std::sort(features.begin(), features.end());
+  return features;
+}
+
+std::vector<std::string> cpuTargetFeatures(const std::string &cpu) {
+  if (cpu != "native")
+    return cpuLevelFeatures(cpu);
+  // The extensions a compiler targets, of this CPU's flags (the rest, such
+  // as "hypervisor", say nothing about the code).
+  static const char *const kExtensions[] = {
+      "abm",        "adx",         "aes",        "amx_bf16",   "amx_int8",   "amx_tile",
+      "avx",        "avx2",        "avx512_bf16", "avx512_fp16", "avx512_vnni", "avx512bw",
+      "avx512cd",   "avx512dq",    "avx512f",    "avx512ifma", "avx512vbmi", "avx512_vbmi2",
+      "avx512_bitalg", "avx512_vpopcntdq", "avx512vl", "avx_vnni", "bmi1", "bmi2", "cx16",
+      "f16c",       "fma",         "gfni",       "lahf_lm",    "movbe",      "pclmulqdq",
+      "popcnt",     "rdrand",      "rdseed",     "sha_ni",     "sse4_1",     "sse4_2",
+      "ssse3",      "vaes",        "vpclmulqdq", "xsave"};
+  std::vector<std::string> have = cpuFeatures(), features;
+  for (const char *extension : kExtensions)
+    if (std::binary_search(have.begin(), have.end(), std::string(extension)))
+      features.push_back(extension);
+  std::sort(features.begin(), features.end());
+  return features;
+}
+
+namespace {
+
+Status refuse(const std::string &dir, const std::string &what) {
+  return absl::FailedPreconditionError(absl::StrCat(dir, ": ", what));
+}
+
+/// The x86-64 levels this CPU has, highest first.
+std::string bestLevel(const std::vector<std::string> &have) {
+  for (const char *level : {"x86-64-v4", "x86-64-v3", "x86-64-v2"}) {
+    std::vector<std::string> need = cpuLevelFeatures(level);
+    if (std::includes(have.begin(), have.end(), need.begin(), need.end()))
+      return level;
+  }
+  return "x86-64";
+}
+
+Status readTarget(Reader &reader, const Json &manifest, ArtifactTarget &target) {
+  const Json *json = reader.field(manifest, "", "target");
+  if (json == nullptr)
+    return reader.status();
+  target.kind = reader.string(*json, "target", "kind");
+  target.triple = reader.string(*json, "target", "triple");
+  target.cpu = reader.string(*json, "target", "cpu");
+  if (const Json *features = reader.array(*json, "target", "features"))
+    for (size_t i = 0; i < features->size() && !reader.failed(); ++i) {
+      if (!(*features)[i].is_string())
+        reader.fail(Reader::index("target.features", i), "expected a string");
+      else
+        target.features.push_back((*features)[i].get<std::string>());
+    }
+  if (const Json *cuda = reader.field(manifest, "", "cuda"))
+    if (const Json *archs = reader.array(*cuda, "cuda", "architectures"))
+      for (size_t i = 0; i < archs->size() && !reader.failed(); ++i) {
+        if (!(*archs)[i].is_string())
+          reader.fail(Reader::index("cuda.architectures", i), "expected a string");
+        else
+          target.cudaArchitectures.push_back((*archs)[i].get<std::string>());
+      }
+  if (!reader.failed() && target.kind != "cpu" && target.kind != "cuda")
+    reader.fail("target.kind", absl::StrCat("\"", target.kind, "\" is not cpu or cuda"));
+  return reader.status();
+}
+
+Status readOptimizer(Reader &reader, const Json &manifest, ArtifactOptimizer &optimizer) {
+  const Json *json = reader.field(manifest, "", "optimizer");
+  if (json == nullptr)
+    return reader.status();
+  optimizer.kind = reader.string(*json, "optimizer", "kind");
+  if (const Json *hyper = reader.field(*json, "optimizer", "hyperparameters")) {
+    if (!hyper->is_object())
+      reader.fail("optimizer.hyperparameters", "expected an object");
+    else
+      for (const auto &[key, value] : hyper->items())
+        optimizer.hyperparameters[key] = reader.number(*hyper, "optimizer.hyperparameters",
+                                                       key.c_str());
+  }
+  if (const Json *schedule = reader.field(*json, "optimizer", "schedule")) {
+    constexpr const char *kKinds[] = {"constant", "linear_warmup", "warmup_cosine"};
+    int kind = reader.oneOf(*schedule, "optimizer.schedule", "kind", kKinds);
+    Schedule &s = optimizer.schedule;
+    s.kind = static_cast<Schedule::Kind>(kind < 0 ? 0 : kind);
+    s.baseLr = reader.number(*schedule, "optimizer.schedule", "base_lr");
+    s.warmupSteps = reader.integer(*schedule, "optimizer.schedule", "warmup_steps", 0,
+                                   std::numeric_limits<int64_t>::max());
+    s.totalSteps = reader.integer(*schedule, "optimizer.schedule", "total_steps", 0,
+                                  std::numeric_limits<int64_t>::max());
+    s.minLr = reader.number(*schedule, "optimizer.schedule", "min_lr");
+    if (!reader.failed() && s.kind == Schedule::Kind::WarmupCosine &&
+        s.totalSteps <= s.warmupSteps)
+      reader.fail("optimizer.schedule", "total_steps must be above warmup_steps");
+    if (!reader.failed() && s.kind == Schedule::Kind::LinearWarmup && s.warmupSteps == 0)
+      reader.fail("optimizer.schedule", "a linear warmup needs warmup_steps above 0");
+  }
+  return reader.status();
+}
+
+/// Loads the kernel library at `path` as CpuExecutable::load will (after
+/// its checksum): a shared library it needs that is not installed is named
+/// with its Debian package.
+Status checkLibraryLoads(const std::string &dir, const std::string &path,
+                         const std::vector<SharedLibrary> &libraries) {
+  prepareOpenMp();
+  void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  if (handle != nullptr)
+    return absl::OkStatus();
+  const char *why = dlerror();
+  std::string message = why != nullptr ? why : "unknown reason";
+  for (const SharedLibrary &library : libraries)
+    if (message.find(library.soname) != std::string::npos)
+      return refuse(dir, absl::StrCat("its kernels need ", library.soname,
+                                      ", which is not installed: apt install ", library.package));
+  return refuse(dir, absl::StrCat("its kernels do not load: ", message));
+}
+
+} // namespace
+
+StatusOr<std::unique_ptr<Artifact>> Artifact::open(const std::string &path) {
+  std::error_code error;
+  std::filesystem::path absolute = std::filesystem::absolute(path, error);
+  std::string dir = error ? path : absolute.lexically_normal().string();
+  while (dir.size() > 1 && dir.back() == '/')
+    dir.pop_back();
+  if (!std::filesystem::is_directory(dir, error))
+    return absl::NotFoundError(
+        absl::StrCat(dir, " is not an artifact: no such folder (sinter-compile writes one)"));
+  std::string manifestPath = dir + "/manifest.json";
+  StatusOr<std::string> text = readWholeFile(manifestPath, "artifact");
+  if (!text.ok())
+    return absl::NotFoundError(absl::StrCat(
+        dir, " is not an artifact: it has no manifest.json (sinter-compile writes one)"));
+  Json manifest;
+  try {
+    manifest = Json::parse(*text);
+  } catch (const Json::exception &parse) {
+    std::string what = parse.what();
+    size_t start = what.find("] ");
+    return absl::InvalidArgumentError(
+        absl::StrCat(manifestPath, ": not a JSON document (",
+                     start == std::string::npos ? what : what.substr(start + 2), ")"));
+  }
+  if (!manifest.is_object() || !manifest.contains("format") || manifest["format"] != kArtifactFormat)
+    return absl::InvalidArgumentError(
+        absl::StrCat(manifestPath, ": not a Sinter artifact's manifest (its \"format\" is ",
+                     manifest.is_object() && manifest.contains("format")
+                         ? manifest["format"].dump()
+                         : std::string("missing"),
+                     ", expected \"", kArtifactFormat, "\")"));
+  Reader reader(manifestPath);
+  int64_t version = reader.integer(manifest, "", "version", 1, std::numeric_limits<int>::max());
+  SINTER_RETURN_IF_ERROR(reader.status());
+  if (version > kArtifactFormatVersion)
+    return absl::FailedPreconditionError(absl::StrCat(
+        manifestPath, ": format version ", version, " is newer than this Sinter reads (",
+        kArtifactFormatVersion, "): load it with a newer libsinter_runtime, or compile the "
+        "model again with this Sinter's sinter-compile"));
+
+  auto artifact = std::unique_ptr<Artifact>(new Artifact());
+  artifact->dir_ = dir;
+  SINTER_RETURN_IF_ERROR(readTarget(reader, manifest, artifact->target_));
+  SINTER_RETURN_IF_ERROR(readOptimizer(reader, manifest, artifact->optimizer_));
+  const Json *seed = reader.field(manifest, "", "seed");
+  if (seed != nullptr && !seed->is_number_unsigned())
+    reader.fail("seed", "expected an integer of 0 to 2^64-1");
+  else if (seed != nullptr)
+    artifact->seed_ = seed->get<uint64_t>();
+  if (const Json *libraries = reader.array(manifest, "", "shared_libraries"))
+    for (size_t i = 0; i < libraries->size() && !reader.failed(); ++i) {
+      std::string at = Reader::index("shared_libraries", i);
+      artifact->libraries_.push_back({reader.string((*libraries)[i], at, "soname"),
+                                      reader.string((*libraries)[i], at, "package")});
+    }
+  // Every file, by its SHA-256; nothing outside the folder.
+  std::map<std::string, std::string> hashes;
+  if (const Json *files = reader.field(manifest, "", "files")) {
+    if (!files->is_object())
+      reader.fail("files", "expected an object of file names to SHA-256 digests");
+    else
+      for (const auto &[name, digest] : files->items()) {
+        if (!digest.is_string() || digest.get<std::string>().size() != 64)
+          reader.fail(Reader::join("files", name.c_str()), "expected a SHA-256 in hex");
+        else if (name.empty() || name[0] == '/' || name.find("..") != std::string::npos)
+          reader.fail(Reader::join("files", name.c_str()), "names a file outside the artifact");
+        else
+          hashes[name] = digest.get<std::string>();
+      }
+  }
+  SINTER_RETURN_IF_ERROR(reader.status());
+
+  // This machine: the CPU's features, the CUDA architectures, the shared
+  // libraries, before any file is read in full.
+  const ArtifactTarget &target = artifact->target_;
+  if (target.kind == "cuda")
+    return refuse(dir, absl::StrCat("CUDA code (", absl::StrJoin(target.cudaArchitectures, ", "),
+                                    ") needs the CUDA backend, which this libsinter_runtime "
+                                    "does not have; compile for this machine with --target cpu"));
+  std::vector<std::string> have = cpuFeatures();
+  std::vector<std::string> missing;
+  for (const std::string &feature : target.features)
+    if (!std::binary_search(have.begin(), have.end(), feature))
+      missing.push_back(feature);
+  if (!missing.empty() && !have.empty())
+    return refuse(dir, absl::StrCat("its kernels were built for ", target.cpu, ", which needs CPU "
+                                    "features this CPU lacks: ",
+                                    absl::StrJoin(missing, ", "),
+                                    "; compile it again with sinter-compile --cpu ",
+                                    bestLevel(have), " (or --cpu native on this machine)"));
+  for (const auto &[name, digest] : hashes) {
+    StatusOr<std::string> bytes = readWholeFile(dir + "/" + name, "artifact");
+    if (!bytes.ok())
+      return refuse(dir, absl::StrCat("the manifest lists ", name,
+                                      ", which is missing: copy the whole artifact folder"));
+    std::string actual = sha256Hex(*bytes);
+    if (actual != digest)
+      return refuse(dir, absl::StrCat(name, " has SHA-256 ", actual, ", the manifest says ",
+                                      digest, ": the file changed after sinter-compile wrote it; "
+                                              "copy the artifact again or compile it again"));
+  }
+  for (const char *state : {"weights.safetensors", "optimizer.safetensors"})
+    if (!hashes.count(state))
+      return refuse(dir, absl::StrCat("the manifest lists no ", state));
+
+  if (const Json *functions = reader.field(manifest, "", "functions")) {
+    if (!functions->is_object() || functions->empty())
+      reader.fail("functions", "expected an object of function names");
+    else
+      for (const auto &[name, entry] : functions->items()) {
+        std::string at = Reader::join("functions", name.c_str());
+        std::string file = reader.string(entry, at, "program");
+        SINTER_RETURN_IF_ERROR(reader.status());
+        if (!hashes.count(file))
+          return refuse(dir, absl::StrCat("function ", name, "'s program ", file,
+                                          " is not among the manifest's files"));
+        StatusOr<Program> program = readProgramFile(dir + "/" + file);
+        SINTER_RETURN_IF_ERROR(program.status());
+        if (!hashes.count(program->library))
+          return refuse(dir, absl::StrCat("function ", name, "'s kernels ", program->library,
+                                          " are not among the manifest's files"));
+        program->library = dir + "/" + program->library;
+        SINTER_RETURN_IF_ERROR(checkLibraryLoads(dir, program->library, artifact->libraries_));
+        artifact->names_.push_back(name);
+        artifact->programs_.emplace(name, std::move(*program));
+      }
+  }
+  SINTER_RETURN_IF_ERROR(reader.status());
+  return artifact;
+}
+
+const Program *Artifact::function(const std::string &name) const {
+  auto it = programs_.find(name);
+  return it == programs_.end() ? nullptr : &it->second;
+}
+
+} // namespace sinter::runtime
