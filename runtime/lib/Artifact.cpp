@@ -13,6 +13,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -162,6 +163,41 @@ Status readOptimizer(Reader &reader, const Json &manifest, ArtifactOptimizer &op
   return reader.status();
 }
 
+/// Whether the dynamic linker can find `soname`: a file of that name in
+/// LD_LIBRARY_PATH, the folders of /etc/ld.so.conf(.d), the system's
+/// library folders, or Debian's folder for OpenBLAS's OpenMP build (the
+/// kernels' RUNPATH). Looked up, not loaded: loading a library here could
+/// bind another build of it than the kernels' own.
+bool findable(const std::string &soname) {
+  std::vector<std::string> folders;
+  auto split = [&](const std::string &list) {
+    std::istringstream in(list);
+    for (std::string folder; std::getline(in, folder, ':');)
+      if (!folder.empty())
+        folders.push_back(folder);
+  };
+  if (const char *path = std::getenv("LD_LIBRARY_PATH"))
+    split(path);
+  std::vector<std::string> configs = {"/etc/ld.so.conf"};
+  std::error_code error;
+  for (const auto &entry : std::filesystem::directory_iterator("/etc/ld.so.conf.d", error))
+    configs.push_back(entry.path().string());
+  for (const std::string &config : configs) {
+    std::ifstream in(config);
+    for (std::string line; std::getline(in, line);)
+      if (!line.empty() && line[0] == '/')
+        folders.push_back(line.substr(0, line.find_first_of(" \t#")));
+  }
+  for (const char *folder : {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64",
+                             "/usr/lib64", "/lib", "/usr/lib",
+                             "/usr/lib/x86_64-linux-gnu/openblas-openmp"})
+    folders.push_back(folder);
+  for (const std::string &folder : folders)
+    if (std::filesystem::exists(folder + "/" + soname, error))
+      return true;
+  return false;
+}
+
 /// Loads the kernel library at `path` as CpuExecutable::load will (after
 /// its checksum): a shared library it needs that is not installed is named
 /// with its Debian package.
@@ -272,6 +308,10 @@ StatusOr<std::unique_ptr<Artifact>> Artifact::open(const std::string &path) {
                                     absl::StrJoin(missing, ", "),
                                     "; compile it again with sinter-compile --cpu ",
                                     bestLevel(have), " (or --cpu native on this machine)"));
+  for (const SharedLibrary &library : artifact->libraries_)
+    if (!findable(library.soname))
+      return refuse(dir, absl::StrCat("its kernels need ", library.soname,
+                                      ", which is not installed: apt install ", library.package));
   for (const auto &[name, digest] : hashes) {
     StatusOr<std::string> bytes = readWholeFile(dir + "/" + name, "artifact");
     if (!bytes.ok())
