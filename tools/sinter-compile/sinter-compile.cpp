@@ -17,6 +17,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <filesystem>
 
 namespace {
 
@@ -114,6 +115,20 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "sinter-compile: --target cuda needs the CUDA backend, which this "
                          "build does not have yet; use --target cpu\n");
     return 2;
+  }
+  {
+    // Before compiling: a folder there must be empty or an artifact.
+    std::error_code error;
+    std::filesystem::path at(output);
+    if (std::filesystem::exists(at, error) &&
+        !(std::filesystem::is_directory(at, error) &&
+          (std::filesystem::is_empty(at, error) || std::filesystem::exists(at / "manifest.json")))) {
+      std::fprintf(stderr,
+                   "sinter-compile: -o %s exists and is not an artifact; give another folder (its "
+                   "files are left as they are)\n",
+                   output.c_str());
+      return 2;
+    }
   }
   try {
     sinter::aot::ArtifactContents contents = sinter::tools::zooArtifact(options);

@@ -212,12 +212,22 @@ std::vector<std::pair<std::string, std::string>> kernelLibraryDependencies() {
   size_t so = dnnl.find(".so.");
   std::string major = so == std::string::npos ? "" : dnnl.substr(so + 4);
   major = major.substr(0, major.find('.'));
-  return {{"libdnnl.so." + major, "libdnnl" + major},
-          {"libopenblas.so.0", "libopenblas0-openmp"},
-          {"libgomp.so.1", "libgomp1"},
-          {"libmvec.so.1", "libc6"},
-          {"libstdc++.so.6", "libstdc++6"},
-          {"libm.so.6", "libc6"}};
+  std::vector<std::pair<std::string, std::string>> libraries = {
+      {"libdnnl.so." + major, "libdnnl" + major},
+      {"libopenblas.so.0", "libopenblas0-openmp"},
+      {"libgomp.so.1", "libgomp1"},
+      {"libmvec.so.1", "libc6"},
+      {"libstdc++.so.6", "libstdc++6"},
+      {"libm.so.6", "libc6"}};
+  // A sanitized build's kernels carry GCC 12's sanitizer runtimes.
+  std::string sanitize = SINTER_KERNEL_SANITIZE;
+  if (sanitize.find("address") != std::string::npos)
+    libraries.push_back({"libasan.so.8", "libasan8"});
+  if (sanitize.find("undefined") != std::string::npos)
+    libraries.push_back({"libubsan.so.1", "libubsan1"});
+  if (sanitize.find("thread") != std::string::npos)
+    libraries.push_back({"libtsan.so.2", "libtsan2"});
+  return libraries;
 }
 
 bool compileHostLibrary(const std::string &source, CompiledLibrary &library, std::string &error,

@@ -388,11 +388,18 @@ TEST(AotArtifact, TrainsInAProcessWithNoCompilerAsTheJustInTimePathToTheBit) {
   ASSERT_TRUE(runtime::writeFileAtomically(root + "/batches.bin", {batches}, "test").ok());
 
   std::map<std::string, std::string> artifactBefore = filesUnder(dir);
+  // Nothing of this process's environment but the sanitizers' options (a
+  // sanitized build) and a fixed OpenMP team.
+  std::vector<std::string> env = {"PATH=" + root + "/no-such-bin", "HOME=" + root + "/home",
+                                  "LANG=C", "SINTER_ADAPTIVE_THREADS=0"};
+  for (const char *name : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS",
+                           "OMP_NUM_THREADS"})
+    if (const char *value = std::getenv(name))
+      env.push_back(std::string(name) + "=" + value);
   int status = runIn(root + "/work",
                      {AOT_TRAIN_ARTIFACT, dir, root + "/batches.bin", std::to_string(kSteps),
                       root + "/work/losses.bin", root + "/work/checkpoint.safetensors"},
-                     {"PATH=" + root + "/no-such-bin", "HOME=" + root + "/home", "LANG=C",
-                      "SINTER_ADAPTIVE_THREADS=0"});
+                     env);
   ASSERT_EQ(status, 0) << "the consumer failed (its stderr is above)";
 
   absl::StatusOr<std::string> written = runtime::readWholeFile(root + "/work/losses.bin", "test");
