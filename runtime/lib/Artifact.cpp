@@ -205,8 +205,10 @@ Status checkLibraryLoads(const std::string &dir, const std::string &path,
                          const std::vector<SharedLibrary> &libraries) {
   prepareOpenMp();
   void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-  if (handle != nullptr)
+  if (handle != nullptr) {
+    dlclose(handle); // it stays mapped (RTLD_NODELETE) for the executables
     return absl::OkStatus();
+  }
   const char *why = dlerror();
   std::string message = why != nullptr ? why : "unknown reason";
   for (const SharedLibrary &library : libraries)

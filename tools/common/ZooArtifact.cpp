@@ -8,15 +8,6 @@
 namespace sinter::tools {
 namespace {
 
-aot::NamedTensors modelState(const nn::Module &model) {
-  aot::NamedTensors state;
-  for (const auto &[name, p] : model.named_parameters())
-    state.emplace_back("model." + name, p);
-  for (const auto &[name, b] : model.named_buffers())
-    state.emplace_back("model." + name, b);
-  return state;
-}
-
 aot::NamedTensors optimizerState(const optim::Optimizer &optimizer) {
   aot::NamedTensors state;
   for (const auto &[name, t] : optimizer.state_dict())
@@ -55,7 +46,7 @@ aot::ArtifactContents zooArtifact(const ZooArtifactOptions &options) {
   mark_step();
 
   aot::ArtifactContents contents;
-  contents.weights = modelState(model);
+  contents.weights = modelTensors(model);
   contents.optimizer_state = optimizerState(adamw);
   // Their values now, before the steps below are recorded.
   for (auto *list : {&contents.weights, &contents.optimizer_state})
@@ -65,7 +56,7 @@ aot::ArtifactContents zooArtifact(const ZooArtifactOptions &options) {
   {
     model.eval();
     NoGradGuard noGrad;
-    aot::StepExport predict([&] { return modelState(model); }, {{"input", task.inputs}}, 0);
+    aot::StepExport predict([&] { return modelTensors(model); }, {{"input", task.inputs}}, 0);
     Tensor logits = model(task.inputs);
     contents.functions.push_back({"predict", predict.finish({{"logits", logits}}), predict.source()});
     model.train();
@@ -73,7 +64,7 @@ aot::ArtifactContents zooArtifact(const ZooArtifactOptions &options) {
   {
     aot::StepExport train(
         [&] {
-          aot::NamedTensors state = modelState(model);
+          aot::NamedTensors state = modelTensors(model);
           for (auto &entry : optimizerState(adamw))
             state.push_back(std::move(entry));
           return state;

@@ -19,6 +19,15 @@ std::vector<int64_t> integers(int64_t count, int64_t bound, uint64_t seed) {
 
 } // namespace
 
+io::NamedTensors modelTensors(const nn::Module &model) {
+  io::NamedTensors tensors;
+  for (const auto &[name, p] : model.named_parameters())
+    tensors.emplace_back("model." + name, p);
+  for (const auto &[name, b] : model.named_buffers())
+    tensors.emplace_back("model." + name, b);
+  return tensors;
+}
+
 Tensor ZooTask::loss() const {
   Tensor logits = (*model)(inputs);
   if (name == "gpt-mini")

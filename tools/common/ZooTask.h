@@ -24,6 +24,11 @@ struct ZooTask {
   Tensor loss() const;
 };
 
+/// The model's tensors as a checkpoint (and an artifact's weights) names
+/// them, "model.<name>": every parameter, then every buffer (handles:
+/// restoring into them restores the model).
+io::NamedTensors modelTensors(const nn::Module &model);
+
 /// The names makeZooTask accepts.
 inline constexpr const char *kZooModels = "mlp, lenet, resnet18, gpt-mini or bert-mini";
 

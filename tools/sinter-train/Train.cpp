@@ -9,6 +9,7 @@
 #include "Train.h"
 
 #include "LargestBatch.h"
+#include "ZooTask.h"
 
 #include "sinter/Compiler/StepCompiler.h"
 #include "sinter/runtime/Allocator.h"
@@ -334,18 +335,6 @@ std::string dataFingerprint(const data::Dataset &dataset) {
   std::snprintf(text, sizeof text, "%lld:%08lx", static_cast<long long>(count),
                 static_cast<unsigned long>(crc));
   return text;
-}
-
-/// The model's tensors as a checkpoint names them, "model.<name>": every
-/// parameter, then every buffer (handles: restoring into them restores the
-/// model).
-io::NamedTensors modelTensors(nn::Module &model) {
-  io::NamedTensors tensors;
-  for (const auto &[name, p] : model.named_parameters())
-    tensors.emplace_back("model." + name, p);
-  for (const auto &[name, b] : model.named_buffers())
-    tensors.emplace_back("model." + name, b);
-  return tensors;
 }
 
 void saveCheckpoint(const std::string &path, const Job &job, int64_t batchSize, int64_t total,

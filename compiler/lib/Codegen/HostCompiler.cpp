@@ -218,7 +218,9 @@ std::vector<std::pair<std::string, std::string>> kernelLibraryDependencies() {
       {"libgomp.so.1", "libgomp1"},
       {"libmvec.so.1", "libc6"},
       {"libstdc++.so.6", "libstdc++6"},
-      {"libm.so.6", "libc6"}};
+      {"libm.so.6", "libc6"},
+      {"libc.so.6", "libc6"},
+      {"libgcc_s.so.1", "libgcc-s1"}};
   // A sanitized build's kernels carry GCC 12's sanitizer runtimes.
   std::string sanitize = SINTER_KERNEL_SANITIZE;
   if (sanitize.find("address") != std::string::npos)
