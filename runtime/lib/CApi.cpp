@@ -4,6 +4,7 @@
 #include "sinter/runtime/Artifact.h"
 #include "sinter/runtime/StepSession.h"
 
+#include <exception>
 #include <new>
 #include <string>
 
@@ -49,6 +50,18 @@ int report(const absl::Status &status) {
   if (status.ok())
     return SINTER_OK;
   return fail(codeOf(status), std::string(status.message()));
+}
+
+/// Runs one entry point's body: no exception crosses into C (a failed
+/// allocation, a filesystem error), each becomes an error code.
+template <typename Body> int guarded(const char *call, Body body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc &) {
+    return fail(SINTER_ERROR_RESOURCE_EXHAUSTED, std::string(call) + ": out of memory");
+  } catch (const std::exception &error) {
+    return fail(SINTER_ERROR_INTERNAL, std::string(call) + ": " + error.what());
+  }
 }
 
 int nullArgument(const char *call, const char *what) {
@@ -105,16 +118,18 @@ extern "C" {
 const char *sinter_last_error(void) { return lastError.c_str(); }
 
 int sinter_artifact_open(const char *path, sinter_artifact **out) {
-  if (path == nullptr)
-    return nullArgument("sinter_artifact_open", "the path");
-  if (out == nullptr)
-    return nullArgument("sinter_artifact_open", "the result pointer");
-  *out = nullptr;
-  auto opened = sinter::runtime::Artifact::open(path);
-  if (!opened.ok())
-    return report(opened.status());
-  *out = new (std::nothrow) sinter_artifact{std::move(*opened)};
-  return *out == nullptr ? fail(SINTER_ERROR_RESOURCE_EXHAUSTED, "out of memory") : SINTER_OK;
+  return guarded("sinter_artifact_open", [&]() -> int {
+    if (path == nullptr)
+      return nullArgument("sinter_artifact_open", "the path");
+    if (out == nullptr)
+      return nullArgument("sinter_artifact_open", "the result pointer");
+    *out = nullptr;
+    auto opened = sinter::runtime::Artifact::open(path);
+    if (!opened.ok())
+      return report(opened.status());
+    *out = new (std::nothrow) sinter_artifact{std::move(*opened)};
+    return *out == nullptr ? fail(SINTER_ERROR_RESOURCE_EXHAUSTED, "out of memory") : SINTER_OK;
+  });
 }
 
 void sinter_artifact_close(sinter_artifact *artifact) { delete artifact; }
@@ -127,88 +142,105 @@ int sinter_artifact_function_count(const sinter_artifact *artifact) {
 
 const char *sinter_artifact_function_name(const sinter_artifact *artifact, int index) {
   if (artifact == nullptr || index < 0 ||
-      static_cast<size_t>(index) >= artifact->artifact->functions().size())
+      static_cast<size_t>(index) >= artifact->artifact->functions().size()) {
+    fail(SINTER_ERROR_NOT_FOUND, "sinter_artifact_function_name: no function " +
+                                     std::to_string(index) +
+                                     (artifact == nullptr ? " (NULL artifact)" : ""));
     return nullptr;
+  }
   return artifact->artifact->functions()[index].c_str();
 }
 
 int sinter_session_open(sinter_artifact *artifact, const char *function, sinter_session **out) {
-  if (artifact == nullptr)
-    return nullArgument("sinter_session_open", "the artifact");
-  if (function == nullptr)
-    return nullArgument("sinter_session_open", "the function");
-  if (out == nullptr)
-    return nullArgument("sinter_session_open", "the result pointer");
-  *out = nullptr;
-  const sinter::runtime::Artifact &a = *artifact->artifact;
-  const sinter::runtime::Program *program = a.function(function);
-  if (program == nullptr) {
-    std::string names;
-    for (const std::string &name : a.functions())
-      names += (names.empty() ? "" : ", ") + name;
-    return fail(SINTER_ERROR_NOT_FOUND, a.dir() + " has no function '" + function +
-                                            "'; its functions: " + names);
-  }
-  auto session = sinter::runtime::StepSession::open(*program, a.optimizer().schedule, 0);
-  if (!session.ok())
-    return report(session.status());
-  absl::Status loaded = (*session)->load({a.weightsPath(), a.optimizerPath()});
-  if (!loaded.ok())
-    return report(loaded);
-  *out = new (std::nothrow) sinter_session{std::move(*session)};
-  return *out == nullptr ? fail(SINTER_ERROR_RESOURCE_EXHAUSTED, "out of memory") : SINTER_OK;
+  return guarded("sinter_session_open", [&]() -> int {
+    if (artifact == nullptr)
+      return nullArgument("sinter_session_open", "the artifact");
+    if (function == nullptr)
+      return nullArgument("sinter_session_open", "the function");
+    if (out == nullptr)
+      return nullArgument("sinter_session_open", "the result pointer");
+    *out = nullptr;
+    const sinter::runtime::Artifact &a = *artifact->artifact;
+    const sinter::runtime::Program *program = a.function(function);
+    if (program == nullptr) {
+      std::string names;
+      for (const std::string &name : a.functions())
+        names += (names.empty() ? "" : ", ") + name;
+      return fail(SINTER_ERROR_NOT_FOUND,
+                  a.dir() + " has no function '" + function + "'; its functions: " + names);
+    }
+    auto session = sinter::runtime::StepSession::open(*program, a.optimizer().schedule, 0);
+    if (!session.ok())
+      return report(session.status());
+    absl::Status loaded = (*session)->load({a.weightsPath(), a.optimizerPath()});
+    if (!loaded.ok())
+      return report(loaded);
+    *out = new (std::nothrow) sinter_session{std::move(*session)};
+    return *out == nullptr ? fail(SINTER_ERROR_RESOURCE_EXHAUSTED, "out of memory") : SINTER_OK;
+  });
 }
 
 void sinter_session_close(sinter_session *session) { delete session; }
 
 int sinter_session_load(sinter_session *session, const char *path) {
-  if (session == nullptr)
-    return nullArgument("sinter_session_load", "the session");
-  if (path == nullptr)
-    return nullArgument("sinter_session_load", "the path");
-  return report(session->session->load(std::string(path)));
+  return guarded("sinter_session_load", [&]() -> int {
+    if (session == nullptr)
+      return nullArgument("sinter_session_load", "the session");
+    if (path == nullptr)
+      return nullArgument("sinter_session_load", "the path");
+    return report(session->session->load(std::string(path)));
+  });
 }
 
 int sinter_session_save(sinter_session *session, const char *path) {
-  if (session == nullptr)
-    return nullArgument("sinter_session_save", "the session");
-  if (path == nullptr)
-    return nullArgument("sinter_session_save", "the path");
-  return report(session->session->save(path));
+  return guarded("sinter_session_save", [&]() -> int {
+    if (session == nullptr)
+      return nullArgument("sinter_session_save", "the session");
+    if (path == nullptr)
+      return nullArgument("sinter_session_save", "the path");
+    return report(session->session->save(path));
+  });
 }
 
 int sinter_session_copy_state(sinter_session *to, const sinter_session *from) {
-  if (to == nullptr || from == nullptr)
-    return nullArgument("sinter_session_copy_state", "a session");
-  return report(to->session->copyStateFrom(*from->session));
+  return guarded("sinter_session_copy_state", [&]() -> int {
+    if (to == nullptr || from == nullptr)
+      return nullArgument("sinter_session_copy_state", "a session");
+    return report(to->session->copyStateFrom(*from->session));
+  });
 }
 
 int sinter_session_set_input(sinter_session *session, const char *name, const void *data,
                              size_t bytes) {
-  if (session == nullptr)
-    return nullArgument("sinter_session_set_input", "the session");
-  if (name == nullptr)
-    return nullArgument("sinter_session_set_input", "the name");
-  if (data == nullptr && bytes > 0)
-    return nullArgument("sinter_session_set_input", "the data");
-  return report(session->session->setInput(name, data, bytes));
+  return guarded("sinter_session_set_input", [&]() -> int {
+    if (session == nullptr)
+      return nullArgument("sinter_session_set_input", "the session");
+    if (name == nullptr)
+      return nullArgument("sinter_session_set_input", "the name");
+    if (data == nullptr && bytes > 0)
+      return nullArgument("sinter_session_set_input", "the data");
+    return report(session->session->setInput(name, data, bytes));
+  });
 }
 
 int sinter_session_run(sinter_session *session) {
-  if (session == nullptr)
-    return nullArgument("sinter_session_run", "the session");
-  return report(session->session->run());
+  return guarded("sinter_session_run", [&]() -> int {
+    if (session == nullptr)
+      return nullArgument("sinter_session_run", "the session");
+    return report(session->session->run());
+  });
 }
 
-int sinter_session_get_output(sinter_session *session, const char *name, void *data,
-                              size_t bytes) {
-  if (session == nullptr)
-    return nullArgument("sinter_session_get_output", "the session");
-  if (name == nullptr)
-    return nullArgument("sinter_session_get_output", "the name");
-  if (data == nullptr && bytes > 0)
-    return nullArgument("sinter_session_get_output", "the data");
-  return report(session->session->output(name, data, bytes));
+int sinter_session_get_output(sinter_session *session, const char *name, void *data, size_t bytes) {
+  return guarded("sinter_session_get_output", [&]() -> int {
+    if (session == nullptr)
+      return nullArgument("sinter_session_get_output", "the session");
+    if (name == nullptr)
+      return nullArgument("sinter_session_get_output", "the name");
+    if (data == nullptr && bytes > 0)
+      return nullArgument("sinter_session_get_output", "the data");
+    return report(session->session->output(name, data, bytes));
+  });
 }
 
 int64_t sinter_session_step(const sinter_session *session) {
@@ -239,19 +271,21 @@ int sinter_session_output(const sinter_session *session, int index, const char *
 
 int sinter_session_planned_memory(const sinter_session *session, int64_t *step_bytes,
                                   int64_t *input_bytes) {
-  if (session == nullptr)
-    return nullArgument("sinter_session_planned_memory", "the session");
-  const sinter::runtime::Program &program = session->session->program();
-  sinter::runtime::Allocation allocation = sinter::runtime::allocationOf(program);
-  if (step_bytes != nullptr)
-    *step_bytes = allocation.arena + allocation.results;
-  if (input_bytes != nullptr) {
-    int64_t bytes = 0;
-    for (int b : program.arguments)
-      bytes += program.buffers[b].bytes;
-    *input_bytes = bytes;
-  }
-  return SINTER_OK;
+  return guarded("sinter_session_planned_memory", [&]() -> int {
+    if (session == nullptr)
+      return nullArgument("sinter_session_planned_memory", "the session");
+    const sinter::runtime::Program &program = session->session->program();
+    sinter::runtime::Allocation allocation = sinter::runtime::allocationOf(program);
+    if (step_bytes != nullptr)
+      *step_bytes = allocation.arena + allocation.results;
+    if (input_bytes != nullptr) {
+      int64_t bytes = 0;
+      for (int b : program.arguments)
+        bytes += program.buffers[b].bytes;
+      *input_bytes = bytes;
+    }
+    return SINTER_OK;
+  });
 }
 
 } // extern "C"

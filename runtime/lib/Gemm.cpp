@@ -1,6 +1,9 @@
 //===- Gemm.cpp - matrix products on the host, from their descriptors ----===//
 #include "sinter/runtime/Gemm.h"
 
+#include <cstdint>
+#include <limits>
+
 #include "absl/strings/str_cat.h"
 
 #include <algorithm>
@@ -42,6 +45,13 @@ Status checkGemm(const Gemm &gemm) {
     return absl::InvalidArgumentError(absl::StrCat("a negative size in ", describe(gemm)));
   if (gemm.strideA < 0 || gemm.strideB < 0 || gemm.strideC < 0)
     return absl::InvalidArgumentError(absl::StrCat("a negative stride in ", describe(gemm)));
+  // BLAS takes 32-bit sizes; larger ones would also overflow the checks below.
+  constexpr int64_t kLargest = std::numeric_limits<int32_t>::max();
+  for (int64_t size : {gemm.m, gemm.n, gemm.k, gemm.lda, gemm.ldb, gemm.ldc, gemm.batch,
+                       gemm.strideA, gemm.strideB, gemm.strideC})
+    if (size > kLargest)
+      return absl::InvalidArgumentError(
+          absl::StrCat("a size or stride over 2^31 - 1 in ", describe(gemm)));
   auto check = [&](const char *name, int64_t ld, int64_t rows) -> Status {
     if (ld < std::max<int64_t>(1, rows))
       return absl::InvalidArgumentError(absl::StrCat(name, " is ", ld, ", less than the ", rows,

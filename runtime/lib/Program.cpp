@@ -21,10 +21,10 @@
 #include <dlfcn.h>
 #include <functional>
 #include <limits>
-#include <set>
-#include <string_view>
 #include <map>
 #include <mutex>
+#include <set>
+#include <string_view>
 
 namespace sinter::runtime {
 namespace {
@@ -67,7 +67,8 @@ const std::string &profileDestination() { return environment().profile; }
 void printProfileAtExit();
 
 /// The elements a column-major operand of `rows` x `cols` (before its
-/// transpose) with leading dimension `ld` spans over the batch.
+/// transpose) with leading dimension `ld` spans over the batch. Each size is
+/// below 2^31 (checkGemm), so the sum stays below 2^63.
 int64_t spanOf(int64_t rows, int64_t cols, int64_t ld, int64_t batch, int64_t stride) {
   if (rows == 0 || cols == 0 || batch == 0)
     return 0;
@@ -87,7 +88,8 @@ Status checkGemmLaunch(const Program &program, size_t l) {
                                                    launch.outputs.size(), " outputs"));
   auto need = [&](const char *what, int buffer, int64_t offset, int64_t elements) -> Status {
     int64_t bytes = program.buffers[buffer].bytes - offset;
-    if (elements * static_cast<int64_t>(sizeof(float)) > bytes)
+    // elements * 4 may not fit 64 bits; bytes / 4 does.
+    if (elements > bytes / static_cast<int64_t>(sizeof(float)))
       return absl::InvalidArgumentError(absl::StrCat("step ", l, " (", describe(gemm), ") reads ",
                                                      elements, " floats of ", what, " from buffer ",
                                                      buffer, ", which holds ", bytes, " bytes"));
@@ -171,25 +173,29 @@ std::string formatKernelProfile(const std::vector<KernelProfileRow> &rows, size_
 }
 
 void prepareOpenMp() {
-  // Note [OpenMP's idle threads]: between two kernels OpenMP's idle threads
-  // spin 30,000 times (libgomp reckons 100,000 spins a millisecond), then
-  // sleep. Sleeping at once (OMP_WAIT_POLICY=passive) made each parallel
-  // region wake a thread with a system call and wait for it: on a 2-core
-  // virtual machine 35-45 us a wake, gpt-mini's compiled step 81 -> 70 ms,
-  // resnet18's 133 -> 93, mlp's 0.39 -> 0.27 and gpt-mini's eager step
-  // 211 -> 162 ms with the spin. libgomp's own default, 300,000 spins, was
-  // no faster, and keeps a core busy ten times as long after the last
-  // kernel of a step. A user's OMP_WAIT_POLICY or GOMP_SPINCOUNT (not
-  // empty) wins: passive suits several processes sharing the cores. Read
-  // once, when OpenMP loads (with the first kernel library). Kernels built
-  // by clang (CXX=clang++) run on LLVM's OpenMP, which ignores this and
-  // spins for its own KMP_BLOCKTIME.
-  auto set = [](const char *name) {
-    const char *value = std::getenv(name);
-    return value != nullptr && *value != '\0';
-  };
-  if (!set("OMP_WAIT_POLICY") && !set("GOMP_SPINCOUNT"))
-    setenv("GOMP_SPINCOUNT", "30000", /*overwrite=*/1);
+  // Once per process: setenv must not race with getenv on other threads.
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // Note [OpenMP's idle threads]: between two kernels OpenMP's idle threads
+    // spin 30,000 times (libgomp reckons 100,000 spins a millisecond), then
+    // sleep. Sleeping at once (OMP_WAIT_POLICY=passive) made each parallel
+    // region wake a thread with a system call and wait for it: on a 2-core
+    // virtual machine 35-45 us a wake, gpt-mini's compiled step 81 -> 70 ms,
+    // resnet18's 133 -> 93, mlp's 0.39 -> 0.27 and gpt-mini's eager step
+    // 211 -> 162 ms with the spin. libgomp's own default, 300,000 spins, was
+    // no faster, and keeps a core busy ten times as long after the last
+    // kernel of a step. A user's OMP_WAIT_POLICY or GOMP_SPINCOUNT (not
+    // empty) wins: passive suits several processes sharing the cores. Read
+    // once, when OpenMP loads (with the first kernel library). Kernels built
+    // by clang (CXX=clang++) run on LLVM's OpenMP, which ignores this and
+    // spins for its own KMP_BLOCKTIME.
+    auto set = [](const char *name) {
+      const char *value = std::getenv(name);
+      return value != nullptr && *value != '\0';
+    };
+    if (!set("OMP_WAIT_POLICY") && !set("GOMP_SPINCOUNT"))
+      setenv("GOMP_SPINCOUNT", "30000", /*overwrite=*/1);
+  });
 }
 
 StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::load(Program program) {
@@ -297,10 +303,10 @@ StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::load(Program program) {
   if (!profileDestination().empty())
     for (const Program::Step &step : program.steps)
       executable->profileRows_.push_back(
-          !step.launches() ? nullptr
-                           : profileTable().rowFor(step.label.empty()
-                                                       ? absl::StrCat("kernel ", step.kernel)
-                                                       : step.label));
+          !step.launches()
+              ? nullptr
+              : profileTable().rowFor(step.label.empty() ? absl::StrCat("kernel ", step.kernel)
+                                                         : step.label));
   executable->program_ = std::move(program);
   return executable;
 }
@@ -390,11 +396,12 @@ Status checkValue(const Program &program, const Program::Value &value, const cha
 Status validateProgram(const Program &program) {
   const int64_t buffers = static_cast<int64_t>(program.buffers.size());
   auto isBuffer = [&](int b) { return b >= 0 && b < buffers; };
-  if (program.arenaBytes < 0)
-    return invalid(absl::StrCat("the arena has ", program.arenaBytes, " bytes"));
+  if (program.arenaBytes < 0 || program.arenaBytes > kMaxProgramBytes)
+    return invalid(absl::StrCat("the arena has ", program.arenaBytes, " bytes (0 to 2^48)"));
   for (int64_t b = 0; b < buffers; ++b) {
     const Program::Buffer &buffer = program.buffers[b];
-    if (buffer.bytes < 0 || buffer.offset < -1 || buffer.phase > 2)
+    if (buffer.bytes < 0 || buffer.bytes > kMaxProgramBytes || buffer.offset < -1 ||
+        buffer.offset > kMaxProgramBytes || buffer.phase > 2)
       return invalid(absl::StrCat("buffer ", b, " has ", buffer.bytes, " bytes at offset ",
                                   buffer.offset, " in phase ", buffer.phase));
     if (buffer.offset >= 0 &&
@@ -403,21 +410,41 @@ Status validateProgram(const Program &program) {
                                   buffer.offset, ", ", buffer.bytes, " bytes, arena of ",
                                   program.arenaBytes));
   }
-  for (const auto &[list, name] : {std::pair{&program.arguments, "argument"},
-                                   std::pair{&program.results, "result"}})
+  for (const auto &[list, name] :
+       {std::pair{&program.arguments, "argument"}, std::pair{&program.results, "result"}})
     for (size_t i = 0; i < list->size(); ++i)
       if (!isBuffer((*list)[i]))
         return invalid(absl::StrCat(name, " ", i, " names buffer ", (*list)[i], " of ", buffers));
   size_t results = program.results.size();
   if (program.donors.size() != results || program.inArena.size() != results)
     return invalid(absl::StrCat("the program has ", results, " results but ",
-                                program.inArena.size(), " arena flags and ",
-                                program.donors.size(), " donors"));
-  for (size_t r = 0; r < results; ++r)
-    if (program.donors[r] < -1 ||
-        program.donors[r] >= static_cast<int64_t>(program.arguments.size()))
-      return invalid(absl::StrCat("result ", r, " is donated argument ", program.donors[r], " of ",
+                                program.inArena.size(), " arena flags and ", program.donors.size(),
+                                " donors"));
+  for (size_t a = 0; a < program.arguments.size(); ++a)
+    if (program.buffers[program.arguments[a]].offset != -1)
+      return invalid(absl::StrCat("argument ", a,
+                                  " has an arena offset; arguments are the "
+                                  "caller's memory"));
+  // Note [Donation]: a donated result is written in place into its
+  // argument's memory, the same bytes, one result per argument.
+  std::vector<bool> donated(program.arguments.size(), false);
+  for (size_t r = 0; r < results; ++r) {
+    int donor = program.donors[r];
+    if (donor < -1 || donor >= static_cast<int64_t>(program.arguments.size()))
+      return invalid(absl::StrCat("result ", r, " is donated argument ", donor, " of ",
                                   program.arguments.size()));
+    if (donor < 0)
+      continue;
+    const Program::Buffer &result = program.buffers[program.results[r]];
+    if (donated[donor] || program.inArena[r] || result.offset != -1 ||
+        result.bytes != program.buffers[program.arguments[donor]].bytes)
+      return invalid(absl::StrCat("result ", r, " (", result.bytes,
+                                  " bytes) cannot be written into argument ", donor, " (",
+                                  program.buffers[program.arguments[donor]].bytes,
+                                  " bytes): donations are one result per argument, of its bytes, "
+                                  "written in place"));
+    donated[donor] = true;
+  }
   bool copying = false;
   for (size_t s = 0; s < program.steps.size(); ++s) {
     const Program::Step &step = program.steps[s];
@@ -451,10 +478,11 @@ Status validateProgram(const Program &program) {
         SINTER_RETURN_IF_ERROR(checkGemmLaunch(program, s));
       for (int d = 0; d < 3; ++d)
         if (step.shape.grid[d] < 1 || step.shape.block[d] < 1)
-          return invalid(absl::StrCat("step ", s, " has a launch shape with an empty grid or block"));
+          return invalid(
+              absl::StrCat("step ", s, " has a launch shape with an empty grid or block"));
       if (step.shape.sharedBytes < 0)
-        return invalid(absl::StrCat("step ", s, " has ", step.shape.sharedBytes,
-                                    " bytes of shared memory"));
+        return invalid(
+            absl::StrCat("step ", s, " has ", step.shape.sharedBytes, " bytes of shared memory"));
       break;
     }
     case Program::Step::Kind::Fill: {
@@ -474,8 +502,10 @@ Status validateProgram(const Program &program) {
       if (step.inputs.size() != 1 || !step.outputs.empty())
         return invalid(absl::StrCat("copy step ", s, " has ", step.inputs.size(), " inputs and ",
                                     step.outputs.size(), " outputs (1 and 0)"));
-      if (step.result < 0 || step.result >= static_cast<int64_t>(results) ||
-          program.results[step.result] != step.inputs[0])
+      if (step.result < 0 || step.result >= static_cast<int64_t>(results))
+        return invalid(
+            absl::StrCat("copy step ", s, " copies into result ", step.result, " of ", results));
+      if (program.results[step.result] != step.inputs[0])
         return invalid(absl::StrCat("copy step ", s, " copies buffer ", step.inputs[0],
                                     " into result ", step.result, ", which is not that buffer"));
       break;
@@ -486,8 +516,7 @@ Status validateProgram(const Program &program) {
   const Program::Signature &signature = program.signature;
   if (signature.arguments.empty() && signature.results.empty())
     return absl::OkStatus(); // a program without names (built by hand)
-  if (signature.arguments.size() != program.arguments.size() ||
-      signature.results.size() != results)
+  if (signature.arguments.size() != program.arguments.size() || signature.results.size() != results)
     return invalid(absl::StrCat("the signature names ", signature.arguments.size(),
                                 " arguments and ", signature.results.size(),
                                 " results; the program has ", program.arguments.size(), " and ",
@@ -499,16 +528,15 @@ Status validateProgram(const Program &program) {
     if (value.role == Program::Role::Output)
       return invalid(absl::StrCat("argument ", i, " ('", value.name, "') has the role output"));
     if (value.formula.has_value() != (value.role == Program::Role::StepScalar))
-      return invalid(absl::StrCat("argument ", i, " ('", value.name, "') is a ",
-                                  nameOf(value.role),
+      return invalid(absl::StrCat("argument ", i, " ('", value.name, "') is a ", nameOf(value.role),
                                   value.formula ? " with a formula" : " without a formula"));
-    if (value.random && (value.role != Program::Role::RandomKey || value.dtype != "i64" ||
-                         !value.shape.empty()))
-      return invalid(absl::StrCat("argument ", i, " ('", value.name, "') is a ",
-                                  nameOf(value.role), " ", value.dtype,
+    if (value.random &&
+        (value.role != Program::Role::RandomKey || value.dtype != "i64" || !value.shape.empty()))
+      return invalid(absl::StrCat("argument ", i, " ('", value.name, "') is a ", nameOf(value.role),
+                                  " ", value.dtype,
                                   " with a random stream; only an i64 random key has one"));
-    if (value.formula && (!value.shape.empty() || (value.dtype != "f32" && value.dtype != "f16" &&
-                                                   value.dtype != "bf16")))
+    if (value.formula && (!value.shape.empty() ||
+                          (value.dtype != "f32" && value.dtype != "f16" && value.dtype != "bf16")))
       return invalid(absl::StrCat("step scalar ", i, " ('", value.name, "') is ", value.dtype, "[",
                                   absl::StrJoin(value.shape, "x"),
                                   "], not a floating-point scalar"));

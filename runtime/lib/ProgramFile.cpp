@@ -128,7 +128,7 @@ Json reportOf(const Program::Report &report) {
 }
 
 constexpr int64_t kMaxIndex = std::numeric_limits<int>::max();
-constexpr int64_t kMaxBytes = std::numeric_limits<int64_t>::max();
+constexpr int64_t kMaxBytes = kMaxProgramBytes;
 
 std::vector<uint8_t> bytesOfHex(Reader &reader, const std::string &text, const std::string &path) {
   std::vector<uint8_t> bytes;

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
+#include <charconv>
 #include <cstring>
 #include <set>
 
@@ -114,15 +115,38 @@ StatusOr<std::unique_ptr<StepSession>> StepSession::open(Program program, Schedu
   std::set<std::string> stateNames;
   for (const Program::Value &value : signature.arguments) {
     if (value.role == Program::Role::StepScalar && value.dtype != "f32")
-      return absl::UnimplementedError(absl::StrCat(
-          "step scalar '", value.name, "' is ", value.dtype, "; sessions compute f32 scalars"));
+      return absl::UnimplementedError(absl::StrCat("step scalar '", value.name, "' is ",
+                                                   value.dtype, "; sessions compute f32 scalars"));
     if (value.role == Program::Role::RandomKey && !value.random)
-      return absl::InvalidArgumentError(absl::StrCat(
-          "random key '", value.name,
-          "' has no stream across steps (export the step with sinter::aot)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("random key '", value.name,
+                       "' has no stream across steps (export the step with sinter::aot)"));
     if (isState(value.role))
       stateNames.insert(value.name);
   }
+  // A result named as a state tensor is its new value: the same dtype and
+  // shape. A state tensor whose memory a result is written into must get a
+  // new value (its old one dies with the step).
+  std::set<std::string> updated;
+  for (size_t r = 0; r < signature.results.size(); ++r) {
+    const Program::Value &result = signature.results[r];
+    for (const Program::Value &argument : signature.arguments)
+      if (isState(argument.role) && argument.name == result.name) {
+        if (argument.dtype != result.dtype || argument.shape != result.shape)
+          return absl::InvalidArgumentError(absl::StrCat("result '", result.name, "' is ",
+                                                         describe(result),
+                                                         " but the state tensor of its "
+                                                         "name is ",
+                                                         describe(argument)));
+        updated.insert(result.name);
+      }
+  }
+  for (size_t r = 0; r < signature.results.size(); ++r)
+    if (int donor = program.donors[r]; donor >= 0 && isState(signature.arguments[donor].role) &&
+                                       !updated.count(signature.arguments[donor].name))
+      return absl::InvalidArgumentError(
+          absl::StrCat("result '", signature.results[r].name, "' is written into state tensor '",
+                       signature.arguments[donor].name, "', which the step gives no new value"));
   auto impl = std::make_unique<Impl>();
   impl->schedule = schedule;
   StatusOr<std::unique_ptr<CpuExecutable>> executable = CpuExecutable::load(program);
@@ -132,9 +156,9 @@ StatusOr<std::unique_ptr<StepSession>> StepSession::open(Program program, Schedu
   for (size_t a = 0; a < impl->program.arguments.size(); ++a) {
     impl->arguments.push_back(Block::of(impl->argumentBytes(a)));
     if (impl->arguments.back().data == nullptr)
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "cannot allocate ", impl->argumentBytes(a), " bytes for argument '",
-          impl->program.signature.arguments[a].name, "'"));
+      return absl::ResourceExhaustedError(
+          absl::StrCat("cannot allocate ", impl->argumentBytes(a), " bytes for argument '",
+                       impl->program.signature.arguments[a].name, "'"));
   }
   impl->inputSet.assign(impl->arguments.size(), false);
   impl->results.resize(impl->program.results.size());
@@ -151,15 +175,15 @@ const Program &StepSession::program() const { return impl_->program; }
 Status StepSession::setInput(const std::string &name, const void *data, size_t bytes) {
   int a = impl_->argumentNamed(name);
   if (a < 0 || impl_->program.signature.arguments[a].role != Program::Role::BatchInput)
-    return absl::NotFoundError(absl::StrCat("the step has no input '", name, "'; its inputs: ",
-                                            impl_->namesOf([](Program::Role role) {
-                                              return role == Program::Role::BatchInput;
-                                            })));
+    return absl::NotFoundError(absl::StrCat(
+        "the step has no input '", name, "'; its inputs: ", impl_->namesOf([](Program::Role role) {
+          return role == Program::Role::BatchInput;
+        })));
   int64_t want = impl_->argumentBytes(a);
   if (static_cast<int64_t>(bytes) != want)
-    return absl::InvalidArgumentError(
-        absl::StrCat("input '", name, "' is ", describe(impl_->program.signature.arguments[a]),
-                     ", ", want, " bytes; got ", bytes));
+    return absl::InvalidArgumentError(absl::StrCat("input '", name, "' is ",
+                                                   describe(impl_->program.signature.arguments[a]),
+                                                   ", ", want, " bytes; got ", bytes));
   std::memcpy(impl_->arguments[a].data, data, bytes);
   impl_->inputSet[a] = true;
   return absl::OkStatus();
@@ -168,15 +192,14 @@ Status StepSession::setInput(const std::string &name, const void *data, size_t b
 Status StepSession::setState(const std::string &name, const void *data, size_t bytes) {
   int a = impl_->argumentNamed(name);
   if (a < 0 || !isState(impl_->program.signature.arguments[a].role))
-    return absl::NotFoundError(
-        absl::StrCat("the step has no state tensor '", name, "'; its state: ",
-                     impl_->namesOf([](Program::Role role) { return isState(role); })));
+    return absl::NotFoundError(absl::StrCat(
+        "the step has no state tensor '", name,
+        "'; its state: ", impl_->namesOf([](Program::Role role) { return isState(role); })));
   int64_t want = impl_->argumentBytes(a);
   if (static_cast<int64_t>(bytes) != want)
-    return absl::InvalidArgumentError(
-        absl::StrCat("state tensor '", name, "' is ",
-                     describe(impl_->program.signature.arguments[a]), ", ", want, " bytes; got ",
-                     bytes));
+    return absl::InvalidArgumentError(absl::StrCat("state tensor '", name, "' is ",
+                                                   describe(impl_->program.signature.arguments[a]),
+                                                   ", ", want, " bytes; got ", bytes));
   std::memcpy(impl_->arguments[a].data, data, bytes);
   return absl::OkStatus();
 }
@@ -216,6 +239,10 @@ Status StepSession::run() {
       results[r] = s.arguments[donor].data;
     else if (!s.executable->resultInArena(r)) {
       fresh[r] = Block::of(s.executable->resultBytes(r));
+      if (fresh[r].data == nullptr)
+        return absl::ResourceExhaustedError(
+            absl::StrCat("cannot allocate ", s.executable->resultBytes(r), " bytes for result '",
+                         program.signature.results[r].name, "'"));
       results[r] = fresh[r].data;
     }
   }
@@ -239,10 +266,12 @@ Status StepSession::run() {
   // stays with its argument: a state tensor no result updates, the inputs
   // and scalars.
   std::vector<bool> taken(old.size(), false);
+  std::vector<bool> isNewValue(count, false);
   for (size_t a = 0; a < old.size(); ++a) {
     int r = newValue[a];
     if (r < 0)
       continue;
+    isNewValue[r] = true;
     if (int donor = program.donors[r]; donor >= 0) {
       s.arguments[a] = std::move(old[donor]);
       taken[donor] = true;
@@ -250,6 +279,13 @@ Status StepSession::run() {
       s.arguments[a] = std::move(fresh[r]);
     }
   }
+  // An output written into an argument's memory (an input's: open() refuses
+  // a state tensor's without a new value) keeps that memory.
+  for (size_t r = 0; r < count; ++r)
+    if (int donor = program.donors[r]; donor >= 0 && !isNewValue[r]) {
+      fresh[r] = std::move(old[donor]);
+      taken[donor] = true;
+    }
   for (size_t a = 0; a < old.size(); ++a) {
     if (newValue[a] >= 0)
       continue;
@@ -258,6 +294,9 @@ Status StepSession::run() {
       // donated this way must be set again.
       s.arguments[a] = Block::of(s.argumentBytes(a));
       s.inputSet[a] = false;
+      if (s.arguments[a].data == nullptr)
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "cannot allocate ", s.argumentBytes(a), " bytes for input '", values[a].name, "'"));
     } else {
       s.arguments[a] = std::move(old[a]);
     }
@@ -276,9 +315,8 @@ Status StepSession::output(const std::string &name, void *data, size_t bytes) co
   if (a >= 0 && isState(s.program.signature.arguments[a].role)) {
     if (static_cast<int64_t>(bytes) != s.argumentBytes(a))
       return absl::InvalidArgumentError(
-          absl::StrCat("state tensor '", name, "' is ",
-                       describe(s.program.signature.arguments[a]), ", ", s.argumentBytes(a),
-                       " bytes; got room for ", bytes));
+          absl::StrCat("state tensor '", name, "' is ", describe(s.program.signature.arguments[a]),
+                       ", ", s.argumentBytes(a), " bytes; got room for ", bytes));
     std::memcpy(data, s.arguments[a].data, bytes);
     return absl::OkStatus();
   }
@@ -286,8 +324,8 @@ Status StepSession::output(const std::string &name, void *data, size_t bytes) co
     std::vector<std::string> names;
     for (const Program::Value &value : s.program.signature.results)
       names.push_back(absl::StrCat("'", value.name, "' ", describe(value)));
-    return absl::NotFoundError(absl::StrCat("the step has no output '", name, "'; its outputs: ",
-                                            absl::StrJoin(names, ", ")));
+    return absl::NotFoundError(absl::StrCat("the step has no output '", name,
+                                            "'; its outputs: ", absl::StrJoin(names, ", ")));
   }
   if (!s.ran)
     return absl::FailedPreconditionError(
@@ -327,25 +365,29 @@ Status StepSession::load(const std::vector<std::string> &paths) {
       }
     const SafetensorsTensor *tensor = found[a].second;
     if (tensor == nullptr)
-      return absl::NotFoundError(absl::StrCat("load: ", where, " has no tensor '",
-                                              values[a].name, "', which the step needs (",
-                                              describe(values[a]), ")"));
+      return absl::NotFoundError(absl::StrCat("load: ", where, " has no tensor '", values[a].name,
+                                              "', which the step needs (", describe(values[a]),
+                                              ")"));
     if (tensor->dtype != fileDType(values[a].dtype) || tensor->shape != values[a].shape)
-      return absl::InvalidArgumentError(absl::StrCat(
-          "load: ", where, ": tensor '", values[a].name, "' is ", tensor->dtype, "[",
-          absl::StrJoin(tensor->shape, ", "), "], the step's ", fileDType(values[a].dtype), "[",
-          absl::StrJoin(values[a].shape, ", "), "]"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("load: ", where, ": tensor '", values[a].name, "' is ", tensor->dtype, "[",
+                       absl::StrJoin(tensor->shape, ", "), "], the step's ",
+                       fileDType(values[a].dtype), "[", absl::StrJoin(values[a].shape, ", "), "]"));
   }
   int64_t step = step_;
   for (const Safetensors &file : files) {
     auto it = file.metadata.find("step");
     if (it == file.metadata.end())
       continue;
-    char *end = nullptr;
-    long long parsed = std::strtoll(it->second.c_str(), &end, 10);
-    if (it->second.empty() || *end != '\0' || parsed < 0)
-      return absl::InvalidArgumentError(absl::StrCat(
-          "load: ", where, ": metadata \"step\" is \"", it->second, "\", not a count"));
+    // A count: digits only, at most 2^53 (exact in a double, no step count
+    // overflows).
+    int64_t parsed = -1;
+    const std::string &text = it->second;
+    auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), parsed);
+    if (text.empty() || error != std::errc() || end != text.data() + text.size() || parsed < 0 ||
+        parsed > (int64_t{1} << 53))
+      return absl::InvalidArgumentError(absl::StrCat("load: ", where, ": metadata \"step\" is \"",
+                                                     it->second, "\", not a count"));
     step = parsed;
     break;
   }
@@ -390,10 +432,9 @@ Status StepSession::save(const std::string &path,
   const auto &values = s.program.signature.arguments;
   for (size_t a = 0; a < values.size(); ++a)
     if (isState(values[a].role))
-      tensors.push_back(
-          {values[a].name, fileDType(values[a].dtype), values[a].shape,
-           std::string_view(static_cast<const char *>(s.arguments[a].data),
-                            static_cast<size_t>(s.argumentBytes(a)))});
+      tensors.push_back({values[a].name, fileDType(values[a].dtype), values[a].shape,
+                         std::string_view(static_cast<const char *>(s.arguments[a].data),
+                                          static_cast<size_t>(s.argumentBytes(a)))});
   std::map<std::string, std::string> withStep = metadata;
   withStep["step"] = std::to_string(step_);
   return writeSafetensors(path, tensors, withStep, "save");

@@ -122,7 +122,8 @@ int main(int argc, char **argv) {
     std::filesystem::path at(output);
     if (std::filesystem::exists(at, error) &&
         !(std::filesystem::is_directory(at, error) &&
-          (std::filesystem::is_empty(at, error) || std::filesystem::exists(at / "manifest.json")))) {
+          (std::filesystem::is_empty(at, error) ||
+           std::filesystem::exists(at / "manifest.json", error)))) {
       std::fprintf(stderr,
                    "sinter-compile: -o %s exists and is not an artifact; give another folder (its "
                    "files are left as they are)\n",

@@ -232,6 +232,10 @@ struct Program {
 /// the time memory planning counts in.
 std::vector<const Program::Step *> launchesOf(const Program &program);
 
+/// The most bytes a Program's arena, buffer or offset may have (2^48: every
+/// sum and size class of them fits 64 bits).
+inline constexpr int64_t kMaxProgramBytes = int64_t{1} << 48;
+
 /// The most kernels a Program may number (a file's claim is checked
 /// against it before a table of kernels is made).
 inline constexpr int kMaxKernels = 1 << 20;
