@@ -25,13 +25,7 @@ std::string sha256Hex(std::string_view bytes) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
   EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr);
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned int i = 0; i < length; ++i) {
-    hex += kDigits[digest[i] >> 4];
-    hex += kDigits[digest[i] & 15];
-  }
-  return hex;
+  return hexOf(digest, length);
 }
 
 std::vector<std::string> cpuFeatures() {
@@ -238,11 +232,8 @@ StatusOr<std::unique_ptr<Artifact>> Artifact::open(const std::string &path) {
   try {
     manifest = Json::parse(*text);
   } catch (const Json::exception &parse) {
-    std::string what = parse.what();
-    size_t start = what.find("] ");
     return absl::InvalidArgumentError(
-        absl::StrCat(manifestPath, ": not a JSON document (",
-                     start == std::string::npos ? what : what.substr(start + 2), ")"));
+        absl::StrCat(manifestPath, ": not a JSON document (", parseErrorOf(parse), ")"));
   }
   if (!manifest.is_object() || !manifest.contains("format") || manifest["format"] != kArtifactFormat)
     return absl::InvalidArgumentError(

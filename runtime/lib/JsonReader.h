@@ -25,6 +25,25 @@ namespace sinter::runtime {
 
 using Json = nlohmann::json;
 
+/// A JSON parse error as messages say it: "parse error at line 1, column 2:
+/// ...", without nlohmann's "[json.exception.parse_error.101] " tag.
+inline std::string parseErrorOf(const Json::exception &error) {
+  std::string what = error.what();
+  size_t start = what.find("] ");
+  return start == std::string::npos ? what : what.substr(start + 2);
+}
+
+/// `bytes` in lowercase hex, two digits a byte.
+inline std::string hexOf(const unsigned char *bytes, size_t count) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string text;
+  for (size_t i = 0; i < count; ++i) {
+    text += kDigits[bytes[i] >> 4];
+    text += kDigits[bytes[i] & 15];
+  }
+  return text;
+}
+
 /// The reader's position in the document, for its messages, and its first
 /// error: every getter returns a harmless value once one is recorded, so
 /// the walk reads on without checks at every line and reports the first.

@@ -279,7 +279,7 @@ StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::load(Program program) {
                        parts[i].offset + parts[i].bytes, ")"));
   for (size_t b = 0; b < n; ++b) {
     const Program::Buffer &buffer = program.buffers[b];
-    if (buffer.offset < 0 ? !bound[b] : buffer.offset + buffer.bytes > program.arenaBytes)
+    if (buffer.offset < 0 && !bound[b]) // validateProgram placed the others in the arena
       return absl::InvalidArgumentError(
           absl::StrCat("buffer ", b, " of the program has no place: offset ", buffer.offset, ", ",
                        buffer.bytes, " bytes, arena of ", program.arenaBytes));

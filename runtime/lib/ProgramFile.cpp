@@ -34,16 +34,6 @@ constexpr Program::Role kRoles[] = {Program::Role::Parameter,  Program::Role::Op
                                     Program::Role::BatchInput, Program::Role::StepScalar,
                                     Program::Role::RandomKey,  Program::Role::Output};
 
-std::string hexOf(const std::vector<uint8_t> &bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string text;
-  for (uint8_t byte : bytes) {
-    text += kDigits[byte >> 4];
-    text += kDigits[byte & 15];
-  }
-  return text;
-}
-
 Json shapeOf(const Program::Step::Shape &shape) {
   return {{"grid", {shape.grid[0], shape.grid[1], shape.grid[2]}},
           {"block", {shape.block[0], shape.block[1], shape.block[2]}},
@@ -64,7 +54,7 @@ Json stepOf(const Program::Step &step) {
   switch (step.kind) {
   case Kind::Fill:
     json["outputs"] = step.outputs;
-    json["element"] = hexOf(step.element);
+    json["element"] = hexOf(step.element.data(), step.element.size());
     return json;
   case Kind::Copy:
     json["inputs"] = step.inputs;
@@ -325,12 +315,8 @@ StatusOr<Program> readProgram(std::string_view text, std::string_view originView
   try {
     document = Json::parse(text.begin(), text.end());
   } catch (const Json::exception &error) {
-    // "[json.exception.parse_error.101] parse error at line 1, column 2: ..."
-    std::string what = error.what();
-    size_t start = what.find("] ");
-    return absl::InvalidArgumentError(absl::StrCat(
-        origin, ": not a JSON document (",
-        start == std::string::npos ? what : what.substr(start + 2), ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(origin, ": not a JSON document (", parseErrorOf(error), ")"));
   }
   Reader reader(origin);
   if (!document.is_object())
