@@ -260,6 +260,7 @@ StatusOr<std::unique_ptr<Artifact>> Artifact::open(const std::string &path) {
     reader.fail("seed", "expected an integer of 0 to 2^64-1");
   else if (seed != nullptr)
     artifact->seed_ = seed->get<uint64_t>();
+  artifact->model_ = reader.string(manifest, "", "model");
   if (const Json *libraries = reader.array(manifest, "", "shared_libraries"))
     for (size_t i = 0; i < libraries->size() && !reader.failed(); ++i) {
       std::string at = Reader::index("shared_libraries", i);

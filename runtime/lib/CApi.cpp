@@ -5,6 +5,7 @@
 #include "sinter/runtime/StepSession.h"
 
 #include <exception>
+#include <map>
 #include <new>
 #include <string>
 
@@ -14,6 +15,7 @@ struct sinter_artifact {
 
 struct sinter_session {
   std::unique_ptr<sinter::runtime::StepSession> session;
+  std::string model; // the artifact's zoo model, "" for a user's step
 };
 
 namespace {
@@ -175,7 +177,7 @@ int sinter_session_open(sinter_artifact *artifact, const char *function, sinter_
     absl::Status loaded = (*session)->load({a.weightsPath(), a.optimizerPath()});
     if (!loaded.ok())
       return report(loaded);
-    *out = new (std::nothrow) sinter_session{std::move(*session)};
+    *out = new (std::nothrow) sinter_session{std::move(*session), a.model()};
     return *out == nullptr ? fail(SINTER_ERROR_RESOURCE_EXHAUSTED, "out of memory") : SINTER_OK;
   });
 }
@@ -198,7 +200,10 @@ int sinter_session_save(sinter_session *session, const char *path) {
       return nullArgument("sinter_session_save", "the session");
     if (path == nullptr)
       return nullArgument("sinter_session_save", "the path");
-    return report(session->session->save(path));
+    std::map<std::string, std::string> metadata;
+    if (!session->model.empty())
+      metadata["model"] = session->model;
+    return report(session->session->save(path, metadata));
   });
 }
 

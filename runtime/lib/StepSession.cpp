@@ -437,6 +437,7 @@ Status StepSession::save(const std::string &path,
                                           static_cast<size_t>(s.argumentBytes(a)))});
   std::map<std::string, std::string> withStep = metadata;
   withStep["step"] = std::to_string(step_);
+  withStep["format"] = kSessionCheckpointFormat;
   return writeSafetensors(path, tensors, withStep, "save");
 }
 

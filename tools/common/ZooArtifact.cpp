@@ -91,6 +91,7 @@ aot::ArtifactContents zooArtifact(const ZooArtifactOptions &options) {
   contents.optimizer.schedule = options.schedule;
   contents.optimizer.schedule.baseLr = options.learning_rate;
   contents.seed = options.seed;
+  contents.model = options.model;
   contents.keep_sources = options.keep_sources;
   return contents;
 }

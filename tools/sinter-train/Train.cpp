@@ -15,6 +15,7 @@
 #include "sinter/runtime/Allocator.h"
 #include "sinter/runtime/CoreShare.h"
 #include "sinter/runtime/Environment.h"
+#include "sinter/runtime/StepSession.h"
 #include "sinter/sinter.h"
 
 #include <sys/wait.h>
@@ -309,6 +310,9 @@ constexpr const char *kCheckpointFormat = "sinter-train-checkpoint/2";
 
 struct Position {
   int64_t step = 0, epoch = 0, batch = 0;
+  /// Resumed from an artifact session's state (runtime::
+  /// kSessionCheckpointFormat), not from a checkpoint of this job's own.
+  bool fromSession = false;
 };
 
 /// What a checkpoint records of the data it was trained on, so that --resume
@@ -366,8 +370,15 @@ void saveCheckpoint(const std::string &path, const Job &job, int64_t batchSize, 
 
 /// Restores a checkpoint into the model, optimizer and schedule; returns
 /// where the run continues. Throws JobError for one of another job.
+///
+/// It also takes the state an artifact's training session saved
+/// (sinter_session_save: runtime::kSessionCheckpointFormat, from an
+/// artifact of this job's model): the parameters and AdamW's moments at the
+/// session's step count. Such a file says nothing of the data, the batch or
+/// the random state, so the run continues at that step of this job's own
+/// data order and schedule, and saves its checkpoints in output_dir.
 Position loadCheckpoint(const std::string &path, const Job &job, int64_t batchSize, int64_t total,
-                        nn::Module &model, optim::Optimizer &optimizer,
+                        int64_t perEpoch, nn::Module &model, optim::Optimizer &optimizer,
                         optim::LRScheduler &schedule, const std::string &data) {
   if (!fs::exists(path))
     throw JobError("--resume", "no checkpoint at " + path);
@@ -378,18 +389,27 @@ Position loadCheckpoint(const std::string &path, const Job &job, int64_t batchSi
       throw JobError(path, "not a sinter-train checkpoint (no \"" + key + "\" in its metadata)");
     return it->second;
   };
-  if (meta("format") != kCheckpointFormat)
-    throw JobError(path,
-                   "checkpoint format \"" + meta("format") + "\", expected " + kCheckpointFormat);
+  const bool fromSession = meta("format") == runtime::kSessionCheckpointFormat;
+  if (!fromSession && meta("format") != kCheckpointFormat)
+    throw JobError(path, "checkpoint format \"" + meta("format") + "\", expected " +
+                             kCheckpointFormat + " (or an artifact session's " +
+                             runtime::kSessionCheckpointFormat + ")");
   auto mustMatch = [&](const std::string &key, const std::string &ours) {
     if (meta(key) != ours)
       throw JobError("--resume", "the checkpoint " + path + " has " + key + " " + meta(key) +
                                      ", this job " + ours);
   };
-  mustMatch("entry_point", job.entry_point);
-  mustMatch("batch_size", std::to_string(batchSize));
-  mustMatch("total_steps", std::to_string(total));
-  if (meta("data") != data)
+  if (fromSession) {
+    if (!file.metadata.count("model"))
+      throw JobError(path, "is the state of an artifact of your own step (its metadata names no "
+                           "zoo model); sinter-train resumes only from a zoo model's artifact");
+    mustMatch("model", job.entry_point);
+  } else {
+    mustMatch("entry_point", job.entry_point);
+    mustMatch("batch_size", std::to_string(batchSize));
+    mustMatch("total_steps", std::to_string(total));
+  }
+  if (!fromSession && meta("data") != data)
     throw JobError("--resume", "the checkpoint " + path +
                                    " was trained on other data than this "
                                    "job's " +
@@ -423,21 +443,13 @@ Position loadCheckpoint(const std::string &path, const Job &job, int64_t batchSi
   }
   // A count of the optimizer's tensors that the metadata does not promise is a
   // file whose state was cut (Adam would silently restart its moments).
-  auto recorded = meta("optimizer_tensors");
-  if (recorded != std::to_string(optimizerTensors))
-    throw JobError(path, "holds " + std::to_string(optimizerTensors) +
-                             " optimizer tensors, its metadata \"optimizer_tensors\" says " +
-                             recorded);
-  optim::Optimizer::State state;
-  for (const auto &[name, tensor] : file.tensors)
-    if (name.rfind("optimizer.", 0) == 0)
-      state.emplace_back(name.substr(10), tensor);
-  try {
-    optimizer.load_state_dict(state);
-  } catch (const sinter::Error &error) {
-    throw JobError(path, "its optimizer state: " + error.message());
+  if (!fromSession) {
+    auto recorded = meta("optimizer_tensors");
+    if (recorded != std::to_string(optimizerTensors))
+      throw JobError(path, "holds " + std::to_string(optimizerTensors) +
+                               " optimizer tensors, its metadata \"optimizer_tensors\" says " +
+                               recorded);
   }
-  mark_step(); // the restored values, computed once
   // Counts in the metadata: whole decimal numbers, nothing else.
   auto count = [&]<typename T>(const std::string &key, T) -> T {
     const std::string &text = meta(key);
@@ -447,11 +459,41 @@ Position loadCheckpoint(const std::string &path, const Job &job, int64_t batchSi
       throw JobError(path, "metadata \"" + key + "\" is \"" + text + "\", not a count");
     return value;
   };
-  Position at{count("step", int64_t()), count("epoch", int64_t()),
-              count("batch_in_epoch", int64_t())};
-  if (at.step < 0 || at.step > total)
-    throw JobError(path, "metadata \"step\" is " + std::to_string(at.step) +
-                             ", outside this job's 0.." + std::to_string(total));
+  const int64_t step = count("step", int64_t());
+  if (step < 0 || step > total)
+    throw JobError(path, "metadata \"step\" is " + std::to_string(step) + ", outside this job's 0.." +
+                             std::to_string(total));
+  optim::Optimizer::State state;
+  for (const auto &[name, tensor] : file.tensors)
+    if (name.rfind("optimizer.", 0) == 0)
+      state.emplace_back(name.substr(10), tensor);
+  if (fromSession) {
+    // A session counts steps once for all parameters (the step scalars'
+    // t); AdamW keeps a count per parameter. At step 0 the moments are the
+    // fresh optimizer's.
+    if (optimizerTensors == 0 && step > 0)
+      throw JobError(path, "holds no optimizer state (optimizer.*) at step " +
+                               std::to_string(step) + ": is it a predict session's?");
+    if (step == 0)
+      state.clear();
+    std::set<std::string> counted;
+    for (size_t i = 0, n = state.size(); i < n; ++i) {
+      std::string index = state[i].first.substr(0, state[i].first.find('.'));
+      if (counted.insert(index).second)
+        state.emplace_back(index + ".step", from_vector<int64_t>({step}, {}));
+    }
+  }
+  try {
+    optimizer.load_state_dict(state);
+  } catch (const sinter::Error &error) {
+    throw JobError(path, "its optimizer state: " + error.message());
+  }
+  mark_step(); // the restored values, computed once
+  if (fromSession) {
+    schedule.set_last_step(step);
+    return {step, step / perEpoch, step % perEpoch, true};
+  }
+  Position at{step, count("epoch", int64_t()), count("batch_in_epoch", int64_t())};
   schedule.set_last_step(count("schedule_step", int64_t()));
   set_rng_state({count("rng_seed", uint64_t()), count("rng_stream", uint64_t())});
   return at;
@@ -716,15 +758,27 @@ int trainZooModel(const Job &job, const RunOptions &options) {
   // Every job writes a checkpoint at its end, so this is always needed.
   const std::string data = dataFingerprint(*task.train);
   if (options.resume) {
-    at = loadCheckpoint(checkpoint, job, batchSize, total, *model, optimizer, schedule, data);
+    at = loadCheckpoint(checkpoint, job, batchSize, total, perEpoch, *model, optimizer, schedule,
+                        data);
     if (at.step >= total) {
       std::printf("the checkpoint %s is at the job's last step (%lld): nothing to resume\n",
                   checkpoint.c_str(), static_cast<long long>(total));
       return 0;
     }
+    // An artifact session's file is the user's: this job's checkpoints go
+    // to its own output_dir.
+    if (at.fromSession)
+      checkpoint = job.output_dir + "/checkpoint.safetensors";
     loader.seek(at.epoch, at.batch);
-    std::printf("resumed from %s at step %lld\n", checkpoint.c_str(),
-                static_cast<long long>(at.step));
+    if (at.fromSession)
+      std::printf("resumed from the artifact session's state %s at step %lld (epoch %lld, "
+                  "batch %lld of this job's data order); checkpoints go to %s\n",
+                  options.checkpoint.c_str(), static_cast<long long>(at.step),
+                  static_cast<long long>(at.epoch + 1), static_cast<long long>(at.batch),
+                  checkpoint.c_str());
+    else
+      std::printf("resumed from %s at step %lld\n", checkpoint.c_str(),
+                  static_cast<long long>(at.step));
   }
   std::printf("model %s: %lld parameters; %lld steps of batch %lld (%lld a epoch), AdamW lr %g, "
               "%s\n",

@@ -278,6 +278,7 @@ void write_artifact(const std::string &dir, const ArtifactContents &contents, Lo
             {"total_steps", schedule.totalSteps},
             {"min_lr", schedule.minLr}}}}},
         {"seed", contents.seed},
+        {"model", contents.model},
         {"files", files}};
     writeFile((temporary / "manifest.json").string(), manifest.dump(1) + "\n", loc);
   } catch (...) {

@@ -91,6 +91,10 @@ struct ArtifactContents {
   std::vector<runtime::SharedLibrary> shared_libraries;
   runtime::ArtifactOptimizer optimizer;
   uint64_t seed = 0;
+  /// The zoo model the steps are of (sinter-train's entry point), recorded so
+  /// that `sinter-train --resume` takes a session's checkpoint; "" for your
+  /// own step.
+  std::string model;
   /// Write the kernels' source under sources/ (never compiled at load).
   bool keep_sources = false;
 };

@@ -79,6 +79,9 @@ public:
   const ArtifactOptimizer &optimizer() const { return optimizer_; }
   const std::vector<SharedLibrary> &sharedLibraries() const { return libraries_; }
   uint64_t seed() const { return seed_; }
+  /// The zoo model the steps are of (sinter-train's entry point: "mlp"), or
+  /// "" for a user's own step.
+  const std::string &model() const { return model_; }
   /// The functions, in the manifest's order.
   const std::vector<std::string> &functions() const { return names_; }
   /// The Program of function `name` (its library an absolute path into the
@@ -94,6 +97,7 @@ private:
   ArtifactOptimizer optimizer_;
   std::vector<SharedLibrary> libraries_;
   uint64_t seed_ = 0;
+  std::string model_;
   std::vector<std::string> names_;
   std::map<std::string, Program> programs_;
 };

@@ -29,13 +29,18 @@
 
 #include <cstdint>
 #include <map>
-#include <vector>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace sinter::runtime {
+
+/// The "format" of a session's saved state: its state tensors by name, the
+/// step count ("step"), and, from an artifact of a zoo model, the model
+/// ("model", sinter-train's entry point), so that `sinter-train --resume`
+/// continues training from it.
+inline constexpr const char *kSessionCheckpointFormat = "sinter-session/1";
 
 class StepSession {
 public:
@@ -78,8 +83,8 @@ public:
   /// session's parameters without a file in between. Refused when there is
   /// none.
   Status copyStateFrom(const StepSession &other);
-  /// Saves every state tensor to `path` atomically, with the step count in
-  /// the metadata ("step") and `metadata`.
+  /// Saves every state tensor to `path` atomically, with `metadata`, the
+  /// step count ("step") and the format (kSessionCheckpointFormat).
   Status save(const std::string &path, const std::map<std::string, std::string> &metadata = {});
 
 private:
