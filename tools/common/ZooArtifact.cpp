@@ -28,7 +28,8 @@ aot::ArtifactContents zooArtifact(const ZooArtifactOptions &options) {
   settings.compiler.memory_budget = options.memory_budget;
   Session::Use use(settings);
 
-  ZooTask task = makeZooTask(options.model, options.batch, options.length, options.seed);
+  ZooTask task = makeZooTask(options.model, options.batch, options.length, options.seed,
+                             /*imageSize=*/32, options.dropout);
   nn::Module &model = *task.model;
   optim::AdamW adamw(model.parameters(),
                      {.lr = options.learning_rate, .weight_decay = options.weight_decay});

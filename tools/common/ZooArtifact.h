@@ -28,6 +28,9 @@ struct ZooArtifactOptions {
   std::string cpu = "x86-64-v3";
   int64_t memory_budget = 0;
   uint64_t seed = 0;
+  /// gpt-mini, bert-mini: the dropout of the training step (its masks drawn
+  /// from random keys of the step count; Note [Random keys across steps]).
+  double dropout = 0;
   bool keep_sources = false;
 };
 

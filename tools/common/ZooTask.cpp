@@ -36,10 +36,15 @@ Tensor ZooTask::loss() const {
 }
 
 ZooTask makeZooTask(const std::string &name, int64_t batch, int64_t length, uint64_t seed,
-                    int64_t imageSize) {
+                    int64_t imageSize, double dropout) {
   SINTER_CHECK(batch > 0 && length > 0, Loc::current(),
                "the batch size and the sequence length must be positive, got " +
                    std::to_string(batch) + " and " + std::to_string(length));
+  SINTER_CHECK(dropout == 0 || ((name == "gpt-mini" || name == "bert-mini") && dropout > 0 &&
+                                dropout < 1),
+               Loc::current(),
+               "dropout " + std::to_string(dropout) + " for " + name +
+                   ": gpt-mini and bert-mini take a dropout of 0 to below 1, the others none");
   manual_seed(seed);
   ZooTask task;
   task.name = name;
@@ -66,14 +71,18 @@ ZooTask makeZooTask(const std::string &name, int64_t batch, int64_t length, uint
                  "resnet18 needs images of at least 8x8 pixels, got " + std::to_string(imageSize));
     images(3, imageSize);
   } else if (name == "gpt-mini") {
-    auto gpt = std::make_shared<models::GPT>(models::GPTConfig::named("gpt-mini"));
+    models::GPTConfig config = models::GPTConfig::named("gpt-mini");
+    config.dropout = dropout;
+    auto gpt = std::make_shared<models::GPT>(config);
     tokens(gpt->config.vocab_size, gpt->config.context);
     // Next-token targets at every position.
     task.targets =
         from_vector(integers(batch * length, gpt->config.vocab_size, seed + 1), {batch * length});
     task.model = gpt;
   } else if (name == "bert-mini") {
-    auto bert = std::make_shared<models::BERT>(models::BERTConfig::named("bert-mini"));
+    models::BERTConfig config = models::BERTConfig::named("bert-mini");
+    config.dropout = dropout;
+    auto bert = std::make_shared<models::BERT>(config);
     tokens(bert->config.vocab_size, bert->config.max_positions);
     // One class per sequence.
     task.targets = from_vector(integers(batch, bert->config.num_classes, seed + 1), {batch});

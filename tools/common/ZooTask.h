@@ -35,9 +35,11 @@ inline constexpr const char *kZooModels = "mlp, lenet, resnet18, gpt-mini or ber
 /// Builds `name` with parameters from manual_seed(seed) and a batch of
 /// `batch` samples (sequences of `length` tokens for gpt-mini and
 /// bert-mini; resnet18's images are `imageSize` pixels square, 32 unless
-/// given). Throws sinter::Error for an unknown name or a bad size.
+/// given; gpt-mini and bert-mini drop out `dropout` of their activations
+/// in training). Throws sinter::Error for an unknown name, a bad size, or a
+/// dropout for a model without one.
 ZooTask makeZooTask(const std::string &name, int64_t batch, int64_t length, uint64_t seed = 0,
-                    int64_t imageSize = 32);
+                    int64_t imageSize = 32, double dropout = 0);
 
 } // namespace sinter::tools
 

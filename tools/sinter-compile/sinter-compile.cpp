@@ -100,6 +100,9 @@ int main(int argc, char **argv) {
                  "bytes a step may allocate beyond its inputs (0: none)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--seed", options.seed, "the seed of the initial weights and of dropout");
+  app.add_option("--dropout", options.dropout,
+                 "gpt-mini, bert-mini: the fraction of activations dropped in training")
+      ->check(CLI::Range(0.0, 0.99));
   app.add_flag("--keep-sources", options.keep_sources, "write the kernels' source too");
   app.add_option("-o,--output", output, "the artifact folder to write (NAME.sinter)")->required();
   try {

@@ -28,6 +28,7 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <random>
 #include <thread>
 
 #include <signal.h>
@@ -298,31 +299,51 @@ std::string neededOf(const std::string &path) {
   return text;
 }
 
-TEST(AotArtifact, TrainsInAProcessWithNoCompilerAsTheJustInTimePathToTheBit) {
-  // The Done-when of ahead-of-time compilation: an mlp artifact built for
-  // x86-64-v3 and trained for 50 steps through the C API in a process with
-  // no compiler on its PATH, no CXX, an empty HOME and no kernel cache gives
-  // the losses, the state and predict's logits of the just-in-time path
-  // from the same weights at the same CPU level; it writes nothing but what
-  // it was asked to, and neither it nor libsinter_runtime links MLIR, LLVM
-  // or the compiler.
-  constexpr int kSteps = 50;
-  const std::string root = scratchPath("artifact");
+/// One batch of a zoo model's training step: its "input" and "target".
+struct Batch {
+  Tensor input, target;
+};
+
+/// The bytes of `tensor` (f32 or i64).
+std::string rawBytes(const Tensor &tensor) {
+  if (tensor.dtype() == DType::i64) {
+    std::vector<int64_t> v = tensor.to_vector<int64_t>();
+    return std::string(reinterpret_cast<const char *>(v.data()), v.size() * sizeof(int64_t));
+  }
+  std::vector<float> v = tensor.to_vector<float>();
+  return std::string(reinterpret_cast<const char *>(v.data()), v.size() * sizeof(float));
+}
+
+/// The fraction of rows of `logits` ([rows, classes], flattened) whose
+/// largest value is at `targets`' class.
+double accuracyOf(const std::vector<float> &logits, const std::vector<int64_t> &targets) {
+  const size_t classes = logits.size() / targets.size();
+  size_t correct = 0;
+  for (size_t r = 0; r < targets.size(); ++r) {
+    auto row = logits.begin() + static_cast<std::ptrdiff_t>(r * classes);
+    correct += std::max_element(row, row + static_cast<std::ptrdiff_t>(classes)) - row ==
+               targets[r];
+  }
+  return static_cast<double>(correct) / static_cast<double>(targets.size());
+}
+
+/// The Done-when of ahead-of-time compilation: the artifact of `options`
+/// (built for x86-64-v3) trained for `steps` steps on `batchOf(k)` through
+/// the C API (tests/aot/train_artifact.c) in a process with no compiler on
+/// its PATH, no CXX, an empty HOME and no kernel cache gives the losses, the
+/// state and predict's logits (and so its accuracy) of the just-in-time path
+/// from the same weights at the same CPU level; it writes nothing but what
+/// it was asked to, and neither it nor libsinter_runtime links MLIR, LLVM or
+/// the compiler. batchOf must draw no random numbers: the just-in-time
+/// step's dropout takes the generator's streams from where makeZooTask left
+/// it, as the artifact's random keys do.
+void checkArtifactInABareProcess(const tools::ZooArtifactOptions &options, int steps,
+                                 const std::function<Batch(int)> &batchOf) {
+  const std::string root = scratchPath("artifact-" + options.model);
   std::filesystem::remove_all(root);
   std::filesystem::create_directories(root + "/home");
   std::filesystem::create_directories(root + "/work");
-  tools::ZooArtifactOptions options;
-  options.model = "mlp";
-  options.batch = 32;
-  options.learning_rate = 2e-3;
-  options.weight_decay = 0.01;
-  options.cpu = "x86-64-v3";
-  options.seed = 9;
-  options.schedule = {.kind = runtime::Schedule::Kind::WarmupCosine,
-                      .warmupSteps = 5,
-                      .totalSteps = kSteps,
-                      .minLr = 1e-4};
-  const std::string dir = root + "/mlp.sinter";
+  const std::string dir = root + "/" + options.model + ".sinter";
   aot::write_artifact(dir, tools::zooArtifact(options));
   auto artifact = runtime::Artifact::open(dir);
   ASSERT_TRUE(artifact.ok()) << artifact.status();
@@ -331,38 +352,34 @@ TEST(AotArtifact, TrainsInAProcessWithNoCompilerAsTheJustInTimePathToTheBit) {
     if (value.role == runtime::Program::Role::BatchInput)
       inputOrder.push_back(value.name);
   ASSERT_EQ(inputOrder.size(), 2u);
+  bool random = false;
+  for (const auto &value : (*artifact)->function("train_step")->signature.arguments)
+    random = random || value.role == runtime::Program::Role::RandomKey;
+  EXPECT_EQ(random, options.dropout > 0) << "random keys exactly when the step drops out";
 
   // The just-in-time path: the same model and weights (the same seed), AdamW
   // from no state, the same schedule, kernels for the same CPU level.
   compiler::install();
-  Session::Use use({.compiler = {.enabled = true, .allow_fallback = false, .cpu = "x86-64-v3"}});
-  tools::ZooTask task = tools::makeZooTask("mlp", 32, 64, 9);
-  optim::AdamW adamw(task.model->parameters(), {.lr = 2e-3, .weight_decay = 0.01});
-  optim::WarmupCosine schedule(adamw, 5, kSteps, 1e-4);
-  manual_seed(100);
+  Session::Use use({.compiler = {.enabled = true, .allow_fallback = false, .cpu = options.cpu}});
+  tools::ZooTask task = tools::makeZooTask(options.model, options.batch, options.length,
+                                           options.seed, /*imageSize=*/32, options.dropout);
+  optim::AdamW adamw(task.model->parameters(),
+                     {.lr = options.learning_rate, .weight_decay = options.weight_decay});
+  ASSERT_EQ(options.schedule.kind, runtime::Schedule::Kind::WarmupCosine);
+  optim::WarmupCosine schedule(adamw, options.schedule.warmupSteps, options.schedule.totalSteps,
+                               options.schedule.minLr);
   std::string batches;
   std::vector<float> losses;
-  Tensor first;
-  for (int k = 0; k < kSteps; ++k) {
-    Tensor x = randn({32, 784});
-    std::vector<int64_t> labels;
-    for (int i = 0; i < 32; ++i)
-      labels.push_back((k * 13 + i * 7) % 10);
-    Tensor y = from_vector<int64_t>(labels, {32});
-    mark_step();
+  Batch first;
+  for (int k = 0; k < steps; ++k) {
+    Batch batch = batchOf(k);
     if (k == 0)
-      first = x;
-    for (const std::string &name : inputOrder) {
-      if (name == "input") {
-        std::vector<float> v = x.to_vector<float>();
-        batches.append(reinterpret_cast<const char *>(v.data()), v.size() * sizeof(float));
-      } else {
-        batches.append(reinterpret_cast<const char *>(labels.data()),
-                       labels.size() * sizeof(int64_t));
-      }
-    }
+      first = batch;
+    for (const std::string &name : inputOrder)
+      batches += rawBytes(name == "input" ? batch.input : batch.target);
     adamw.zero_grad();
-    Tensor loss = F::cross_entropy((*task.model)(x), y);
+    Tensor logits = (*task.model)(batch.input);
+    Tensor loss = F::cross_entropy(logits.reshape({batch.target.numel(), -1}), batch.target);
     loss.backward();
     adamw.step();
     schedule.step();
@@ -373,14 +390,12 @@ TEST(AotArtifact, TrainsInAProcessWithNoCompilerAsTheJustInTimePathToTheBit) {
   {
     task.model->eval();
     NoGradGuard noGrad;
-    Tensor out = (*task.model)(first);
+    Tensor out = (*task.model)(first.input);
     mark_step();
     logits = out.to_vector<float>();
     task.model->train();
   }
-  aot::NamedTensors state;
-  for (auto &[name, p] : task.model->named_parameters())
-    state.emplace_back("model." + name, p);
+  aot::NamedTensors state = tools::modelTensors(*task.model);
   for (auto &[name, t] : adamw.state_dict())
     if (!name.ends_with(".step"))
       state.emplace_back("optimizer." + name, t);
@@ -397,26 +412,36 @@ TEST(AotArtifact, TrainsInAProcessWithNoCompilerAsTheJustInTimePathToTheBit) {
     if (const char *value = std::getenv(name))
       env.push_back(std::string(name) + "=" + value);
   int status = runIn(root + "/work",
-                     {AOT_TRAIN_ARTIFACT, dir, root + "/batches.bin", std::to_string(kSteps),
+                     {AOT_TRAIN_ARTIFACT, dir, root + "/batches.bin", std::to_string(steps),
                       root + "/work/losses.bin", root + "/work/checkpoint.safetensors"},
                      env);
   ASSERT_EQ(status, 0) << "the consumer failed (its stderr is above)";
 
   absl::StatusOr<std::string> written = runtime::readWholeFile(root + "/work/losses.bin", "test");
   ASSERT_TRUE(written.ok());
-  ASSERT_EQ(written->size(), (kSteps + logits.size()) * sizeof(float));
-  for (int k = 0; k < kSteps; ++k) {
+  ASSERT_EQ(written->size(), (steps + logits.size()) * sizeof(float));
+  for (int k = 0; k < steps; ++k) {
     float got;
     std::memcpy(&got, written->data() + k * sizeof(float), sizeof got);
     EXPECT_EQ(std::bit_cast<uint32_t>(got), std::bit_cast<uint32_t>(losses[k]))
-        << "step " << k << ": artifact " << got << ", just in time " << losses[k];
+        << options.model << " step " << k << ": artifact " << got << ", just in time "
+        << losses[k];
   }
-  EXPECT_EQ(std::memcmp(written->data() + kSteps * sizeof(float), logits.data(),
-                        logits.size() * sizeof(float)),
-            0)
+  std::vector<float> predicted(logits.size());
+  std::memcpy(predicted.data(), written->data() + steps * sizeof(float),
+              predicted.size() * sizeof(float));
+  EXPECT_EQ(std::memcmp(predicted.data(), logits.data(), logits.size() * sizeof(float)), 0)
       << "predict's logits differ";
+  std::vector<int64_t> targets = first.target.to_vector<int64_t>();
+  double jitAccuracy = accuracyOf(logits, targets), aotAccuracy = accuracyOf(predicted, targets);
+  EXPECT_EQ(aotAccuracy, jitAccuracy) << "predict's accuracy on the first batch";
+  std::printf("%s: %d steps, last loss %.4f; predict's accuracy on the first batch %.4f "
+              "(just in time %.4f)\n",
+              options.model.c_str(), steps, losses.back(), aotAccuracy, jitAccuracy);
   io::SafetensorsFile saved = io::load_safetensors(root + "/work/checkpoint.safetensors");
-  EXPECT_EQ(saved.metadata.at("step"), std::to_string(kSteps));
+  EXPECT_EQ(saved.metadata.at("step"), std::to_string(steps));
+  EXPECT_EQ(saved.metadata.at("format"), runtime::kSessionCheckpointFormat);
+  EXPECT_EQ(saved.metadata.at("model"), options.model);
   EXPECT_EQ(bytesOf(saved.tensors), jitState);
 
   // Nothing written but what it was asked to write.
@@ -457,6 +482,67 @@ TEST(AotArtifact, TrainsInAProcessWithNoCompilerAsTheJustInTimePathToTheBit) {
     }
   }
   std::filesystem::remove_all(root);
+}
+
+TEST(AotArtifact, TrainsInAProcessWithNoCompilerAsTheJustInTimePathToTheBit) {
+  constexpr int kSteps = 50;
+  tools::ZooArtifactOptions options;
+  options.model = "mlp";
+  options.batch = 32;
+  options.learning_rate = 2e-3;
+  options.weight_decay = 0.01;
+  options.cpu = "x86-64-v3";
+  options.seed = 9;
+  options.schedule = {.kind = runtime::Schedule::Kind::WarmupCosine,
+                      .warmupSteps = 5,
+                      .totalSteps = kSteps,
+                      .minLr = 1e-4};
+  checkArtifactInABareProcess(options, kSteps, [&](int k) {
+    std::mt19937 generator(100 + k);
+    std::normal_distribution<float> normal;
+    std::vector<float> pixels(32 * 784);
+    for (float &p : pixels)
+      p = normal(generator);
+    std::vector<int64_t> labels;
+    for (int i = 0; i < 32; ++i)
+      labels.push_back((k * 13 + i * 7) % 10);
+    return Batch{from_vector<float>(pixels, {32, 784}), from_vector<int64_t>(labels, {32})};
+  });
+}
+
+TEST(AotArtifact, AGptWithDropoutTrainsInAProcessWithNoCompilerAsTheJustInTimePathToTheBit) {
+  // The same for gpt-mini with dropout: the artifact's session draws each
+  // step's masks from its random keys (Note [Random keys across steps]) as
+  // the just-in-time path draws them; the batches are real text (a
+  // license's bytes as tokens, the next byte as the target).
+  constexpr int kSteps = 50, kBatch = 2, kLength = 32;
+  tools::ZooArtifactOptions options;
+  options.model = "gpt-mini";
+  options.batch = kBatch;
+  options.length = kLength;
+  options.learning_rate = 1e-3;
+  options.weight_decay = 0.01;
+  options.cpu = "x86-64-v3";
+  options.seed = 4;
+  options.dropout = 0.1;
+  options.schedule = {.kind = runtime::Schedule::Kind::WarmupCosine,
+                      .warmupSteps = 10,
+                      .totalSteps = kSteps,
+                      .minLr = 1e-5};
+  absl::StatusOr<std::string> text =
+      runtime::readWholeFile("/usr/share/common-licenses/GPL-3", "the text");
+  ASSERT_TRUE(text.ok()) << text.status();
+  const size_t tokens = kBatch * kLength;
+  ASSERT_GT(text->size(), (kSteps + 1) * tokens);
+  checkArtifactInABareProcess(options, kSteps, [&](int k) {
+    std::vector<int64_t> ids, next;
+    for (size_t i = 0; i < tokens; ++i) {
+      ids.push_back(static_cast<unsigned char>((*text)[k * tokens + i]));
+      next.push_back(static_cast<unsigned char>((*text)[k * tokens + i + 1]));
+    }
+    return Batch{from_vector<int64_t>(ids, {kBatch, kLength}),
+                 from_vector<int64_t>(next, {static_cast<int64_t>(tokens)})};
+  });
 }
 
 /// A small mlp artifact, written once for the tests below.
