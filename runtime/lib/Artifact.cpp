@@ -214,7 +214,7 @@ Status checkLibraryLoads(const std::string &dir, const std::string &path,
 
 } // namespace
 
-StatusOr<std::unique_ptr<Artifact>> Artifact::open(const std::string &path) {
+StatusOr<std::unique_ptr<Artifact>> Artifact::open(const std::string &path, bool forThisMachine) {
   std::error_code error;
   std::filesystem::path absolute = std::filesystem::absolute(path, error);
   std::string dir = error ? path : absolute.lexically_normal().string();
@@ -287,11 +287,11 @@ StatusOr<std::unique_ptr<Artifact>> Artifact::open(const std::string &path) {
   // This machine: the CPU's features, the CUDA architectures, the shared
   // libraries, before any file is read in full.
   const ArtifactTarget &target = artifact->target_;
-  if (target.kind == "cuda")
+  if (target.kind == "cuda" && forThisMachine)
     return refuse(dir, absl::StrCat("CUDA code (", absl::StrJoin(target.cudaArchitectures, ", "),
                                     ") needs the CUDA backend, which this libsinter_runtime "
                                     "does not have; compile for this machine with --target cpu"));
-  std::vector<std::string> have = cpuFeatures();
+  std::vector<std::string> have = forThisMachine ? cpuFeatures() : std::vector<std::string>();
   std::vector<std::string> missing;
   for (const std::string &feature : target.features)
     if (!std::binary_search(have.begin(), have.end(), feature))
@@ -303,7 +303,7 @@ StatusOr<std::unique_ptr<Artifact>> Artifact::open(const std::string &path) {
                                     "; compile it again with sinter-compile --cpu ",
                                     bestLevel(have), " (or --cpu native on this machine)"));
   for (const SharedLibrary &library : artifact->libraries_)
-    if (!findable(library.soname))
+    if (forThisMachine && !findable(library.soname))
       return refuse(dir, absl::StrCat("its kernels need ", library.soname,
                                       ", which is not installed: apt install ", library.package));
   for (const auto &[name, digest] : hashes) {
@@ -338,7 +338,8 @@ StatusOr<std::unique_ptr<Artifact>> Artifact::open(const std::string &path) {
           return refuse(dir, absl::StrCat("function ", name, "'s kernels ", program->library,
                                           " are not among the manifest's files"));
         program->library = dir + "/" + program->library;
-        SINTER_RETURN_IF_ERROR(checkLibraryLoads(dir, program->library, artifact->libraries_));
+        if (forThisMachine)
+          SINTER_RETURN_IF_ERROR(checkLibraryLoads(dir, program->library, artifact->libraries_));
         artifact->names_.push_back(name);
         artifact->programs_.emplace(name, std::move(*program));
       }

@@ -7,7 +7,8 @@
 # gzip (no compiler) and whose HOME is empty; checks that each reaches the
 # job's test accuracy (85%, tests/e2e/train_jobs.py), that the Python
 # example's accuracy from the C program's checkpoint is the C program's, and
-# that `sinter-train --resume` continues from that checkpoint and leaves it
+# that an artifact a program exported itself (sinter-compile --program)
+# trains to that accuracy too, and that `sinter-train --resume` continues from that checkpoint and leaves it
 # as it was.
 file(REMOVE_RECURSE "${WORK_DIR}")
 set(prefix "${WORK_DIR}/prefix")
@@ -61,6 +62,21 @@ foreach(language c cpp)
     message(FATAL_ERROR "examples/embed/${language} wrote under HOME: ${written}")
   endif()
 endforeach()
+
+# A program's own training step (sinter-compile --program): the example
+# trainer exports its mlp step for another CPU level; the C example trains
+# it to the job's accuracy too.
+set(program_artifact "${WORK_DIR}/program.sinter")
+run_step("sinter-compile --program" ${CMAKE_COMMAND} -E env
+  "SINTER_CACHE_DIR=${WORK_DIR}/kernel-cache" "${prefix}/bin/sinter-compile"
+  --program "${TRAIN_EXAMPLE}" --cpu x86-64-v2 -o "${program_artifact}"
+  -- --model mlp --batch_size 64 --epochs 1 --lr 0.002 "--data_dir=${data}")
+if(NOT output MATCHES "wrote [^\n]*program.sinter: model mlp from [^\n]*sinter-train-example for x86_64-linux-gnu \\(x86-64-v2\\)\n")
+  message(FATAL_ERROR "sinter-compile --program did not say what it wrote:\n${output}")
+endif()
+run_step("run examples/embed/c on the program's artifact" ${bare_env} "${WORK_DIR}/c/train"
+  "${program_artifact}" "${data}" "${WORK_DIR}/program.safetensors")
+accuracy_of("examples/embed/c on the program's artifact" "${output}")
 
 run_step("run examples/embed/python" ${bare_env} "${PYTHON}"
   "${SOURCE_DIR}/examples/embed/python/predict.py" "${artifact}" "${WORK_DIR}/c.safetensors"

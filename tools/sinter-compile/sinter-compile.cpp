@@ -7,6 +7,11 @@
 //
 //   sinter-compile --model mlp --batch-size 64 -o mlp.sinter
 //
+// or a training program's, which exports its own step when asked
+// (Note [A training program, ahead of time] in sinter/Aot.h):
+//
+//   sinter-compile --program ./train -o mine.sinter -- --batch_size 32
+//
 // It prints each function's planned memory and what a machine that runs
 // the artifact needs installed.
 //
@@ -16,8 +21,17 @@
 
 #include <CLI/CLI.hpp>
 
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace {
 
@@ -64,6 +78,36 @@ sinter::runtime::Schedule parseSchedule(const std::string &text) {
                                  "< total)");
 }
 
+/// Runs `argv` with `env` added to this process's environment; its exit
+/// status (128 + the signal when killed), or -1 when it cannot start.
+int runProgram(const std::vector<std::string> &argv,
+               const std::vector<std::pair<std::string, std::string>> &env) {
+  pid_t child = fork();
+  if (child < 0)
+    return -1;
+  if (child == 0) {
+    for (const auto &[key, value] : env)
+      setenv(key.c_str(), value.c_str(), 1);
+    std::vector<char *> args;
+    for (const std::string &arg : argv)
+      args.push_back(const_cast<char *>(arg.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    std::fprintf(stderr, "sinter-compile: cannot run %s: %s\n", args[0], std::strerror(errno));
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/// The folder's inode (0: none): write_artifact puts a new folder in place.
+ino_t folderId(const std::string &path) {
+  struct stat info;
+  return stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode) ? info.st_ino : 0;
+}
+
 std::string mib(int64_t bytes) {
   char text[32];
   std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
@@ -73,25 +117,35 @@ std::string mib(int64_t bytes) {
 } // namespace
 
 int main(int argc, char **argv) {
-  CLI::App app{"Compiles a zoo model's training step and prediction ahead of time into an "
-               "artifact that libsinter_runtime runs with no compiler.",
+  CLI::App app{"Compiles a zoo model's training step and prediction ahead of time, or a training "
+               "program's, into an artifact that libsinter_runtime runs with no compiler.",
                "sinter-compile"};
   sinter::tools::ZooArtifactOptions options;
-  std::string output, target = "cpu", schedule = "constant";
-  app.add_option("--model", options.model, sinter::tools::kZooModels)
-      ->required()
-      ->check(CLI::IsMember({"mlp", "lenet", "resnet18", "gpt-mini", "bert-mini"}));
-  app.add_option("--batch-size", options.batch, "samples a step")
-      ->required()
-      ->check(CLI::PositiveNumber);
-  app.add_option("--length", options.length, "tokens a sequence (gpt-mini, bert-mini)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--learning-rate,--lr", options.learning_rate, "AdamW's learning rate")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--weight-decay", options.weight_decay, "AdamW's weight decay")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--schedule", schedule,
-                 "constant, linear-warmup:WARMUP or warmup-cosine:WARMUP:TOTAL[:MIN_LR]");
+  std::string output, target = "cpu", schedule = "constant", program;
+  std::vector<std::string> programArgs;
+  auto *model = app.add_option("--model", options.model, sinter::tools::kZooModels)
+                    ->check(CLI::IsMember({"mlp", "lenet", "resnet18", "gpt-mini", "bert-mini"}));
+  auto *programOption =
+      app.add_option("--program", program,
+                     "a training program (as sinter-train runs one) that exports its step when "
+                     "sinter::aot::requested_artifact() asks; its arguments after --")
+          ->check(CLI::ExistingFile);
+  model->excludes(programOption);
+  // What only a zoo model takes (a program decides its own).
+  std::vector<CLI::Option *> zooOnly = {
+      app.add_option("--batch-size", options.batch, "samples a step")->check(CLI::PositiveNumber),
+      app.add_option("--length", options.length, "tokens a sequence (gpt-mini, bert-mini)")
+          ->check(CLI::PositiveNumber),
+      app.add_option("--learning-rate,--lr", options.learning_rate, "AdamW's learning rate")
+          ->check(CLI::NonNegativeNumber),
+      app.add_option("--weight-decay", options.weight_decay, "AdamW's weight decay")
+          ->check(CLI::NonNegativeNumber),
+      app.add_option("--schedule", schedule,
+                     "constant, linear-warmup:WARMUP or warmup-cosine:WARMUP:TOTAL[:MIN_LR]"),
+      app.add_option("--seed", options.seed, "the seed of the initial weights and of dropout"),
+      app.add_option("--dropout", options.dropout,
+                     "gpt-mini, bert-mini: the fraction of activations dropped in training")
+          ->check(CLI::Range(0.0, 0.99))};
   app.add_option("--target", target, "cpu (the CUDA backend is not built yet)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   app.add_option("--cpu", options.cpu, "the CPU level the kernels are built for")
@@ -99,14 +153,23 @@ int main(int argc, char **argv) {
   app.add_option("--memory-budget", options.memory_budget,
                  "bytes a step may allocate beyond its inputs (0: none)")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--seed", options.seed, "the seed of the initial weights and of dropout");
-  app.add_option("--dropout", options.dropout,
-                 "gpt-mini, bert-mini: the fraction of activations dropped in training")
-      ->check(CLI::Range(0.0, 0.99));
   app.add_flag("--keep-sources", options.keep_sources, "write the kernels' source too");
   app.add_option("-o,--output", output, "the artifact folder to write (NAME.sinter)")->required();
+  app.add_option("program-args", programArgs, "--program's arguments (after --)");
   try {
     app.parse(argc, argv);
+    if (model->count() == 0 && programOption->count() == 0)
+      throw CLI::RequiredError("--model or --program");
+    for (CLI::Option *option : zooOnly) {
+      if (programOption->count() > 0 && option->count() > 0)
+        throw CLI::ValidationError(option->get_name(),
+                                   "is a zoo model's; a --program decides its own (pass its "
+                                   "arguments after --)");
+    }
+    if (model->count() > 0 && options.batch == 0)
+      throw CLI::RequiredError("--batch-size");
+    if (model->count() > 0 && !programArgs.empty())
+      throw CLI::ValidationError("program-args", "are --program's; --model takes none");
     options.schedule = parseSchedule(schedule);
   } catch (const CLI::CallForHelp &help) {
     return app.exit(help);
@@ -134,30 +197,71 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  try {
-    sinter::aot::ArtifactContents contents = sinter::tools::zooArtifact(options);
-    sinter::aot::write_artifact(output, contents);
-    std::printf("wrote %s: %s for %s (%s)\n", output.c_str(), options.model.c_str(),
-                contents.target.triple.c_str(), contents.target.cpu.c_str());
-    for (const sinter::aot::ArtifactFunction &function : contents.functions) {
-      sinter::runtime::Allocation allocation = sinter::runtime::allocationOf(function.program);
-      int64_t state = 0;
-      for (size_t a = 0; a < function.program.arguments.size(); ++a)
-        state += function.program.buffers[function.program.arguments[a]].bytes;
-      std::printf("  %-10s planned memory: %s a step (arena %s) + %s of inputs and state\n",
-                  function.name.c_str(), mib(allocation.arena + allocation.results).c_str(),
-                  mib(function.program.arenaBytes).c_str(), mib(state).c_str());
+  if (!program.empty()) {
+    // The program writes the artifact itself; it is checked like any.
+    std::vector<std::string> argv = {program};
+    argv.insert(argv.end(), programArgs.begin(), programArgs.end());
+    std::vector<std::pair<std::string, std::string>> env = {
+        {"SINTER_AOT_OUTPUT", std::filesystem::absolute(output).string()},
+        {"SINTER_AOT_CPU", options.cpu},
+        {"SINTER_AOT_KEEP_SOURCES", options.keep_sources ? "1" : "0"}};
+    if (options.memory_budget > 0)
+      env.emplace_back("SINTER_MEMORY_BUDGET", std::to_string(options.memory_budget));
+    ino_t before = folderId(output);
+    std::fflush(stdout);
+    int status = runProgram(argv, env);
+    if (status != 0) {
+      std::fprintf(stderr, "sinter-compile: %s %s; no artifact written\n", program.c_str(),
+                   status < 0 ? "could not be started"
+                              : ("exited with status " + std::to_string(status)).c_str());
+      return 1;
     }
-    std::string packages;
-    for (const sinter::runtime::SharedLibrary &library : contents.shared_libraries)
-      if (packages.find(library.package) == std::string::npos)
-        packages += (packages.empty() ? "" : " ") + library.package;
-    std::printf("to run it: libsinter_runtime and its Debian packages (libabsl20220623 "
-                "libssl3), and the kernels': %s\n",
-                packages.c_str());
-  } catch (const sinter::Error &error) {
-    std::fprintf(stderr, "sinter-compile: %s\n", error.what());
-    return 2;
+    ino_t after = folderId(output);
+    if (after == 0 || after == before) {
+      std::fprintf(stderr,
+                   "sinter-compile: %s ran to its end without writing %s: when "
+                   "sinter::aot::requested_artifact() returns a request, export with "
+                   "sinter::aot::training_artifact and write_artifact (docs/AOT.md)\n",
+                   program.c_str(), output.c_str());
+      return 1;
+    }
+  } else {
+    try {
+      sinter::aot::write_artifact(output, sinter::tools::zooArtifact(options));
+    } catch (const sinter::Error &error) {
+      std::fprintf(stderr, "sinter-compile: %s\n", error.what());
+      return 2;
+    }
   }
+  // What was written, read back as a runtime reads it (for the machine it
+  // was built for: --cpu may name another).
+  auto artifact = sinter::runtime::Artifact::open(output, /*forThisMachine=*/false);
+  if (!artifact.ok()) {
+    std::fprintf(stderr, "sinter-compile: the artifact does not open: %s\n",
+                 std::string(artifact.status().message()).c_str());
+    return 1;
+  }
+  const sinter::runtime::ArtifactTarget &t = (*artifact)->target();
+  std::printf("wrote %s: %s for %s (%s)\n", output.c_str(),
+              ("model " + (*artifact)->model() + (program.empty() ? "" : " from " + program))
+                  .c_str(),
+              t.triple.c_str(), t.cpu.c_str());
+  for (const std::string &name : (*artifact)->functions()) {
+    const sinter::runtime::Program &function = *(*artifact)->function(name);
+    sinter::runtime::Allocation allocation = sinter::runtime::allocationOf(function);
+    int64_t state = 0;
+    for (size_t a = 0; a < function.arguments.size(); ++a)
+      state += function.buffers[function.arguments[a]].bytes;
+    std::printf("  %-10s planned memory: %s a step (arena %s) + %s of inputs and state\n",
+                name.c_str(), mib(allocation.arena + allocation.results).c_str(),
+                mib(function.arenaBytes).c_str(), mib(state).c_str());
+  }
+  std::string packages;
+  for (const sinter::runtime::SharedLibrary &library : (*artifact)->sharedLibraries())
+    if (packages.find(library.package) == std::string::npos)
+      packages += (packages.empty() ? "" : " ") + library.package;
+  std::printf("to run it: libsinter_runtime and its Debian packages (libabsl20220623 "
+              "libssl3), and the kernels': %s\n",
+              packages.c_str());
   return 0;
 }

@@ -6,7 +6,8 @@
 // accuracy. Steps run compiled (--mode compiled: fused C++ kernels, compiled
 // once per graph structure), eagerly (--mode eager: one kernel per op), or on
 // the reference executor (--mode reference).
-// `--min-accuracy` makes it a test (exit 1 below the threshold).
+// `--min-accuracy` makes it a test (exit 1 below the threshold). Run by
+// `sinter-compile --program`, it exports its step ahead of time instead.
 //
 //===----------------------------------------------------------------------===//
 #include "Flags.h"
@@ -21,6 +22,7 @@
 #include <chrono>
 #include <cstdio>
 #include <numeric>
+#include <optional>
 #include <random>
 
 ABSL_FLAG(std::string, model, "mlp", "mlp (784-256-10) or lenet");
@@ -128,6 +130,31 @@ int run() {
                          {.lr = absl::GetFlag(FLAGS_lr), .weight_decay = 1e-4});
   optim::WarmupCosine schedule(optimizer, std::min<int64_t>(50, total / 10 + 1), total + 1,
                                absl::GetFlag(FLAGS_lr) * 0.05);
+  if (std::optional<aot::ArtifactRequest> request = aot::requested_artifact()) {
+    // sinter-compile --program: this step, ahead of time (Note [A training
+    // program, ahead of time]), on a batch of the shapes every step has.
+    std::vector<int64_t> first(static_cast<size_t>(batch));
+    std::iota(first.begin(), first.end(), 0);
+    Tensor index = from_vector(first, {batch});
+    Tensor input = inputsFor(name, index_select(train.images, 0, index));
+    Tensor target = index_select(train.labels, 0, index);
+    mark_step(); // the batch is data
+    aot::write_artifact(request->dir,
+                        aot::training_artifact(
+                            {.model = model.get(),
+                             .optimizer = &optimizer,
+                             .schedule = schedule.schedule(),
+                             .batch = {{"input", input}, {"target", target}},
+                             .loss = [&] { return F::cross_entropy((*model)(input), target); },
+                             .predict_inputs = {{"input", input}},
+                             .predict = [&] { return (*model)(input); },
+                             .seed = static_cast<uint64_t>(absl::GetFlag(FLAGS_seed)),
+                             .model_name = name},
+                            *request));
+    std::printf("exported %s's training step and prediction (batch %lld) to %s\n", name.c_str(),
+                static_cast<long long>(batch), request->dir.c_str());
+    return 0;
+  }
   std::mt19937_64 shuffler(static_cast<uint64_t>(absl::GetFlag(FLAGS_seed)));
   std::vector<int64_t> order(train.size());
   Clock::time_point trainStart = Clock::now();

@@ -12,6 +12,7 @@
 #include "sinter/Compiler/StepCompiler.h"
 
 #include "sinter/Compiler.h"
+#include "sinter/Codegen/HostCompiler.h"
 #include "sinter/Compiler/Pipeline.h"
 #include "sinter/lazy/Graph.h"
 #include "sinter/runtime/Allocator.h"
@@ -285,6 +286,10 @@ public:
     program = std::move(programs.front());
     source = std::move(build.source);
     return true;
+  }
+
+  std::vector<std::pair<std::string, std::string>> kernel_library_dependencies() const override {
+    return codegen::kernelLibraryDependencies();
   }
 
   bool run_eager(const std::vector<lazy::NodePtr> &outputs, const CompilerConfig &config,

@@ -10,6 +10,9 @@
 #include "sinter/Error.h"
 #include "sinter/Session.h"
 #include "sinter/lazy/Graph.h"
+#include "sinter/nn/Module.h"
+#include "sinter/optim/Optimizer.h"
+#include "sinter/runtime/Environment.h"
 
 #include <nlohmann/json.hpp>
 
@@ -302,6 +305,139 @@ void write_artifact(const std::string &dir, const ArtifactContents &contents, Lo
   SINTER_CHECK(!error, loc,
                cat("write_artifact: cannot put ", target.string(), " in place: ", error.message()));
   fs::remove_all(old, error);
+}
+
+std::optional<ArtifactRequest> requested_artifact(Loc loc) {
+  const char *dir = std::getenv("SINTER_AOT_OUTPUT");
+  if (dir == nullptr || *dir == '\0')
+    return std::nullopt;
+  ArtifactRequest request;
+  request.dir = dir;
+  if (const char *cpu = std::getenv("SINTER_AOT_CPU"); cpu != nullptr && *cpu != '\0')
+    request.cpu = cpu;
+  SINTER_CHECK(request.cpu == "native" || request.cpu == "x86-64-v2" || request.cpu == "x86-64-v3" ||
+                   request.cpu == "x86-64-v4",
+               loc,
+               cat("SINTER_AOT_CPU is '", request.cpu,
+                   "'; expected x86-64-v2, x86-64-v3, x86-64-v4 or native"));
+  const char *keep = std::getenv("SINTER_AOT_KEEP_SOURCES");
+  request.keep_sources = keep != nullptr && std::string(keep) == "1";
+  return request;
+}
+
+ArtifactContents training_artifact(const TrainingExport &what, const ArtifactRequest &request,
+                                   Loc loc) {
+  SINTER_CHECK(what.model != nullptr && what.optimizer != nullptr && what.loss, loc,
+               "training_artifact: give the model, the optimizer and the loss");
+  SINTER_CHECK(!what.batch.empty(), loc, "training_artifact: the train step takes no batch");
+  SINTER_CHECK(what.predict_inputs.empty() == !what.predict, loc,
+               "training_artifact: give predict's inputs and what it computes, or neither");
+  nn::Module &model = *what.model;
+  optim::Optimizer &optimizer = *what.optimizer;
+  const std::string kind = optimizer.kind();
+  SINTER_CHECK(kind == "adam" || kind == "adamw", loc,
+               cat("training_artifact: the optimizer is ",
+                   kind.empty() ? std::string("not one of Sinter's") : kind,
+                   "; an artifact trains with Adam or AdamW (their state is named and their step "
+                   "scalars are formulas of the step count)"));
+  Settings settings = Session::current(loc).settings();
+  settings.compiler.enabled = true;
+  settings.compiler.use_reference = false;
+  settings.compiler.allow_fallback = false;
+  settings.compiler.cpu = request.cpu;
+  Session::Use use(settings);
+
+  // The step count the artifact starts at: a fresh optimizer's 0, with zero
+  // moments as data (m * beta + g * (1 - beta) is g * (1 - beta) exactly
+  // at m = 0: the first step's value), or the steps it has taken.
+  optim::Optimizer::State state = optimizer.state_dict();
+  std::vector<Tensor> parameters = model.parameters();
+  int64_t step = 0;
+  if (state.empty()) {
+    for (size_t i = 0; i < parameters.size(); ++i) {
+      state.emplace_back(cat(i, ".step"), from_vector<int64_t>({1}, {}));
+      state.emplace_back(cat(i, ".exp_avg"), zeros(parameters[i].shape(), parameters[i].dtype()));
+      state.emplace_back(cat(i, ".exp_avg_sq"),
+                         zeros(parameters[i].shape(), parameters[i].dtype()));
+    }
+    optimizer.load_state_dict(state, loc);
+  } else {
+    std::set<int64_t> counts;
+    for (const auto &[name, tensor] : state)
+      if (name.ends_with(".step"))
+        counts.insert(tensor.item<int64_t>());
+    SINTER_CHECK(counts.size() == 1 && state.size() == 3 * parameters.size(), loc,
+                 "training_artifact: the optimizer's parameters have taken different numbers of "
+                 "steps (or some none); export from a fresh optimizer or after whole steps");
+    step = *counts.begin();
+  }
+  mark_step();
+  auto weights = [&] {
+    NamedTensors tensors;
+    for (const auto &[name, p] : model.named_parameters())
+      tensors.emplace_back("model." + name, p);
+    for (const auto &[name, b] : model.named_buffers())
+      tensors.emplace_back("model." + name, b);
+    return tensors;
+  };
+  auto moments = [&] {
+    NamedTensors tensors;
+    for (const auto &[name, t] : optimizer.state_dict())
+      if (!name.ends_with(".step")) // the step count is the session's
+        tensors.emplace_back("optimizer." + name, t);
+    return tensors;
+  };
+
+  ArtifactContents contents;
+  contents.weights = weights();
+  contents.optimizer_state = moments();
+  // Their values now, before the steps below are recorded.
+  for (auto *list : {&contents.weights, &contents.optimizer_state})
+    for (auto &[name, tensor] : *list)
+      tensor = tensor.detach();
+  if (what.predict) {
+    bool training = model.is_training();
+    model.eval();
+    NoGradGuard noGrad;
+    StepExport predict(weights, what.predict_inputs, step, loc);
+    Tensor logits = what.predict();
+    contents.functions.push_back({"predict", predict.finish({{"logits", logits}}, loc),
+                                  predict.source()});
+    model.train(training);
+  }
+  {
+    StepExport train(
+        [&] {
+          NamedTensors tensors = weights();
+          for (auto &entry : moments())
+            tensors.push_back(std::move(entry));
+          return tensors;
+        },
+        what.batch, step, loc);
+    optimizer.zero_grad();
+    Tensor loss = what.loss();
+    loss.backward(Tensor(), loc);
+    optimizer.step(loc);
+    contents.functions.push_back({"train_step", train.finish({{"loss", loss}}, loc),
+                                  train.source()});
+  }
+
+  contents.target.kind = "cpu";
+  contents.target.triple = "x86_64-linux-gnu";
+  contents.target.cpu = request.cpu;
+  contents.target.features = runtime::cpuTargetFeatures(request.cpu);
+  if (std::shared_ptr<detail::StepCompiler> compiler = detail::step_compiler())
+    for (const auto &[soname, package] : compiler->kernel_library_dependencies())
+      contents.shared_libraries.push_back({soname, package});
+  contents.optimizer.kind = kind;
+  contents.optimizer.hyperparameters = optimizer.hyperparameters();
+  contents.optimizer.schedule = what.schedule.value_or(runtime::Schedule{});
+  if (!what.schedule)
+    contents.optimizer.schedule.baseLr = optimizer.lr();
+  contents.seed = what.seed;
+  contents.model = what.model_name;
+  contents.keep_sources = request.keep_sources;
+  return contents;
 }
 
 } // namespace sinter::aot

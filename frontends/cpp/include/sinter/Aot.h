@@ -33,10 +33,18 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
+
+namespace sinter::nn {
+class Module;
+}
+namespace sinter::optim {
+class Optimizer;
+}
 
 namespace sinter::aot {
 
@@ -107,6 +115,61 @@ struct ArtifactContents {
 /// left as they are). Throws sinter::Error naming the problem.
 void write_artifact(const std::string &dir, const ArtifactContents &contents,
                     Loc loc = Loc::current());
+
+/// Note [A training program, ahead of time]
+/// `sinter-compile --program FILE -o DIR` runs a training program (as
+/// `sinter-train` runs one) with SINTER_AOT_OUTPUT=DIR in its environment.
+/// The program builds its model, optimizer and first batch as it would to
+/// train, sees requested_artifact(), exports with training_artifact() and
+/// write_artifact(), and exits; sinter-compile then checks the artifact and
+/// prints its memory and needs (docs/AOT.md, tools/sinter-train-example).
+struct ArtifactRequest {
+  std::string dir;
+  /// The CPU level the kernels are built for (SINTER_AOT_CPU).
+  std::string cpu = "x86-64-v3";
+  /// Keep the kernels' source in the artifact (SINTER_AOT_KEEP_SOURCES=1).
+  bool keep_sources = false;
+};
+/// The artifact sinter-compile asks this process for, from its
+/// environment; std::nullopt when it runs to train. Throws sinter::Error
+/// for an unknown CPU level.
+std::optional<ArtifactRequest> requested_artifact(Loc loc = Loc::current());
+
+/// A model's training, for an artifact of "train_step" (forward, loss,
+/// backward and the optimizer's update of `batch`) and "predict".
+struct TrainingExport {
+  nn::Module *model = nullptr;
+  /// Adam or AdamW (their step scalars are formulas of the step count),
+  /// fresh or with the state of steps already taken.
+  optim::Optimizer *optimizer = nullptr;
+  /// The learning rate's schedule (LRScheduler::schedule()); a constant
+  /// learning rate, the optimizer's, when absent.
+  std::optional<runtime::Schedule> schedule;
+  /// The train step's batch inputs by name ("input", "target"), data (after
+  /// mark_step()) of the shapes every step has.
+  NamedTensors batch;
+  /// Records the forward and loss of one step on `batch` (the export
+  /// records backward and optimizer.step() after it). Output "loss".
+  std::function<Tensor()> loss;
+  /// predict's inputs by name, and what it computes from them (in eval
+  /// mode, without gradients). Output "logits". No predict when empty.
+  NamedTensors predict_inputs;
+  std::function<Tensor()> predict;
+  /// The seed of the initial weights and of dropout (manual_seed's).
+  uint64_t seed = 0;
+  /// The zoo model (sinter-train's entry point) or "" for your own.
+  std::string model_name;
+};
+
+/// `what` as ArtifactContents for `request` (write them with
+/// write_artifact(request.dir, ...)): the state named as checkpoints name
+/// it ("model.<parameter or buffer>", "optimizer.<i>.exp_avg", ...), the
+/// kernels built for request.cpu. It records steps with the model and
+/// optimizer (a fresh Adam gets zero moments, its first step's values);
+/// train no further with them afterwards. Throws sinter::Error naming
+/// what is missing or unsupported.
+ArtifactContents training_artifact(const TrainingExport &what, const ArtifactRequest &request,
+                                   Loc loc = Loc::current());
 
 } // namespace sinter::aot
 

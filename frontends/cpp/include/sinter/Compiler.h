@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sinter {
@@ -116,6 +117,11 @@ public:
                            const std::vector<const lazy::Node *> &donatable,
                            runtime::Program &program, std::string &source,
                            std::string &why) = 0;
+  /// The shared libraries (soname, Debian package) the kernel libraries of
+  /// export_step need where they run.
+  virtual std::vector<std::pair<std::string, std::string>> kernel_library_dependencies() const {
+    return {};
+  }
   /// The same, op by op (eager mode).
   virtual bool run_eager(const std::vector<lazy::NodePtr> &outputs, const CompilerConfig &config,
                          std::vector<std::shared_ptr<const lazy::Value>> &values, StepMetrics &step,

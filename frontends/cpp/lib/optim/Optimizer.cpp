@@ -116,6 +116,14 @@ SGD::SGD(std::vector<Tensor> params, SGDOptions options, Loc loc)
                "SGD: Nesterov momentum requires a momentum and zero dampening");
 }
 
+std::map<std::string, double> SGD::hyperparameters() const {
+  return {{"lr", lr_},
+          {"momentum", options_.momentum},
+          {"dampening", options_.dampening},
+          {"weight_decay", options_.weight_decay},
+          {"nesterov", options_.nesterov ? 1.0 : 0.0}};
+}
+
 void SGD::step(Loc loc) {
   NoGradGuard noGrad;
   PhaseGuard phase(lazy::Phase::Update);
@@ -153,6 +161,14 @@ Adam::Adam(std::vector<Tensor> params, AdamOptions options, bool decoupled, Loc 
       cat("Adam: betas must be in [0, 1), got (", options.beta1, ", ", options.beta2, ")"));
   SINTER_CHECK(options.eps >= 0 && options.weight_decay >= 0, loc,
                "Adam: eps and weight_decay must be >= 0");
+}
+
+std::map<std::string, double> Adam::hyperparameters() const {
+  return {{"lr", lr_},
+          {"beta1", options_.beta1},
+          {"beta2", options_.beta2},
+          {"eps", options_.eps},
+          {"weight_decay", options_.weight_decay}};
 }
 
 void Adam::step(Loc loc) {

@@ -72,7 +72,12 @@ struct ArtifactOptimizer {
 class Artifact {
 public:
   /// Opens the artifact at `dir` and checks it whole (Note [Artifacts]).
-  static StatusOr<std::unique_ptr<Artifact>> open(const std::string &dir);
+  /// Without `forThisMachine`, only the files: not whether this machine's
+  /// CPU, GPUs and shared libraries can run it (what sinter-compile reads
+  /// back of an artifact built for another machine); such an artifact's
+  /// functions must not be run here.
+  static StatusOr<std::unique_ptr<Artifact>> open(const std::string &dir,
+                                                  bool forThisMachine = true);
 
   const std::string &dir() const { return dir_; }
   const ArtifactTarget &target() const { return target_; }

@@ -13,6 +13,7 @@
 #include "sinter/runtime/StepScalars.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,6 +30,10 @@ public:
   void zero_grad();
   double lr() const { return lr_; }
   void set_lr(double lr) { lr_ = lr; }
+  /// What an artifact's manifest says of it: "sgd", "adam", "adamw" (""
+  /// for another optimizer), and its hyperparameters by torch.optim's names.
+  virtual std::string kind() const { return ""; }
+  virtual std::map<std::string, double> hyperparameters() const { return {{"lr", lr_}}; }
   const std::vector<Tensor> &params() const { return params_; }
 
   using State = std::vector<std::pair<std::string, Tensor>>;
@@ -60,6 +65,8 @@ class SGD : public Optimizer {
 public:
   SGD(std::vector<Tensor> params, SGDOptions options = {}, Loc loc = Loc::current());
   void step(Loc loc = Loc::current()) override;
+  std::string kind() const override { return "sgd"; }
+  std::map<std::string, double> hyperparameters() const override;
   State state_dict() const override;
   void load_state_dict(const State &state, Loc loc = Loc::current()) override;
 
@@ -81,6 +88,8 @@ class Adam : public Optimizer {
 public:
   Adam(std::vector<Tensor> params, AdamOptions options = {}, Loc loc = Loc::current());
   void step(Loc loc = Loc::current()) override;
+  std::string kind() const override { return decoupled_ ? "adamw" : "adam"; }
+  std::map<std::string, double> hyperparameters() const override;
   State state_dict() const override;
   void load_state_dict(const State &state, Loc loc = Loc::current()) override;
 
