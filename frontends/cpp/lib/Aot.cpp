@@ -198,6 +198,8 @@ void writeFile(const std::string &path, std::string_view bytes, Loc loc) {
 
 void write_artifact(const std::string &dir, const ArtifactContents &contents, Loc loc) {
   namespace fs = std::filesystem;
+  SINTER_CHECK(contents.step >= 0, loc,
+               cat("write_artifact: the step count must be >= 0, got ", contents.step));
   std::error_code error;
   fs::path target = fs::path(dir).lexically_normal();
   if (target.filename().empty())
@@ -250,7 +252,7 @@ void write_artifact(const std::string &dir, const ArtifactContents &contents, Lo
     }
     io::save_safetensors((temporary / "weights.safetensors").string(), contents.weights, {}, loc);
     io::save_safetensors((temporary / "optimizer.safetensors").string(), contents.optimizer_state,
-                         {}, loc);
+                         {{"step", std::to_string(contents.step)}}, loc);
     for (const char *state : {"weights.safetensors", "optimizer.safetensors"}) {
       StatusOr<std::string> bytes =
           runtime::readWholeFile((temporary / state).string(), "write_artifact");
@@ -435,6 +437,7 @@ ArtifactContents training_artifact(const TrainingExport &what, const ArtifactReq
   if (!what.schedule)
     contents.optimizer.schedule.baseLr = optimizer.lr();
   contents.seed = what.seed;
+  contents.step = step;
   contents.model = what.model_name;
   contents.keep_sources = request.keep_sources;
   return contents;

@@ -545,6 +545,131 @@ TEST(AotArtifact, AGptWithDropoutTrainsInAProcessWithNoCompilerAsTheJustInTimePa
   });
 }
 
+TEST(AotArtifact, AnOptimizerPartWayThroughIsExportedAtItsStepCount) {
+  // training_artifact from an AdamW that has taken 3 steps under a warmup
+  // schedule: the artifact's session starts at step 3 (the bias corrections
+  // and the learning rate of step 4 on), and its next steps are those of a
+  // process that trains on: losses and state to the bit. A process that
+  // trains 3 steps then exports is the first; one that trains 3 + 5, the
+  // second. SGD and a missing loss are refused.
+  compiler::install();
+  constexpr int kBefore = 3, kAfter = 5;
+  std::vector<std::vector<float>> xs;
+  std::vector<std::vector<int64_t>> ys;
+  for (int k = 0; k < kBefore + kAfter; ++k) {
+    std::mt19937 generator(40 + k);
+    std::normal_distribution<float> normal;
+    xs.emplace_back(8 * 12);
+    for (float &v : xs.back())
+      v = normal(generator);
+    ys.emplace_back();
+    for (int i = 0; i < 8; ++i)
+      ys.back().push_back((k * 5 + i * 3) % 4);
+  }
+  struct Run {
+    std::shared_ptr<nn::Module> model;
+    std::unique_ptr<optim::AdamW> adamw;
+    std::unique_ptr<optim::LinearWarmup> schedule;
+  };
+  auto start = [&] {
+    manual_seed(11);
+    Run run;
+    run.model = models::mlp({.in_features = 12, .hidden = {16}, .num_classes = 4});
+    run.adamw = std::make_unique<optim::AdamW>(run.model->parameters(),
+                                               optim::AdamWOptions{.lr = 5e-3,
+                                                                     .weight_decay = 0.02});
+    run.schedule = std::make_unique<optim::LinearWarmup>(*run.adamw, 6);
+    return run;
+  };
+  Session::Use session({.compiler = {.enabled = true, .allow_fallback = false}});
+  auto train = [&](Run &run, int k) {
+    run.adamw->zero_grad();
+    Tensor loss = F::cross_entropy((*run.model)(from_vector<float>(xs[k], {8, 12})),
+                                   from_vector<int64_t>(ys[k], {8}));
+    loss.backward();
+    run.adamw->step();
+    run.schedule->step();
+    mark_step();
+    return loss.to_vector<float>()[0];
+  };
+  std::vector<float> jitLosses;
+  Run jit = start();
+  for (int k = 0; k < kBefore + kAfter; ++k) {
+    float loss = train(jit, k);
+    if (k >= kBefore)
+      jitLosses.push_back(loss);
+  }
+  std::map<std::string, std::vector<uint8_t>> jitState = bytesOf(stateOf(*jit.model, *jit.adamw));
+
+  Run exported = start();
+  for (int k = 0; k < kBefore; ++k)
+    train(exported, k);
+  Tensor x = from_vector<float>(xs[0], {8, 12});
+  Tensor y = from_vector<int64_t>(ys[0], {8});
+  mark_step();
+  aot::ArtifactRequest request{.dir = scratchPath("part-way.sinter")};
+  aot::TrainingExport what;
+  what.model = exported.model.get();
+  what.optimizer = exported.adamw.get();
+  what.schedule = exported.schedule->schedule();
+  what.batch = {{"input", x}, {"target", y}};
+  what.loss = [&] { return F::cross_entropy((*exported.model)(x), y); };
+  what.model_name = "small-mlp";
+  aot::write_artifact(request.dir, aot::training_artifact(what, request));
+
+  sinter_artifact *artifact = nullptr;
+  sinter_session *run = nullptr;
+  ASSERT_EQ(sinter_artifact_open(request.dir.c_str(), &artifact), SINTER_OK) << sinter_last_error();
+  ASSERT_EQ(sinter_artifact_function_count(artifact), 1); // no predict asked for
+  ASSERT_EQ(sinter_session_open(artifact, "train_step", &run), SINTER_OK) << sinter_last_error();
+  EXPECT_EQ(sinter_session_step(run), kBefore);
+  for (int k = kBefore; k < kBefore + kAfter; ++k) {
+    ASSERT_EQ(sinter_session_set_input(run, "input", xs[k].data(), xs[k].size() * 4), SINTER_OK);
+    ASSERT_EQ(sinter_session_set_input(run, "target", ys[k].data(), ys[k].size() * 8), SINTER_OK);
+    ASSERT_EQ(sinter_session_run(run), SINTER_OK) << sinter_last_error();
+    float loss = 0;
+    ASSERT_EQ(sinter_session_get_output(run, "loss", &loss, sizeof loss), SINTER_OK);
+    EXPECT_EQ(std::bit_cast<uint32_t>(loss), std::bit_cast<uint32_t>(jitLosses[k - kBefore]))
+        << "step " << k + 1 << ": session " << loss << ", just in time " << jitLosses[k - kBefore];
+  }
+  std::string saved = scratchPath("part-way.safetensors");
+  ASSERT_EQ(sinter_session_save(run, saved.c_str()), SINTER_OK) << sinter_last_error();
+  sinter_session_close(run);
+  sinter_artifact_close(artifact);
+  io::SafetensorsFile file = io::load_safetensors(saved);
+  EXPECT_EQ(file.metadata.at("step"), std::to_string(kBefore + kAfter));
+  EXPECT_EQ(file.metadata.at("model"), "small-mlp");
+  EXPECT_EQ(bytesOf(file.tensors), jitState);
+
+  // What cannot be exported is refused, naming it.
+  Run sgd = start();
+  optim::SGD plain(sgd.model->parameters(), {.lr = 0.1, .momentum = 0.9});
+  what.model = sgd.model.get();
+  what.optimizer = &plain;
+  what.loss = [&] { return F::cross_entropy((*sgd.model)(x), y); };
+  try {
+    (void)aot::training_artifact(what, request);
+    FAIL() << "an SGD step was exported";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("training_artifact: the optimizer is sgd; an artifact "
+                                         "trains with Adam or AdamW"),
+              std::string::npos)
+        << e.what();
+  }
+  what.optimizer = sgd.adamw.get();
+  what.loss = nullptr;
+  try {
+    (void)aot::training_artifact(what, request);
+    FAIL() << "an export without a loss was taken";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("give the model, the optimizer and the loss"),
+              std::string::npos)
+        << e.what();
+  }
+  std::filesystem::remove_all(request.dir);
+  std::remove(saved.c_str());
+}
+
 /// A small mlp artifact, written once for the tests below.
 const std::string &smallArtifact() {
   static const std::string dir = [] {

@@ -99,6 +99,9 @@ struct ArtifactContents {
   std::vector<runtime::SharedLibrary> shared_libraries;
   runtime::ArtifactOptimizer optimizer;
   uint64_t seed = 0;
+  /// The optimizer steps the state has taken: the step count a session
+  /// starts from (optimizer.safetensors' metadata "step").
+  int64_t step = 0;
   /// The zoo model the steps are of (sinter-train's entry point), recorded so
   /// that `sinter-train --resume` takes a session's checkpoint; "" for your
   /// own step.
