@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -30,7 +31,7 @@ Status writeAll(int fd, std::string_view bytes, const char *who, const std::stri
   return absl::OkStatus();
 }
 
-/// Removes `<name>.tmp.<pid>` files in `folder` whose process is gone.
+/// Removes `<name>.tmp.<pid>.<n>` files in `folder` whose process is gone.
 void removeStaleTemporaries(const std::filesystem::path &folder, const std::string &name) {
   std::error_code error;
   std::string stale = name + ".tmp.";
@@ -40,7 +41,7 @@ void removeStaleTemporaries(const std::filesystem::path &folder, const std::stri
       continue;
     char *end = nullptr;
     long pid = std::strtol(file.c_str() + stale.size(), &end, 10);
-    if (*end == '\0' && pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
+    if (*end == '.' && pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
       std::filesystem::remove(entry.path(), error);
   }
 }
@@ -61,7 +62,10 @@ Status writeFileAtomically(const std::string &path, const std::vector<std::strin
                            const char *who) {
   std::filesystem::path target(path);
   std::filesystem::path folder = target.parent_path().empty() ? "." : target.parent_path();
-  std::string temporary = absl::StrCat(path, ".tmp.", ::getpid());
+  // One name per write: threads of one process may write the same path at
+  // once (two sessions saving to one file), and each renames whole bytes.
+  static std::atomic<uint64_t> writes{0};
+  std::string temporary = absl::StrCat(path, ".tmp.", ::getpid(), ".", writes.fetch_add(1));
   int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
     return absl::PermissionDeniedError(

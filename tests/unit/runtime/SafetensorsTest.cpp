@@ -10,10 +10,16 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <string>
+#include <thread>
+#include <vector>
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace sinter::runtime {
@@ -72,6 +78,58 @@ TEST(RuntimeSafetensors, TheWriterRefusesWhatItCannotWriteWhole) {
                                    {{"x", "F32", {4}, four}}, {}, "save");
   ASSERT_FALSE(folder.ok());
   EXPECT_NE(folder.message().find("save: cannot create"), std::string::npos) << folder;
+}
+
+TEST(AtomicFiles, ThreadsWritingOnePathEachRenameWholeBytes) {
+  // Two sessions saving to one file from two threads: each write has a
+  // temporary file of its own, so the file holds one writer's bytes whole.
+  // A dead writer's temporary file is removed, a live one's is kept.
+  std::string folder = testing::TempDir() + "/atomic-" + std::to_string(getpid());
+  std::filesystem::create_directories(folder);
+  std::string path = folder + "/state.safetensors";
+  pid_t dead = fork();
+  if (dead == 0)
+    _exit(0);
+  ASSERT_GT(dead, 0);
+  waitpid(dead, nullptr, 0);
+  std::string deadTemporary = path + ".tmp." + std::to_string(dead) + ".0";
+  std::string liveTemporary = path + ".tmp." + std::to_string(getppid()) + ".7";
+  for (const std::string &stale : {deadTemporary, liveTemporary})
+    std::ofstream(stale) << "half a write";
+  constexpr int kThreads = 4, kWrites = 50;
+  std::vector<std::string> contents;
+  for (int t = 0; t < kThreads; ++t)
+    contents.push_back(std::string(64 * 1024 + t, static_cast<char>('a' + t)));
+  std::vector<std::thread> threads;
+  std::vector<int> failures(kThreads, 0);
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int w = 0; w < kWrites; ++w) {
+        std::string_view bytes = contents[t];
+        // In two parts, so that a shared temporary would interleave.
+        if (!writeFileAtomically(path, {bytes.substr(0, 1000), bytes.substr(1000)}, "test").ok())
+          ++failures[t];
+      }
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  EXPECT_EQ(failures, std::vector<int>(kThreads, 0));
+  StatusOr<std::string> read = readWholeFile(path, "test");
+  ASSERT_TRUE(read.ok()) << read.status();
+  bool whole = false;
+  for (const std::string &written : contents)
+    whole = whole || *read == written;
+  EXPECT_TRUE(whole) << "the file holds " << read->size() << " bytes of no one writer";
+  EXPECT_FALSE(std::filesystem::exists(deadTemporary));
+  EXPECT_TRUE(std::filesystem::exists(liveTemporary));
+  std::vector<std::string> left;
+  for (const auto &entry : std::filesystem::directory_iterator(folder))
+    left.push_back(entry.path().filename().string());
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left, (std::vector<std::string>{
+                      "state.safetensors",
+                      "state.safetensors.tmp." + std::to_string(getppid()) + ".7"}));
+  std::filesystem::remove_all(folder);
 }
 
 } // namespace

@@ -15,7 +15,8 @@ namespace sinter::runtime {
 StatusOr<std::string> readWholeFile(const std::string &path, const char *who);
 
 /// Writes `parts` one after the other to `path` atomically: to a temporary
-/// file beside it (`<path>.tmp.<pid>`), flushed to disk, then renamed over
+/// file beside it (`<path>.tmp.<pid>.<n>`, one per write: threads may
+/// write one path at once and each renames whole bytes), flushed to disk, then renamed over
 /// `path`, and the folder flushed. A process killed at any moment leaves
 /// either the old file or the new one; a write that fails (a full disk, a
 /// folder that is not writable) returns a Status naming `who`, the file
