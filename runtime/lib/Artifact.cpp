@@ -46,8 +46,8 @@ std::vector<std::string> cpuFeatures() {
 std::vector<std::string> cpuLevelFeatures(const std::string &level) {
   // The x86-64 psABI's levels, as /proc/cpuinfo names their features.
   std::vector<std::string> v2 = {"cx16", "lahf_lm", "popcnt", "sse4_1", "sse4_2", "ssse3"};
-  std::vector<std::string> v3 = {"avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "abm", "movbe",
-                                 "xsave"};
+  std::vector<std::string> v3 = {"avx", "avx2", "bmi1",  "bmi2", "f16c",
+                                 "fma", "abm",  "movbe", "xsave"};
   std::vector<std::string> v4 = {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"};
   std::vector<std::string> features;
   if (level == "x86-64-v2" || level == "x86-64-v3" || level == "x86-64-v4")
@@ -66,13 +66,15 @@ std::vector<std::string> cpuTargetFeatures(const std::string &cpu) {
   // The extensions a compiler targets, of this CPU's flags (the rest, such
   // as "hypervisor", say nothing about the code).
   static const char *const kExtensions[] = {
-      "abm",        "adx",         "aes",        "amx_bf16",   "amx_int8",   "amx_tile",
-      "avx",        "avx2",        "avx512_bf16", "avx512_fp16", "avx512_vnni", "avx512bw",
-      "avx512cd",   "avx512dq",    "avx512f",    "avx512ifma", "avx512vbmi", "avx512_vbmi2",
-      "avx512_bitalg", "avx512_vpopcntdq", "avx512vl", "avx_vnni", "bmi1", "bmi2", "cx16",
-      "f16c",       "fma",         "gfni",       "lahf_lm",    "movbe",      "pclmulqdq",
-      "popcnt",     "rdrand",      "rdseed",     "sha_ni",     "sse4_1",     "sse4_2",
-      "ssse3",      "vaes",        "vpclmulqdq", "xsave"};
+      "abm",         "adx",        "aes",          "amx_bf16",      "amx_int8",
+      "amx_tile",    "avx",        "avx2",         "avx512_bf16",   "avx512_fp16",
+      "avx512_vnni", "avx512bw",   "avx512cd",     "avx512dq",      "avx512f",
+      "avx512ifma",  "avx512vbmi", "avx512_vbmi2", "avx512_bitalg", "avx512_vpopcntdq",
+      "avx512vl",    "avx_vnni",   "bmi1",         "bmi2",          "cx16",
+      "f16c",        "fma",        "gfni",         "lahf_lm",       "movbe",
+      "pclmulqdq",   "popcnt",     "rdrand",       "rdseed",        "sha_ni",
+      "sse4_1",      "sse4_2",     "ssse3",        "vaes",          "vpclmulqdq",
+      "xsave"};
   std::vector<std::string> have = cpuFeatures(), features;
   for (const char *extension : kExtensions)
     if (std::binary_search(have.begin(), have.end(), std::string(extension)))
@@ -134,8 +136,8 @@ Status readOptimizer(Reader &reader, const Json &manifest, ArtifactOptimizer &op
       reader.fail("optimizer.hyperparameters", "expected an object");
     else
       for (const auto &[key, value] : hyper->items())
-        optimizer.hyperparameters[key] = reader.number(*hyper, "optimizer.hyperparameters",
-                                                       key.c_str());
+        optimizer.hyperparameters[key] =
+            reader.number(*hyper, "optimizer.hyperparameters", key.c_str());
   }
   if (const Json *schedule = reader.field(*json, "optimizer", "schedule")) {
     constexpr const char *kKinds[] = {"constant", "linear_warmup", "warmup_cosine"};
@@ -148,8 +150,7 @@ Status readOptimizer(Reader &reader, const Json &manifest, ArtifactOptimizer &op
     s.totalSteps = reader.integer(*schedule, "optimizer.schedule", "total_steps", 0,
                                   std::numeric_limits<int64_t>::max());
     s.minLr = reader.number(*schedule, "optimizer.schedule", "min_lr");
-    if (!reader.failed() && s.kind == Schedule::Kind::WarmupCosine &&
-        s.totalSteps <= s.warmupSteps)
+    if (!reader.failed() && s.kind == Schedule::Kind::WarmupCosine && s.totalSteps <= s.warmupSteps)
       reader.fail("optimizer.schedule", "total_steps must be above warmup_steps");
     if (!reader.failed() && s.kind == Schedule::Kind::LinearWarmup && s.warmupSteps == 0)
       reader.fail("optimizer.schedule", "a linear warmup needs warmup_steps above 0");
@@ -182,9 +183,9 @@ bool findable(const std::string &soname) {
       if (!line.empty() && line[0] == '/')
         folders.push_back(line.substr(0, line.find_first_of(" \t#")));
   }
-  for (const char *folder : {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64",
-                             "/usr/lib64", "/lib", "/usr/lib",
-                             "/usr/lib/x86_64-linux-gnu/openblas-openmp"})
+  for (const char *folder :
+       {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/lib",
+        "/usr/lib", "/usr/lib/x86_64-linux-gnu/openblas-openmp"})
     folders.push_back(folder);
   for (const std::string &folder : folders)
     if (std::filesystem::exists(folder + "/" + soname, error))
@@ -235,21 +236,22 @@ StatusOr<std::unique_ptr<Artifact>> Artifact::open(const std::string &path, bool
     return absl::InvalidArgumentError(
         absl::StrCat(manifestPath, ": not a JSON document (", parseErrorOf(parse), ")"));
   }
-  if (!manifest.is_object() || !manifest.contains("format") || manifest["format"] != kArtifactFormat)
+  if (!manifest.is_object() || !manifest.contains("format") ||
+      manifest["format"] != kArtifactFormat)
     return absl::InvalidArgumentError(
         absl::StrCat(manifestPath, ": not a Sinter artifact's manifest (its \"format\" is ",
-                     manifest.is_object() && manifest.contains("format")
-                         ? manifest["format"].dump()
-                         : std::string("missing"),
+                     manifest.is_object() && manifest.contains("format") ? manifest["format"].dump()
+                                                                         : std::string("missing"),
                      ", expected \"", kArtifactFormat, "\")"));
   Reader reader(manifestPath);
   int64_t version = reader.integer(manifest, "", "version", 1, std::numeric_limits<int>::max());
   SINTER_RETURN_IF_ERROR(reader.status());
   if (version > kArtifactFormatVersion)
-    return absl::FailedPreconditionError(absl::StrCat(
-        manifestPath, ": format version ", version, " is newer than this Sinter reads (",
-        kArtifactFormatVersion, "): load it with a newer libsinter_runtime, or compile the "
-        "model again with this Sinter's sinter-compile"));
+    return absl::FailedPreconditionError(
+        absl::StrCat(manifestPath, ": format version ", version,
+                     " is newer than this Sinter reads (", kArtifactFormatVersion,
+                     "): load it with a newer libsinter_runtime, or compile the "
+                     "model again with this Sinter's sinter-compile"));
 
   auto artifact = std::unique_ptr<Artifact>(new Artifact());
   artifact->dir_ = dir;
@@ -297,7 +299,8 @@ StatusOr<std::unique_ptr<Artifact>> Artifact::open(const std::string &path, bool
     if (!std::binary_search(have.begin(), have.end(), feature))
       missing.push_back(feature);
   if (!missing.empty() && !have.empty())
-    return refuse(dir, absl::StrCat("its kernels were built for ", target.cpu, ", which needs CPU "
+    return refuse(dir, absl::StrCat("its kernels were built for ", target.cpu,
+                                    ", which needs CPU "
                                     "features this CPU lacks: ",
                                     absl::StrJoin(missing, ", "),
                                     "; compile it again with sinter-compile --cpu ",
@@ -313,9 +316,9 @@ StatusOr<std::unique_ptr<Artifact>> Artifact::open(const std::string &path, bool
                                       ", which is missing: copy the whole artifact folder"));
     std::string actual = sha256Hex(*bytes);
     if (actual != digest)
-      return refuse(dir, absl::StrCat(name, " has SHA-256 ", actual, ", the manifest says ",
-                                      digest, ": the file changed after sinter-compile wrote it; "
-                                              "copy the artifact again or compile it again"));
+      return refuse(dir, absl::StrCat(name, " has SHA-256 ", actual, ", the manifest says ", digest,
+                                      ": the file changed after sinter-compile wrote it; "
+                                      "copy the artifact again or compile it again"));
   }
   for (const char *state : {"weights.safetensors", "optimizer.safetensors"})
     if (!hashes.count(state))

@@ -24,8 +24,8 @@ Status writeAll(int fd, std::string_view bytes, const char *who, const std::stri
     if (wrote < 0 && errno == EINTR)
       continue;
     if (wrote <= 0)
-      return absl::ResourceExhaustedError(absl::StrCat(who, ": writing ", path, " failed: ",
-                                                       std::strerror(wrote < 0 ? errno : ENOSPC)));
+      return absl::ResourceExhaustedError(absl::StrCat(
+          who, ": writing ", path, " failed: ", std::strerror(wrote < 0 ? errno : ENOSPC)));
     bytes.remove_prefix(static_cast<size_t>(wrote));
   }
   return absl::OkStatus();

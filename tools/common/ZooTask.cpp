@@ -40,8 +40,8 @@ ZooTask makeZooTask(const std::string &name, int64_t batch, int64_t length, uint
   SINTER_CHECK(batch > 0 && length > 0, Loc::current(),
                "the batch size and the sequence length must be positive, got " +
                    std::to_string(batch) + " and " + std::to_string(length));
-  SINTER_CHECK(dropout == 0 || ((name == "gpt-mini" || name == "bert-mini") && dropout > 0 &&
-                                dropout < 1),
+  SINTER_CHECK(dropout == 0 ||
+                   ((name == "gpt-mini" || name == "bert-mini") && dropout > 0 && dropout < 1),
                Loc::current(),
                "dropout " + std::to_string(dropout) + " for " + name +
                    ": gpt-mini and bert-mini take a dropout of 0 to below 1, the others none");

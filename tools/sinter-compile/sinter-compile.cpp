@@ -242,10 +242,10 @@ int main(int argc, char **argv) {
     return 1;
   }
   const sinter::runtime::ArtifactTarget &t = (*artifact)->target();
-  std::printf("wrote %s: %s for %s (%s)\n", output.c_str(),
-              ("model " + (*artifact)->model() + (program.empty() ? "" : " from " + program))
-                  .c_str(),
-              t.triple.c_str(), t.cpu.c_str());
+  std::printf(
+      "wrote %s: %s for %s (%s)\n", output.c_str(),
+      ("model " + (*artifact)->model() + (program.empty() ? "" : " from " + program)).c_str(),
+      t.triple.c_str(), t.cpu.c_str());
   for (const std::string &name : (*artifact)->functions()) {
     const sinter::runtime::Program &function = *(*artifact)->function(name);
     sinter::runtime::Allocation allocation = sinter::runtime::allocationOf(function);

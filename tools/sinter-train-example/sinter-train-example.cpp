@@ -139,18 +139,18 @@ int run() {
     Tensor input = inputsFor(name, index_select(train.images, 0, index));
     Tensor target = index_select(train.labels, 0, index);
     mark_step(); // the batch is data
-    aot::write_artifact(request->dir,
-                        aot::training_artifact(
-                            {.model = model.get(),
-                             .optimizer = &optimizer,
-                             .schedule = schedule.schedule(),
-                             .batch = {{"input", input}, {"target", target}},
-                             .loss = [&] { return F::cross_entropy((*model)(input), target); },
-                             .predict_inputs = {{"input", input}},
-                             .predict = [&] { return (*model)(input); },
-                             .seed = static_cast<uint64_t>(absl::GetFlag(FLAGS_seed)),
-                             .model_name = name},
-                            *request));
+    aot::write_artifact(
+        request->dir,
+        aot::training_artifact({.model = model.get(),
+                                .optimizer = &optimizer,
+                                .schedule = schedule.schedule(),
+                                .batch = {{"input", input}, {"target", target}},
+                                .loss = [&] { return F::cross_entropy((*model)(input), target); },
+                                .predict_inputs = {{"input", input}},
+                                .predict = [&] { return (*model)(input); },
+                                .seed = static_cast<uint64_t>(absl::GetFlag(FLAGS_seed)),
+                                .model_name = name},
+                               *request));
     std::printf("exported %s's training step and prediction (batch %lld) to %s\n", name.c_str(),
                 static_cast<long long>(batch), request->dir.c_str());
     return 0;

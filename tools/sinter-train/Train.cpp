@@ -461,8 +461,8 @@ Position loadCheckpoint(const std::string &path, const Job &job, int64_t batchSi
   };
   const int64_t step = count("step", int64_t());
   if (step < 0 || step > total)
-    throw JobError(path, "metadata \"step\" is " + std::to_string(step) + ", outside this job's 0.." +
-                             std::to_string(total));
+    throw JobError(path, "metadata \"step\" is " + std::to_string(step) +
+                             ", outside this job's 0.." + std::to_string(total));
   optim::Optimizer::State state;
   for (const auto &[name, tensor] : file.tensors)
     if (name.rfind("optimizer.", 0) == 0)

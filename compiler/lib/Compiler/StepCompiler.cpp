@@ -11,8 +11,8 @@
 //===----------------------------------------------------------------------===//
 #include "sinter/Compiler/StepCompiler.h"
 
-#include "sinter/Compiler.h"
 #include "sinter/Codegen/HostCompiler.h"
+#include "sinter/Compiler.h"
 #include "sinter/Compiler/Pipeline.h"
 #include "sinter/lazy/Graph.h"
 #include "sinter/runtime/Allocator.h"
@@ -320,9 +320,9 @@ public:
       }
     }
     if (!missing.empty()) {
-      std::vector<std::unique_ptr<runtime::CpuExecutable>> executables = compileAll(
-          missing, debugOptions(config, "eager-" + std::to_string(eager_.size())), step, why,
-          config.cpu);
+      std::vector<std::unique_ptr<runtime::CpuExecutable>> executables =
+          compileAll(missing, debugOptions(config, "eager-" + std::to_string(eager_.size())), step,
+                     why, config.cpu);
       if (executables.empty())
         return false;
       for (size_t i = 0; i < missing.size(); ++i)
@@ -345,7 +345,8 @@ public:
         arguments.push_back(operand->op == lazy::Op::Data ? operand->value.get()
                                                           : computed.at(operand).get());
       runtime::CpuExecutable &executable = *eager_.at(signatures[k]);
-      step.kernels_launched += static_cast<int64_t>(runtime::launchesOf(executable.program()).size());
+      step.kernels_launched +=
+          static_cast<int64_t>(runtime::launchesOf(executable.program()).size());
       int64_t measured = 0; // eager steps have no plan to compare with
       // Only the step's data need checking: the other operands are results
       // of earlier ops, checked when they were written.
@@ -390,9 +391,8 @@ private:
     if (found == steps_.end()) {
       char tag[32];
       std::snprintf(tag, sizeof tag, "step-%016llx", static_cast<unsigned long long>(key));
-      std::unique_ptr<runtime::CpuExecutable> executable =
-          compile({outputs}, debugOptions(config, tag), step, why, mask, config.memory_budget,
-                  config.cpu);
+      std::unique_ptr<runtime::CpuExecutable> executable = compile(
+          {outputs}, debugOptions(config, tag), step, why, mask, config.memory_budget, config.cpu);
       if (!executable)
         return nullptr;
       StepMemory memory = plannedMemory(executable->program(), arguments);
@@ -472,10 +472,11 @@ private:
     return executables;
   }
 
-  std::unique_ptr<runtime::CpuExecutable>
-  compile(const std::vector<lazy::NodePtr> &outputs, const DebugOptions &debug, StepMetrics &step,
-          std::string &why, const std::vector<bool> &donatable, int64_t budget,
-          const std::string &cpu) {
+  std::unique_ptr<runtime::CpuExecutable> compile(const std::vector<lazy::NodePtr> &outputs,
+                                                  const DebugOptions &debug, StepMetrics &step,
+                                                  std::string &why,
+                                                  const std::vector<bool> &donatable,
+                                                  int64_t budget, const std::string &cpu) {
     std::vector<std::vector<bool>> perGraph = {donatable};
     std::vector<std::unique_ptr<runtime::CpuExecutable>> one =
         compileAll({outputs}, debug, step, why, cpu, &perGraph, budget);

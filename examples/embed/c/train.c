@@ -102,8 +102,8 @@ int main(int argc, char **argv) {
   for (int i = 0; i < sinter_session_input_count(train) && strcmp(name, "input") != 0; ++i)
     check(sinter_session_input(train, i, &name, &dtype, &rank, &shape, NULL), "reading the inputs");
   if (strcmp(name, "input") != 0 || strcmp(dtype, "f32") != 0 || rank != 2 || shape[1] != PIXELS) {
-    fprintf(stderr, "train: %s takes %s input of rank %d, not an mlp's f32[batch, 784]\n",
-            argv[1], dtype, rank);
+    fprintf(stderr, "train: %s takes %s input of rank %d, not an mlp's f32[batch, 784]\n", argv[1],
+            dtype, rank);
     return 1;
   }
   long batch = (long)shape[0];

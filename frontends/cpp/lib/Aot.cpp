@@ -3,16 +3,16 @@
 
 #include "Format.h"
 #include "sinter/Compiler.h"
-#include "sinter/Version.h"
-#include "sinter/io/Safetensors.h"
-#include "sinter/runtime/Files.h"
-#include "sinter/runtime/ProgramFile.h"
 #include "sinter/Error.h"
 #include "sinter/Session.h"
+#include "sinter/Version.h"
+#include "sinter/io/Safetensors.h"
 #include "sinter/lazy/Graph.h"
 #include "sinter/nn/Module.h"
 #include "sinter/optim/Optimizer.h"
 #include "sinter/runtime/Environment.h"
+#include "sinter/runtime/Files.h"
+#include "sinter/runtime/ProgramFile.h"
 
 #include <nlohmann/json.hpp>
 
@@ -42,16 +42,16 @@ StepExport::StepExport(std::function<NamedTensors()> state, NamedTensors inputs,
   auto take = [&](const NamedTensors &tensors, const char *what,
                   std::unordered_map<const lazy::Node *, std::string> &into) {
     for (const auto &[name, tensor] : tensors) {
-      SINTER_CHECK(!name.empty(), loc, cat("aot::StepExport: a tensor of the ", what, " has no name"));
+      SINTER_CHECK(!name.empty(), loc,
+                   cat("aot::StepExport: a tensor of the ", what, " has no name"));
       SINTER_CHECK(names.insert(name).second, loc,
                    cat("aot::StepExport: two tensors are named '", name, "'"));
       SINTER_CHECK(tensor.defined(), loc,
                    cat("aot::StepExport: ", what, " tensor '", name, "' is undefined"));
       lazy::NodePtr node = lazy::node_of(tensor);
       SINTER_CHECK(node->op == lazy::Op::Data, loc,
-                   cat("aot::StepExport: ", what, " tensor '", name,
-                       "' is pending (recorded at ", lineOf(node->loc),
-                       "); call mark_step() before the step to export"));
+                   cat("aot::StepExport: ", what, " tensor '", name, "' is pending (recorded at ",
+                       lineOf(node->loc), "); call mark_step() before the step to export"));
       into.emplace(node.get(), name);
       held_.push_back(std::move(node));
     }
@@ -205,8 +205,8 @@ void write_artifact(const std::string &dir, const ArtifactContents &contents, Lo
   if (target.filename().empty())
     target = target.parent_path();
   SINTER_CHECK(!fs::exists(target, error) ||
-                   (fs::is_directory(target, error) && (fs::is_empty(target, error) ||
-                                                        fs::exists(target / "manifest.json"))),
+                   (fs::is_directory(target, error) &&
+                    (fs::is_empty(target, error) || fs::exists(target / "manifest.json"))),
                loc,
                cat("write_artifact: ", target.string(),
                    " exists and is not an artifact; give another folder (its files are left as "
@@ -317,8 +317,8 @@ std::optional<ArtifactRequest> requested_artifact(Loc loc) {
   request.dir = dir;
   if (const char *cpu = std::getenv("SINTER_AOT_CPU"); cpu != nullptr && *cpu != '\0')
     request.cpu = cpu;
-  SINTER_CHECK(request.cpu == "native" || request.cpu == "x86-64-v2" || request.cpu == "x86-64-v3" ||
-                   request.cpu == "x86-64-v4",
+  SINTER_CHECK(request.cpu == "native" || request.cpu == "x86-64-v2" ||
+                   request.cpu == "x86-64-v3" || request.cpu == "x86-64-v4",
                loc,
                cat("SINTER_AOT_CPU is '", request.cpu,
                    "'; expected x86-64-v2, x86-64-v3, x86-64-v4 or native"));
@@ -403,8 +403,8 @@ ArtifactContents training_artifact(const TrainingExport &what, const ArtifactReq
     NoGradGuard noGrad;
     StepExport predict(weights, what.predict_inputs, step, loc);
     Tensor logits = what.predict();
-    contents.functions.push_back({"predict", predict.finish({{"logits", logits}}, loc),
-                                  predict.source()});
+    contents.functions.push_back(
+        {"predict", predict.finish({{"logits", logits}}, loc), predict.source()});
     model.train(training);
   }
   {
@@ -420,8 +420,8 @@ ArtifactContents training_artifact(const TrainingExport &what, const ArtifactReq
     Tensor loss = what.loss();
     loss.backward(Tensor(), loc);
     optimizer.step(loc);
-    contents.functions.push_back({"train_step", train.finish({{"loss", loss}}, loc),
-                                  train.source()});
+    contents.functions.push_back(
+        {"train_step", train.finish({{"loss", loss}}, loc), train.source()});
   }
 
   contents.target.kind = "cpu";

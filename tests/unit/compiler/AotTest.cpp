@@ -14,9 +14,9 @@
 #include "sinter/Compiler/StepCompiler.h"
 #include "sinter/runtime/Artifact.h"
 #include "sinter/runtime/Files.h"
-#include "sinter/runtime/c_api.h"
 #include "sinter/runtime/ProgramFile.h"
 #include "sinter/runtime/StepSession.h"
+#include "sinter/runtime/c_api.h"
 #include "sinter/sinter.h"
 
 #include <gtest/gtest.h>
@@ -106,9 +106,8 @@ void checkSessionMatchesJit(nn::Module &model, optim::Optimizer &optimizer,
   absl::StatusOr<runtime::Program> read =
       runtime::readProgram(runtime::writeProgram(program), "train_step.json");
   ASSERT_TRUE(read.ok()) << read.status();
-  runtime::Schedule rates = schedule != nullptr
-                                ? schedule->schedule()
-                                : runtime::Schedule{.baseLr = optimizer.lr()};
+  runtime::Schedule rates =
+      schedule != nullptr ? schedule->schedule() : runtime::Schedule{.baseLr = optimizer.lr()};
   auto opened = runtime::StepSession::open(*read, rates, /*step=*/0);
   ASSERT_TRUE(opened.ok()) << opened.status();
   runtime::StepSession &aot = **opened;
@@ -175,7 +174,9 @@ TEST(Aot, AnMlpSessionTrainsAsTheJustInTimePathToTheBit) {
   mark_step();
   checkSessionMatchesJit(
       *model, adamw, &schedule, 50,
-      [&](int k) { return aot::NamedTensors{{"input", xs[k]}, {"target", ys[k]}}; },
+      [&](int k) {
+        return aot::NamedTensors{{"input", xs[k]}, {"target", ys[k]}};
+      },
       [&](int k) {
         adamw.zero_grad();
         Tensor loss = F::cross_entropy((*model)(xs[k]), ys[k]);
@@ -188,8 +189,8 @@ TEST(Aot, AnMlpSessionTrainsAsTheJustInTimePathToTheBit) {
 TEST(Aot, AGptSessionDrawsTheJustInTimePathsDropoutMasks) {
   compiler::install();
   manual_seed(4);
-  models::GPT gpt({.vocab_size = 48, .context = 8, .layers = 1, .heads = 2, .d_model = 16,
-                   .dropout = 0.2});
+  models::GPT gpt(
+      {.vocab_size = 48, .context = 8, .layers = 1, .heads = 2, .d_model = 16, .dropout = 0.2});
   optim::AdamW adamw(gpt.parameters(), {.lr = 1e-2});
   std::vector<Tensor> ids, targets;
   for (int k = 0; k < 12; ++k) {
@@ -204,7 +205,9 @@ TEST(Aot, AGptSessionDrawsTheJustInTimePathsDropoutMasks) {
   mark_step();
   checkSessionMatchesJit(
       gpt, adamw, nullptr, 12,
-      [&](int k) { return aot::NamedTensors{{"input", ids[k]}, {"target", targets[k]}}; },
+      [&](int k) {
+        return aot::NamedTensors{{"input", ids[k]}, {"target", targets[k]}};
+      },
       [&](int k) {
         adamw.zero_grad();
         Tensor loss = F::cross_entropy(gpt(ids[k]).reshape({16, 48}), targets[k]);
@@ -321,8 +324,8 @@ double accuracyOf(const std::vector<float> &logits, const std::vector<int64_t> &
   size_t correct = 0;
   for (size_t r = 0; r < targets.size(); ++r) {
     auto row = logits.begin() + static_cast<std::ptrdiff_t>(r * classes);
-    correct += std::max_element(row, row + static_cast<std::ptrdiff_t>(classes)) - row ==
-               targets[r];
+    correct +=
+        std::max_element(row, row + static_cast<std::ptrdiff_t>(classes)) - row == targets[r];
   }
   return static_cast<double>(correct) / static_cast<double>(targets.size());
 }
@@ -407,8 +410,8 @@ void checkArtifactInABareProcess(const tools::ZooArtifactOptions &options, int s
   // sanitized build) and a fixed OpenMP team.
   std::vector<std::string> env = {"PATH=" + root + "/no-such-bin", "HOME=" + root + "/home",
                                   "LANG=C", "SINTER_ADAPTIVE_THREADS=0"};
-  for (const char *name : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS",
-                           "OMP_NUM_THREADS"})
+  for (const char *name :
+       {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS", "OMP_NUM_THREADS"})
     if (const char *value = std::getenv(name))
       env.push_back(std::string(name) + "=" + value);
   int status = runIn(root + "/work",
@@ -424,8 +427,7 @@ void checkArtifactInABareProcess(const tools::ZooArtifactOptions &options, int s
     float got;
     std::memcpy(&got, written->data() + k * sizeof(float), sizeof got);
     EXPECT_EQ(std::bit_cast<uint32_t>(got), std::bit_cast<uint32_t>(losses[k]))
-        << options.model << " step " << k << ": artifact " << got << ", just in time "
-        << losses[k];
+        << options.model << " step " << k << ": artifact " << got << ", just in time " << losses[k];
   }
   std::vector<float> predicted(logits.size());
   std::memcpy(predicted.data(), written->data() + steps * sizeof(float),
@@ -575,9 +577,8 @@ TEST(AotArtifact, AnOptimizerPartWayThroughIsExportedAtItsStepCount) {
     manual_seed(11);
     Run run;
     run.model = models::mlp({.in_features = 12, .hidden = {16}, .num_classes = 4});
-    run.adamw = std::make_unique<optim::AdamW>(run.model->parameters(),
-                                               optim::AdamWOptions{.lr = 5e-3,
-                                                                     .weight_decay = 0.02});
+    run.adamw = std::make_unique<optim::AdamW>(
+        run.model->parameters(), optim::AdamWOptions{.lr = 5e-3, .weight_decay = 0.02});
     run.schedule = std::make_unique<optim::LinearWarmup>(*run.adamw, 6);
     return run;
   };
@@ -685,7 +686,8 @@ const std::string &smallArtifact() {
 }
 
 /// A copy of the small artifact with `damage` done to it.
-std::string damaged(const std::string &name, const std::function<void(const std::string &)> &damage) {
+std::string damaged(const std::string &name,
+                    const std::function<void(const std::string &)> &damage) {
   std::string dir = scratchPath(name + ".sinter");
   std::filesystem::remove_all(dir);
   std::filesystem::copy(smallArtifact(), dir, std::filesystem::copy_options::recursive);
@@ -699,7 +701,8 @@ void editManifest(const std::string &dir, const std::function<void(nlohmann::jso
   ASSERT_TRUE(text.ok());
   nlohmann::json manifest = nlohmann::json::parse(*text);
   edit(manifest);
-  ASSERT_TRUE(runtime::writeFileAtomically(dir + "/manifest.json", {manifest.dump(1)}, "test").ok());
+  ASSERT_TRUE(
+      runtime::writeFileAtomically(dir + "/manifest.json", {manifest.dump(1)}, "test").ok());
 }
 
 TEST(AotArtifact, EachRefusalNamesTheFileAndTheFix) {
@@ -730,8 +733,7 @@ TEST(AotArtifact, EachRefusalNamesTheFileAndTheFix) {
          changed[changed.size() - 1] ^= 1;
          ASSERT_TRUE(runtime::writeFileAtomically(path, {changed}, "test").ok());
        },
-       SINTER_ERROR_FAILED_PRECONDITION,
-       "weights.safetensors has SHA-256 "},
+       SINTER_ERROR_FAILED_PRECONDITION, "weights.safetensors has SHA-256 "},
       {"a missing shared library",
        [](const std::string &d) {
          editManifest(d, [](auto &m) {
@@ -754,8 +756,7 @@ TEST(AotArtifact, EachRefusalNamesTheFileAndTheFix) {
        [](const std::string &d) { std::filesystem::remove(d + "/predict.program.json"); },
        SINTER_ERROR_FAILED_PRECONDITION,
        "the manifest lists predict.program.json, which is missing: copy the whole artifact"},
-      {"no manifest",
-       [](const std::string &d) { std::filesystem::remove(d + "/manifest.json"); },
+      {"no manifest", [](const std::string &d) { std::filesystem::remove(d + "/manifest.json"); },
        SINTER_ERROR_NOT_FOUND, "is not an artifact: it has no manifest.json"},
       {"a manifest that is not JSON",
        [](const std::string &d) {
@@ -795,8 +796,9 @@ TEST(AotArtifact, SessionsRefuseBadInputsAndCheckpointsByName) {
   EXPECT_EQ(sinter_artifact_function_name(artifact, 2), nullptr);
   sinter_session *train = nullptr, *predict = nullptr;
   EXPECT_EQ(sinter_session_open(artifact, "evaluate", &train), SINTER_ERROR_NOT_FOUND);
-  EXPECT_NE(std::string(sinter_last_error()).find("has no function 'evaluate'; its functions: "
-                                                  "predict, train_step"),
+  EXPECT_NE(std::string(sinter_last_error())
+                .find("has no function 'evaluate'; its functions: "
+                      "predict, train_step"),
             std::string::npos)
       << sinter_last_error();
   ASSERT_EQ(sinter_session_open(artifact, "train_step", &train), SINTER_OK) << sinter_last_error();
@@ -834,7 +836,8 @@ TEST(AotArtifact, SessionsRefuseBadInputsAndCheckpointsByName) {
                 SINTER_ERROR_NOT_FOUND, "the step has no input 'image'; its inputs: ");
   EXPECT_NE(std::string(sinter_last_error()).find("'input' f32[4, 784]"), std::string::npos);
   EXPECT_NE(std::string(sinter_last_error()).find("'target' i64[4]"), std::string::npos);
-  expectRefused(sinter_session_set_input(train, "input", x.data(), 100), SINTER_ERROR_INVALID_ARGUMENT,
+  expectRefused(sinter_session_set_input(train, "input", x.data(), 100),
+                SINTER_ERROR_INVALID_ARGUMENT,
                 "input 'input' is f32[4, 784], 12544 bytes; got 100");
   expectRefused(sinter_session_set_input(train, "target", x.data(), 4 * 4),
                 SINTER_ERROR_INVALID_ARGUMENT, "input 'target' is i64[4], 32 bytes; got 16");
@@ -873,8 +876,8 @@ TEST(AotArtifact, SessionsRefuseBadInputsAndCheckpointsByName) {
                 "cannot open");
   EXPECT_EQ(sinter_session_step(train), 1) << "a refused load changed the step count";
   // A save into a folder that does not exist leaves nothing behind.
-  expectRefused(sinter_session_save(train, "/nonexistent/dir/c.safetensors"),
-                SINTER_ERROR_INTERNAL, "cannot create");
+  expectRefused(sinter_session_save(train, "/nonexistent/dir/c.safetensors"), SINTER_ERROR_INTERNAL,
+                "cannot create");
   sinter_session_close(predict);
   sinter_session_close(train);
   sinter_artifact_close(artifact);

@@ -5,8 +5,8 @@
 // io::load_safetensors (tests/unit/io/SafetensorsTest.cpp, train.bad_files).
 //
 //===----------------------------------------------------------------------===//
-#include "sinter/runtime/Files.h"
 #include "sinter/runtime/Safetensors.h"
+#include "sinter/runtime/Files.h"
 
 #include <gtest/gtest.h>
 
@@ -126,9 +126,9 @@ TEST(AtomicFiles, ThreadsWritingOnePathEachRenameWholeBytes) {
   for (const auto &entry : std::filesystem::directory_iterator(folder))
     left.push_back(entry.path().filename().string());
   std::sort(left.begin(), left.end());
-  EXPECT_EQ(left, (std::vector<std::string>{
-                      "state.safetensors",
-                      "state.safetensors.tmp." + std::to_string(getppid()) + ".7"}));
+  EXPECT_EQ(left,
+            (std::vector<std::string>{"state.safetensors", "state.safetensors.tmp." +
+                                                               std::to_string(getppid()) + ".7"}));
   std::filesystem::remove_all(folder);
 }
 

@@ -115,8 +115,7 @@ public:
   /// program to be run elsewhere (sinter/Aot.h): not cached, not run.
   virtual bool export_step(const std::vector<lazy::NodePtr> &outputs, const CompilerConfig &config,
                            const std::vector<const lazy::Node *> &donatable,
-                           runtime::Program &program, std::string &source,
-                           std::string &why) = 0;
+                           runtime::Program &program, std::string &source, std::string &why) = 0;
   /// The shared libraries (soname, Debian package) the kernel libraries of
   /// export_step need where they run.
   virtual std::vector<std::pair<std::string, std::string>> kernel_library_dependencies() const {

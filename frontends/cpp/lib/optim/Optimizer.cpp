@@ -143,8 +143,8 @@ void SGD::step(Loc loc) {
       g = options_.nesterov ? g + Operand(buf * Operand(options_.momentum, loc), loc) : buf;
     }
     p.copy_(p - Operand(g * Operand(stepScalar({StepScalars::Formula::Kind::LearningRate}, lr_, 0,
-                                                p.dtype()),
-                                     loc),
+                                               p.dtype()),
+                                    loc),
                         loc),
             loc);
   }
@@ -199,16 +199,14 @@ void Adam::step(Loc loc) {
     m = m * Operand(options_.beta1, loc) + Operand(g * Operand(1 - options_.beta1, loc), loc);
     v = v * Operand(options_.beta2, loc) +
         Operand(g * Operand(g, loc) * Operand(1 - options_.beta2, loc), loc);
-    Tensor denominator =
-        sqrt(v * Operand(stepScalar({Kind::AdamSecondMomentScale, options_.beta2}, lr_, t,
-                                    p.dtype()),
-                         loc),
-             loc) +
-        Operand(options_.eps, loc);
-    Tensor update = m *
-                    Operand(stepScalar({Kind::AdamStepSize, options_.beta1}, lr_, t, p.dtype()),
-                            loc) /
-                    Operand(denominator, loc);
+    Tensor denominator = sqrt(v * Operand(stepScalar({Kind::AdamSecondMomentScale, options_.beta2},
+                                                     lr_, t, p.dtype()),
+                                          loc),
+                              loc) +
+                         Operand(options_.eps, loc);
+    Tensor update =
+        m * Operand(stepScalar({Kind::AdamStepSize, options_.beta1}, lr_, t, p.dtype()), loc) /
+        Operand(denominator, loc);
     p.copy_(weights - Operand(update, loc), loc);
   }
 }
