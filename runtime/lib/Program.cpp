@@ -312,13 +312,18 @@ StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::load(Program program) {
 }
 
 Allocation allocationOf(const Program &program) {
+  return allocationOf(program, [](int64_t bytes) { return HostAllocator::size_class(bytes); });
+}
+
+Allocation allocationOf(const Program &program,
+                        const std::function<int64_t(int64_t)> &allocationSize) {
   Allocation allocation;
-  allocation.arena = HostAllocator::size_class(program.arenaBytes);
+  allocation.arena = allocationSize(program.arenaBytes);
   for (size_t r = 0; r < program.results.size(); ++r)
     // A donated result takes its argument's memory; one in the arena, the
     // arena's.
     if (program.donors[r] < 0 && (r >= program.inArena.size() || !program.inArena[r]))
-      allocation.results += HostAllocator::size_class(program.buffers[program.results[r]].bytes);
+      allocation.results += allocationSize(program.buffers[program.results[r]].bytes);
   return allocation;
 }
 

@@ -34,7 +34,7 @@ constexpr Program::Role kRoles[] = {Program::Role::Parameter,  Program::Role::Op
                                     Program::Role::BatchInput, Program::Role::StepScalar,
                                     Program::Role::RandomKey,  Program::Role::Output};
 
-Json shapeOf(const Program::Step::Shape &shape) {
+Json shapeOf(const LaunchShape &shape) {
   return {{"grid", {shape.grid[0], shape.grid[1], shape.grid[2]}},
           {"block", {shape.block[0], shape.block[1], shape.block[2]}},
           {"shared_bytes", shape.sharedBytes}};
@@ -141,7 +141,7 @@ std::vector<uint8_t> bytesOfHex(Reader &reader, const std::string &text, const s
 }
 
 void readShape(Reader &reader, const Json &json, const std::string &path,
-               Program::Step::Shape &shape) {
+               LaunchShape &shape) {
   for (const auto &[key, into] :
        {std::pair{"grid", &shape.grid[0]}, std::pair{"block", &shape.block[0]}}) {
     std::vector<int64_t> dims = reader.integers<int64_t>(json, path, key, 1, kMaxIndex);

@@ -65,9 +65,9 @@ TEST(PhiloxOnDevice, EveryNumberEqualsTheHosts) {
   ASSERT_TRUE(uniform.ok() && normal.ok()) << uniform.status() << normal.status();
   DevicePointer uniformAddress = uniform->address(), normalAddress = normal->address();
   void *arguments[] = {&uniformAddress, &normalAddress, &seed, &stream, &n};
-  LaunchShape shape;
-  shape.gridX = 264;
-  shape.blockX = 256;
+  runtime::LaunchShape shape;
+  shape.grid[0] = 264;
+  shape.block[0] = 256;
   ASSERT_TRUE(module->launch("philox_fill", shape, arguments).ok());
   ASSERT_TRUE(device->synchronize().ok());
   std::vector<float> gotUniform(n), gotNormal(n);
@@ -103,7 +103,7 @@ TEST(PhiloxOnDevice, LaunchErrorsNameTheKernel) {
     GTEST_SKIP() << device.status();
   }
   Module empty;
-  Status status = empty.launch("philox_fill", LaunchShape{}, nullptr);
+  Status status = empty.launch("philox_fill", runtime::LaunchShape{}, nullptr);
   EXPECT_FALSE(status.ok());
   EXPECT_NE(std::string(status.message()).find("philox_fill"), std::string::npos);
   StatusOr<Module> garbage = device->load("not a cubin");

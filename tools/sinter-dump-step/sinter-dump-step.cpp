@@ -14,6 +14,7 @@
 #include "ZooTask.h"
 
 #include "sinter/Compiler/LowerLazyGraph.h"
+#include "sinter/Codegen/Target.h"
 #include "sinter/Compiler/Pipeline.h"
 #include "sinter/sinter.h"
 
@@ -63,9 +64,9 @@ int run() {
   for (const Tensor &p : model->parameters())
     outputs.push_back(lazy::node_of(optimizer ? p : p.grad()));
   if (absl::GetFlag(FLAGS_compile)) {
-    compiler::CpuStep step;
+    compiler::StepBuild step;
     std::string error;
-    if (!compiler::compileStepForCpu(outputs, step, error)) {
+    if (!compiler::compileStep(outputs, codegen::cpuTarget(), step, error)) {
       std::fprintf(stderr, "sinter-dump-step: compiling the step failed:\n%s", error.c_str());
       return 1;
     }

@@ -5,12 +5,17 @@
 #include "sinter/Codegen/HostCompiler.h"
 #include "sinter/runtime/Allocator.h"
 
+#include <map>
+#include <memory>
+#include <mutex>
+
 namespace sinter::codegen {
 
 namespace {
 
 class CpuTarget final : public Target {
 public:
+  explicit CpuTarget(std::string cpu) : cpu_(std::move(cpu)) {}
   const TargetDescription &description() const override { return description_; }
 
   bool isLibraryCall(mlir::Operation *op) const override { return isLibraryKernel(op); }
@@ -43,6 +48,7 @@ public:
     if (mlir::failed(source))
       return mlir::failure();
     kernels.source = std::move(*source);
+    kernels.cpu = cpu_;
     return kernels;
   }
 
@@ -55,7 +61,11 @@ public:
   }
 
 private:
-  TargetDescription description_{.name = "cpu", .alignment = 64};
+  TargetDescription description_{.name = "cpu",
+                                 .device = runtime::DeviceKind::Cpu,
+                                 .alignment = 64,
+                                 .sourceSuffix = ".cpp"};
+  std::string cpu_;
 };
 
 } // namespace
@@ -68,9 +78,25 @@ passes::MemoryRules memoryRules(const Target &target) {
   };
 }
 
-const Target &cpuTarget() {
-  static const CpuTarget target;
-  return target;
+const Target &cpuTarget(const std::string &cpu) {
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<const CpuTarget>> targets;
+  std::lock_guard<std::mutex> lock(mutex);
+  std::unique_ptr<const CpuTarget> &target = targets[cpu];
+  if (!target)
+    target = std::make_unique<const CpuTarget>(cpu);
+  return *target;
+}
+
+StatusOr<const Target *> targetFor(runtime::DeviceKind device, const std::string &cpu) {
+  switch (device) {
+  case runtime::DeviceKind::Cpu:
+    return &cpuTarget(cpu);
+  case runtime::DeviceKind::Cuda:
+    break;
+  }
+  return absl::FailedPreconditionError(
+      "steps on a CUDA device need the CUDA backend, which this build does not have yet");
 }
 
 } // namespace sinter::codegen

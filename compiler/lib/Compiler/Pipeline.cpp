@@ -145,11 +145,10 @@ mlir::LogicalResult passRenderAndPlan(mlir::ModuleOp module, const codegen::Targ
 }
 
 bool lowerAndPlan(const std::vector<std::vector<lazy::NodePtr>> &graphs,
-                  std::vector<runtime::Program> &programs, CpuStep &step, std::string &error,
-                  const DebugOptions &debug, bool buildKernels,
-                  const std::vector<std::vector<bool>> *donatable, int64_t memoryBudget,
-                  const std::string &cpu = "native") {
-  const codegen::Target &target = codegen::cpuTarget();
+                  const codegen::Target &target, std::vector<runtime::Program> &programs,
+                  StepBuild &step, std::string &error, const DebugOptions &debug,
+                  bool buildKernels, const std::vector<std::vector<bool>> *donatable,
+                  int64_t memoryBudget) {
   mlir::MLIRContext context;
   context.loadDialect<ir::SinterDialect, mlir::func::FuncDialect>();
   llvm::raw_string_ostream diagnostics(error);
@@ -200,7 +199,8 @@ bool lowerAndPlan(const std::vector<std::vector<lazy::NodePtr>> &graphs,
       return false;
     if (!budgeted || attempt + 1 == kBudgetAttempts)
       break;
-    runtime::Allocation allocation = runtime::allocationOf(planned.programs.front());
+    runtime::Allocation allocation = runtime::allocationOf(
+        planned.programs.front(), [&](int64_t bytes) { return target.allocationSize(bytes); });
     int64_t bytes = allocation.arena + allocation.results;
     if (bytes <= memoryBudget)
       break;
@@ -243,7 +243,7 @@ bool lowerAndPlan(const std::vector<std::vector<lazy::NodePtr>> &graphs,
   if (debug.level >= 2)
     dump(debug, ".mlir", step.ir);
   if (debug.level >= 3)
-    dump(debug, ".kernels.cpp", planned.kernels.source);
+    dump(debug, ".kernels" + target.description().sourceSuffix, planned.kernels.source);
   if (debug.level >= 2) {
     size_t f = 0;
     for (mlir::func::FuncOp function : module->getOps<mlir::func::FuncOp>())
@@ -252,7 +252,6 @@ bool lowerAndPlan(const std::vector<std::vector<lazy::NodePtr>> &graphs,
   }
 
   step.source = planned.kernels.source;
-  planned.kernels.cpu = cpu;
   start = Clock::now();
   if (buildKernels) {
     StatusOr<codegen::BuiltKernels> built = target.build(planned.kernels);
@@ -271,32 +270,32 @@ bool lowerAndPlan(const std::vector<std::vector<lazy::NodePtr>> &graphs,
 
 } // namespace
 
-bool compileGraphsForCpu(const std::vector<std::vector<lazy::NodePtr>> &graphs,
-                         std::vector<runtime::Program> &programs, CpuStep &step, std::string &error,
-                         const DebugOptions &debug, const std::vector<std::vector<bool>> *donatable,
-                         int64_t memoryBudget, const std::string &cpu) {
-  return lowerAndPlan(graphs, programs, step, error, debug, /*buildKernels=*/true, donatable,
-                      memoryBudget, cpu);
+bool compileGraphs(const std::vector<std::vector<lazy::NodePtr>> &graphs,
+                   const codegen::Target &target, std::vector<runtime::Program> &programs,
+                   StepBuild &step, std::string &error, const DebugOptions &debug,
+                   const std::vector<std::vector<bool>> *donatable, int64_t memoryBudget) {
+  return lowerAndPlan(graphs, target, programs, step, error, debug, /*buildKernels=*/true,
+                      donatable, memoryBudget);
 }
 
-bool planStepForCpu(const std::vector<lazy::NodePtr> &outputs, runtime::Program &program,
-                    CpuStep &step, std::string &error, const std::vector<bool> *donatable,
-                    int64_t memoryBudget) {
+bool planStep(const std::vector<lazy::NodePtr> &outputs, const codegen::Target &target,
+              runtime::Program &program, StepBuild &step, std::string &error,
+              const std::vector<bool> *donatable, int64_t memoryBudget) {
   std::vector<runtime::Program> programs;
   std::vector<std::vector<bool>> perGraph;
   if (donatable != nullptr)
     perGraph.push_back(*donatable);
-  if (!lowerAndPlan({outputs}, programs, step, error, {}, /*buildKernels=*/false,
+  if (!lowerAndPlan({outputs}, target, programs, step, error, {}, /*buildKernels=*/false,
                     donatable != nullptr ? &perGraph : nullptr, memoryBudget))
     return false;
   program = std::move(programs.front());
   return true;
 }
 
-bool compileStepForCpu(const std::vector<lazy::NodePtr> &outputs, CpuStep &step, std::string &error,
-                       const DebugOptions &debug) {
+bool compileStep(const std::vector<lazy::NodePtr> &outputs, const codegen::Target &target,
+                 StepBuild &step, std::string &error, const DebugOptions &debug) {
   std::vector<runtime::Program> programs;
-  if (!compileGraphsForCpu({outputs}, programs, step, error, debug))
+  if (!compileGraphs({outputs}, target, programs, step, error, debug))
     return false;
   step.program = std::move(programs.front());
   return true;

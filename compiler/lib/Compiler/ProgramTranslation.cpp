@@ -274,6 +274,11 @@ mlir::LogicalResult translateToProgram(mlir::func::FuncOp function,
       launch.inputs = std::move(inputs);
       launch.inputOffsets = std::move(inputOffsets);
     }
+    // A kernel's launch shape, the target's (Note [Launch shapes]); none:
+    // one thread. A library call has none.
+    if (launch.kind == runtime::Program::Step::Kind::Kernel &&
+        static_cast<size_t>(launch.kernel) < kernels.shapes.size())
+      launch.shape = kernels.shapes[launch.kernel];
     if (llvm::all_of(launch.inputOffsets, [](int64_t o) { return o == 0; }))
       launch.inputOffsets.clear();
     auto fusion = mlir::dyn_cast<ir::FusionOp>(op);

@@ -12,6 +12,7 @@
 #include "sinter/Compiler/StepCompiler.h"
 
 #include "sinter/Codegen/HostCompiler.h"
+#include "sinter/Codegen/Target.h"
 #include "sinter/Compiler.h"
 #include "sinter/Compiler/Pipeline.h"
 #include "sinter/lazy/Graph.h"
@@ -34,23 +35,41 @@ bool supported(DType dtype) {
          dtype == DType::boolean;
 }
 
-/// Why the CPU compiler cannot run the graph, or "".
+/// The kind of device the graph's tensors live on (the first's; unsupported
+/// refuses a graph on several).
+runtime::DeviceKind deviceOf(const std::vector<const lazy::Node *> &order) {
+  return order.empty() || order.front()->device.isCpu() ? runtime::DeviceKind::Cpu
+                                                        : runtime::DeviceKind::Cuda;
+}
+
+/// Why the graph cannot be compiled, or "": a dtype the kernels lack,
+/// tensors on two devices, a device this build has no target for.
 std::string unsupported(const std::vector<const lazy::Node *> &order) {
   for (const lazy::Node *node : order) {
     if (!supported(node->dtype))
       return std::string("the CPU compiler does not support ") + std::string(name(node->dtype)) +
              " yet";
-    if (!node->device.isCpu())
-      return "only CPU tensors are compiled yet";
+    if (node->device != order.front()->device)
+      return "the step's tensors are on " + order.front()->device.toString() + " and " +
+             node->device.toString() + "; move them to one device";
   }
-  return "";
+  StatusOr<const codegen::Target *> target = codegen::targetFor(deviceOf(order));
+  return target.ok() ? "" : std::string(target.status().message());
+}
+
+/// The target the graph is compiled for (Note [Choosing the target]): its
+/// device's, with CPU kernels built for `config.cpu`. After unsupported()
+/// said "".
+const codegen::Target &targetOf(const std::vector<const lazy::Node *> &order,
+                                const CompilerConfig &config) {
+  return **codegen::targetFor(deviceOf(order), config.cpu);
 }
 
 DebugOptions debugOptions(const CompilerConfig &config, const std::string &tag) {
   return {.level = config.debug, .dumpDir = config.dump_dir, .tag = tag};
 }
 
-void add(StepMetrics &step, const CpuStep &build) {
+void add(StepMetrics &step, const StepBuild &build) {
   ++step.compilations;
   step.disk_cache_hits += build.cacheHit;
   step.compile += build.times;
@@ -262,8 +281,9 @@ public:
     if (!argumentsOf(order, arguments, why))
       return false;
     runtime::Program program;
-    CpuStep build;
-    if (!planStepForCpu(outputs, program, build, why, &mask, config.memory_budget))
+    StepBuild build;
+    if (!planStep(outputs, targetOf(order, config), program, build, why, &mask,
+                  config.memory_budget))
       return false;
     step.compile += build.times;
     memory = plannedMemory(program, arguments);
@@ -279,9 +299,9 @@ public:
       return false;
     std::vector<std::vector<bool>> perGraph = {donationMask(order, donatable)};
     std::vector<runtime::Program> programs;
-    CpuStep build;
-    if (!compileGraphsForCpu({outputs}, programs, build, why, debugOptions(config, "export"),
-                             &perGraph, config.memory_budget, config.cpu))
+    StepBuild build;
+    if (!compileGraphs({outputs}, targetOf(order, config), programs, build, why,
+                       debugOptions(config, "export"), &perGraph, config.memory_budget))
       return false;
     program = std::move(programs.front());
     source = std::move(build.source);
@@ -321,8 +341,8 @@ public:
     }
     if (!missing.empty()) {
       std::vector<std::unique_ptr<runtime::CpuExecutable>> executables =
-          compileAll(missing, debugOptions(config, "eager-" + std::to_string(eager_.size())), step,
-                     why, config.cpu);
+          compileAll(missing, targetOf(order, config),
+                     debugOptions(config, "eager-" + std::to_string(eager_.size())), step, why);
       if (executables.empty())
         return false;
       for (size_t i = 0; i < missing.size(); ++i)
@@ -391,8 +411,9 @@ private:
     if (found == steps_.end()) {
       char tag[32];
       std::snprintf(tag, sizeof tag, "step-%016llx", static_cast<unsigned long long>(key));
-      std::unique_ptr<runtime::CpuExecutable> executable = compile(
-          {outputs}, debugOptions(config, tag), step, why, mask, config.memory_budget, config.cpu);
+      std::unique_ptr<runtime::CpuExecutable> executable =
+          compile({outputs}, targetOf(order, config), debugOptions(config, tag), step, why, mask,
+                  config.memory_budget);
       if (!executable)
         return nullptr;
       StepMemory memory = plannedMemory(executable->program(), arguments);
@@ -449,13 +470,13 @@ private:
   /// Compiles and loads one program per graph (one kernel library for all);
   /// empty on failure, with the reason in `why`.
   std::vector<std::unique_ptr<runtime::CpuExecutable>>
-  compileAll(const std::vector<std::vector<lazy::NodePtr>> &graphs, const DebugOptions &debug,
-             StepMetrics &step, std::string &why, const std::string &cpu,
+  compileAll(const std::vector<std::vector<lazy::NodePtr>> &graphs, const codegen::Target &target,
+             const DebugOptions &debug, StepMetrics &step, std::string &why,
              const std::vector<std::vector<bool>> *donatable = nullptr, int64_t budget = 0) {
-    CpuStep build;
+    StepBuild build;
     std::vector<runtime::Program> programs;
     std::string error;
-    if (!compileGraphsForCpu(graphs, programs, build, error, debug, donatable, budget, cpu)) {
+    if (!compileGraphs(graphs, target, programs, build, error, debug, donatable, budget)) {
       why = "compilation failed: " + error.substr(0, error.find('\n'));
       return {};
     }
@@ -473,13 +494,14 @@ private:
   }
 
   std::unique_ptr<runtime::CpuExecutable> compile(const std::vector<lazy::NodePtr> &outputs,
+                                                  const codegen::Target &target,
                                                   const DebugOptions &debug, StepMetrics &step,
                                                   std::string &why,
                                                   const std::vector<bool> &donatable,
-                                                  int64_t budget, const std::string &cpu) {
+                                                  int64_t budget) {
     std::vector<std::vector<bool>> perGraph = {donatable};
     std::vector<std::unique_ptr<runtime::CpuExecutable>> one =
-        compileAll({outputs}, debug, step, why, cpu, &perGraph, budget);
+        compileAll({outputs}, target, debug, step, why, &perGraph, budget);
     return one.empty() ? nullptr : std::move(one.front());
   }
 

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "sinter/Compare.h"
+#include "sinter/Codegen/Target.h"
 #include "sinter/Compiler/Pipeline.h"
 #include "sinter/Compiler/StepCompiler.h"
 #include "sinter/lazy/Graph.h"
@@ -38,9 +39,9 @@ void checkCompiledStep(const std::string &what, const std::vector<Tensor> &outpu
   std::vector<lazy::NodePtr> nodes;
   for (const Tensor &t : outputs)
     nodes.push_back(lazy::node_of(t));
-  compiler::CpuStep step;
+  compiler::StepBuild step;
   std::string error;
-  ASSERT_TRUE(compiler::compileStepForCpu(nodes, step, error)) << error;
+  ASSERT_TRUE(compiler::compileStep(nodes, codegen::cpuTarget(), step, error)) << error;
   if (maxLaunches >= 0) {
     EXPECT_LE(static_cast<int64_t>(runtime::launchesOf(step.program).size()), maxLaunches);
   }
@@ -135,9 +136,9 @@ TEST(CompiledStep, ResultsInTheArenaAreBlocksOfTheirOwn) {
   mark_step();
   Tensor a = x * 2.0, b = exp(x);
   std::vector<lazy::NodePtr> nodes = {lazy::node_of(a), lazy::node_of(b)};
-  compiler::CpuStep step;
+  compiler::StepBuild step;
   std::string error;
-  ASSERT_TRUE(compiler::compileStepForCpu(nodes, step, error)) << error;
+  ASSERT_TRUE(compiler::compileStep(nodes, codegen::cpuTarget(), step, error)) << error;
   runtime::Program &program = step.program;
   ASSERT_EQ(program.results.size(), 2u);
   ASSERT_TRUE(program.inArena[0] && program.inArena[1]);
@@ -152,6 +153,112 @@ TEST(CompiledStep, ResultsInTheArenaAreBlocksOfTheirOwn) {
             std::string::npos)
       << refused.status();
   a.to_vector<float>(); // the pending values, computed
+}
+
+/// A second target as a backend would plug one in: the CPU's kernels, under
+/// its own name and allocation sizes, with a launch shape per kernel
+/// (Note [Launch shapes]).
+class ShapedTarget final : public codegen::Target {
+public:
+  const codegen::TargetDescription &description() const override { return description_; }
+  bool isLibraryCall(mlir::Operation *op) const override { return cpu_.isLibraryCall(op); }
+  std::optional<codegen::LibraryStep> libraryStep(mlir::Operation *op) const override {
+    return cpu_.libraryStep(op);
+  }
+  codegen::KernelPlan planKernel(ir::FusionOp fusion) const override {
+    return cpu_.planKernel(fusion);
+  }
+  int64_t allocationSize(int64_t bytes) const override { return (bytes + 4095) / 4096 * 4096; }
+  passes::KernelMemory kernelMemory(mlir::Operation *op) const override {
+    return cpu_.kernelMemory(op);
+  }
+  mlir::FailureOr<codegen::RenderedKernels> render(mlir::ModuleOp module) const override {
+    mlir::FailureOr<codegen::RenderedKernels> kernels = cpu_.render(module);
+    if (mlir::succeeded(kernels))
+      for (int64_t k = 0; k < kernels->count; ++k)
+        kernels->shapes.push_back({.grid = {k + 1, 2, 1}, .block = {128, 1, 1}, .sharedBytes = 64 * k});
+    return kernels;
+  }
+  StatusOr<codegen::BuiltKernels> build(const codegen::RenderedKernels &kernels) const override {
+    return cpu_.build(kernels);
+  }
+
+private:
+  const codegen::Target &cpu_ = codegen::cpuTarget();
+  codegen::TargetDescription description_{.name = "shaped", .alignment = 256};
+};
+
+TEST(CompiledStep, ASecondTargetPlugsInWithItsLaunchShapesAndAlignment) {
+  // The pipeline names no target (Note [Choosing the target]): given
+  // another, each kernel step carries that target's launch shape (through
+  // the Program file too), every buffer its alignment, and the step still
+  // computes the CPU target's bits.
+  compiler::install();
+  manual_seed(8);
+  Tensor x = randn({8, 16}), w = randn({16, 4});
+  Tensor y = F::softmax(matmul(x, w), -1) + 1.0;
+  Tensor z = exp(x).sum({1});
+  std::vector<lazy::NodePtr> nodes = {lazy::node_of(y), lazy::node_of(z)};
+  compiler::StepBuild cpu, shaped;
+  std::string error;
+  ASSERT_TRUE(compiler::compileStep(nodes, codegen::cpuTarget(), cpu, error)) << error;
+  ShapedTarget target;
+  ASSERT_TRUE(compiler::compileStep(nodes, target, shaped, error)) << error;
+  int kernels = 0;
+  for (const runtime::Program::Step &step : shaped.program.steps) {
+    if (step.kind != runtime::Program::Step::Kind::Kernel)
+      continue;
+    ++kernels;
+    runtime::LaunchShape expected{.grid = {step.kernel + 1, 2, 1}, .block = {128, 1, 1},
+                                  .sharedBytes = 64 * step.kernel};
+    EXPECT_EQ(step.shape, expected) << "kernel " << step.kernel;
+  }
+  EXPECT_GE(kernels, 2);
+  for (const runtime::Program::Step &step : cpu.program.steps)
+    EXPECT_EQ(step.shape, runtime::LaunchShape{}) << "the CPU's kernel " << step.kernel;
+  for (const runtime::Program::Buffer &buffer : shaped.program.buffers) {
+    if (buffer.offset >= 0) {
+      EXPECT_EQ(buffer.offset % 256, 0) << "a buffer at " << buffer.offset;
+    }
+  }
+  absl::StatusOr<runtime::Program> read =
+      runtime::readProgram(runtime::writeProgram(shaped.program), "shaped");
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(*read, shaped.program);
+
+  std::vector<std::vector<uint8_t>> outputs[2];
+  for (int t = 0; t < 2; ++t) {
+    auto executable = runtime::CpuExecutable::load(t == 0 ? cpu.program : *read);
+    ASSERT_TRUE(executable.ok()) << executable.status();
+    std::vector<const void *> arguments;
+    for (const lazy::Node *node : lazy::topological_order(nodes))
+      if (node->op == lazy::Op::Data)
+        arguments.push_back(node->value->bytes());
+    std::vector<void *> pointers;
+    for (size_t i = 0; i < nodes.size(); ++i)
+      outputs[t].emplace_back((*executable)->resultBytes(i));
+    for (auto &bytes : outputs[t])
+      pointers.push_back(bytes.data());
+    ASSERT_TRUE((*executable)->run(arguments, pointers).ok());
+    for (size_t i = 0; i < nodes.size(); ++i)
+      if ((*executable)->resultInArena(i)) {
+        std::memcpy(outputs[t][i].data(), pointers[i], outputs[t][i].size());
+        runtime::HostAllocator::get().deallocate(pointers[i]);
+      }
+  }
+  EXPECT_EQ(outputs[0], outputs[1]);
+
+  // The device chooses the target: one CPU target per level, none for CUDA
+  // in this build, said before anything is lowered.
+  EXPECT_EQ(&codegen::cpuTarget("x86-64-v3"), &codegen::cpuTarget("x86-64-v3"));
+  EXPECT_NE(&codegen::cpuTarget("x86-64-v3"), &codegen::cpuTarget());
+  StatusOr<const codegen::Target *> chosen = codegen::targetFor(runtime::DeviceKind::Cpu);
+  ASSERT_TRUE(chosen.ok());
+  EXPECT_EQ(*chosen, &codegen::cpuTarget());
+  StatusOr<const codegen::Target *> cuda = codegen::targetFor(runtime::DeviceKind::Cuda);
+  EXPECT_EQ(cuda.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(cuda.status().message().find("need the CUDA backend"), std::string::npos)
+      << cuda.status();
 }
 
 TEST(CompiledStep, MLPTrainingStep) {
@@ -226,9 +333,9 @@ TEST(CompiledStep, TheSignatureSaysWhatEachArgumentIs) {
     for (const Tensor &p : linear.parameters())
       nodes.push_back(lazy::node_of(p));
     runtime::Program program;
-    compiler::CpuStep planned;
+    compiler::StepBuild planned;
     std::string error;
-    ASSERT_TRUE(compiler::planStepForCpu(nodes, program, planned, error)) << error;
+    ASSERT_TRUE(compiler::planStep(nodes, codegen::cpuTarget(), program, planned, error)) << error;
     std::vector<const lazy::Node *> data;
     for (const lazy::Node *node : lazy::topological_order(nodes))
       if (node->op == lazy::Op::Data)

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "sinter/Codegen/HostCompiler.h"
+#include "sinter/Codegen/Target.h"
 #include "sinter/Compiler/Pipeline.h"
 #include "sinter/lazy/Graph.h"
 #include "sinter/runtime/Allocator.h"
@@ -107,9 +108,9 @@ TEST(CpuExecutable, ExecutablesOfOneStepRunOnSeveralThreadsAtOnce) {
   mark_step();
   Tensor y = nn::functional::softmax((*model)(x), 1);
   std::vector<lazy::NodePtr> nodes = {lazy::node_of(y)};
-  compiler::CpuStep step;
+  compiler::StepBuild step;
   std::string error;
-  ASSERT_TRUE(compiler::compileStepForCpu(nodes, step, error)) << error;
+  ASSERT_TRUE(compiler::compileStep(nodes, codegen::cpuTarget(), step, error)) << error;
   std::vector<const void *> arguments;
   for (const lazy::Node *node : lazy::topological_order(nodes))
     if (node->op == lazy::Op::Data)

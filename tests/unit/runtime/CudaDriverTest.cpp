@@ -75,5 +75,36 @@ TEST(CudaDriverError, NamesTheCallAndPlace) {
   EXPECT_THAT(message, HasSubstr("cuMemAlloc(&ptr, 0) failed with"));
 }
 
+TEST(CudaLaunch, AShapeOutsideCudasLimitsIsRefusedNamingTheKernel) {
+  // Checked before the module or the driver is asked: no GPU needed.
+  Module empty;
+  auto launch = [&](auto edit) {
+    runtime::LaunchShape shape;
+    edit(shape);
+    return empty.launch("fusion_3", shape, nullptr);
+  };
+  for (Status status : {launch([](auto &s) { s.block[0] = 2048; }),
+                        launch([](auto &s) { s.grid[1] = 70000; }),
+                        launch([](auto &s) { s.grid[0] = 0; })}) {
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+    EXPECT_THAT(std::string(status.message()), HasSubstr("launch of 'fusion_3': grid "));
+    EXPECT_THAT(std::string(status.message()), HasSubstr("outside CUDA's limits"));
+  }
+  Status wide = launch([](auto &s) {
+    s.block[0] = 64;
+    s.block[1] = 32;
+  });
+  EXPECT_EQ(wide.code(), absl::StatusCode::kInvalidArgument) << wide;
+  EXPECT_THAT(std::string(wide.message()), HasSubstr("2048 threads a block"));
+  // A shape within the limits reaches the module, which is empty.
+  Status inside = launch([](auto &s) {
+    s.grid[0] = 264;
+    s.block[0] = 256;
+    s.sharedBytes = 4096;
+  });
+  EXPECT_EQ(inside.code(), absl::StatusCode::kFailedPrecondition) << inside;
+  EXPECT_THAT(std::string(inside.message()), HasSubstr("from an empty CUDA module"));
+}
+
 } // namespace
 } // namespace sinter::cuda

@@ -10,6 +10,14 @@
 // (sinter/Passes/BufferAssignment.h) are given a Target and call nothing
 // CPU-specific themselves; a backend is this interface and its kernels.
 //
+// Note [Choosing the target]
+// The session's device chooses the target (targetFor): the step compiler
+// asks for the target of the device its graph's tensors live on and hands it
+// to the pipeline (sinter/Compiler/Pipeline.h), which names no target
+// itself. A device whose backend this build lacks is refused there, with the
+// reason, before anything is lowered. The CPU target is one per x86-64
+// level the kernels are built for ("native" or an artifact's level).
+//
 //===----------------------------------------------------------------------===//
 #ifndef SINTER_CODEGEN_TARGET_H
 #define SINTER_CODEGEN_TARGET_H
@@ -17,7 +25,9 @@
 #include "sinter/Codegen/KernelPlan.h"
 #include "sinter/Dialect/Sinter/SinterOps.h"
 #include "sinter/Passes/MemoryRules.h"
+#include "sinter/runtime/Device.h"
 #include "sinter/runtime/Gemm.h"
+#include "sinter/runtime/LaunchShape.h"
 #include "sinter/runtime/Status.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -34,9 +44,13 @@ namespace sinter::codegen {
 struct TargetDescription {
   /// "cpu", later "cuda".
   std::string name;
+  /// The kind of device its Programs run on.
+  runtime::DeviceKind device = runtime::DeviceKind::Cpu;
   /// Every buffer's offset in the arena is a multiple of this (64 bytes on
   /// the CPU, a cache line and an AVX-512 vector; GPUs use 256).
   int64_t alignment = 64;
+  /// The file suffix of its kernels' source (debug dumps): ".cpp", ".cu".
+  std::string sourceSuffix = ".cpp";
 };
 
 /// A module's kernels, written out: kernel k (in program order: each
@@ -52,8 +66,13 @@ struct RenderedKernels {
   /// it which results may be written over which inputs), none for a
   /// library op: each fusion is planned once per compile.
   std::vector<std::optional<KernelPlan>> plans;
+  /// Per kernel, the shape it is launched on (Note [Launch shapes] in
+  /// sinter/runtime/LaunchShape.h), copied into its Program step; empty
+  /// when every kernel takes the default (one thread: the CPU).
+  std::vector<runtime::LaunchShape> shapes;
   /// The CPU the kernels are built for (-march): "native" (this machine,
-  /// the default) or an x86-64 level ("x86-64-v3"): an artifact's.
+  /// the default) or an x86-64 level ("x86-64-v3"): an artifact's. Set by
+  /// the CPU target that rendered them.
   std::string cpu = "native";
 };
 
@@ -67,9 +86,10 @@ struct LibraryStep {
   std::vector<unsigned> operands;
 };
 
-/// Rendered kernels, built: what a runtime Program loads.
+/// Rendered kernels, built: what a runtime Program loads
+/// (Program::library).
 struct BuiltKernels {
-  std::string path; // the shared library (CPU)
+  std::string path; // the CPU's shared library
   bool cacheHit = false;
 };
 
@@ -106,9 +126,16 @@ public:
 };
 
 /// The host CPU: C++ kernels (OpenMP, vectorised loops) built by the host
-/// compiler, matrix products through oneDNN and OpenBLAS, buffers in the
-/// HostAllocator's size classes.
-const Target &cpuTarget();
+/// compiler for `cpu` ("native": this machine; or an x86-64 level,
+/// "x86-64-v3"), matrix products through oneDNN and OpenBLAS, buffers in
+/// the HostAllocator's size classes. One object per level, for the
+/// process's life.
+const Target &cpuTarget(const std::string &cpu = "native");
+
+/// The target of `device`'s kind (Note [Choosing the target]); CPU kernels
+/// built for `cpu`. A kind this build has no backend for is refused with
+/// a FailedPrecondition Status that says so.
+StatusOr<const Target *> targetFor(runtime::DeviceKind device, const std::string &cpu = "native");
 
 /// What the memory-planning passes ask of `target` (Note [One memory model]
 /// in sinter/Passes/MemoryPlanner.h): its kernels' in-place pairs and

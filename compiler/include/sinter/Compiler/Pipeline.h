@@ -10,6 +10,10 @@
 #include <string>
 #include <vector>
 
+namespace sinter::codegen {
+class Target;
+} // namespace sinter::codegen
+
 namespace sinter::compiler {
 
 /// What to show of a compilation (SINTER_DEBUG, SINTER_DUMP_DIR).
@@ -24,24 +28,27 @@ struct DebugOptions {
   std::string tag = "step";
 };
 
-/// What compiling a step for the CPU produced.
-struct CpuStep {
+/// What compiling a step for a target produced.
+struct StepBuild {
   std::string ir;           // the module after the pipeline
   int64_t kernels = 0;      // kernels rendered (fusions and library ops)
-  std::string library;      // the compiled kernel library
-  bool cacheHit = false;    // the library came from the disk cache
-  runtime::Program program; // the launches, ready for runtime::CpuExecutable
-  std::string source;       // the kernels' C++ source
+  std::string library;      // the built kernels (BuiltKernels::path)
+  bool cacheHit = false;    // the kernels came from the disk cache
+  runtime::Program program; // the launches, ready for the target's executable
+  std::string source;       // the kernels' source
   CompileSeconds times;     // by phase
 };
 
+// The target is the caller's (Note [Choosing the target] in
+// sinter/Codegen/Target.h): nothing below names one.
+
 /// Lowers the graph of `outputs`, runs the pipeline, renders every kernel
-/// (fusions and library ops) as C++, compiles them into one library, and
-/// translates the function into a runtime Program: arguments are the graph's
-/// data nodes in lazy::topological_order, results are `outputs`. Returns
-/// false with the diagnostics in `error`.
-bool compileStepForCpu(const std::vector<lazy::NodePtr> &outputs, CpuStep &step, std::string &error,
-                       const DebugOptions &debug = {});
+/// (fusions and library ops) for `target`, builds them, and translates the
+/// function into a runtime Program: arguments are the graph's data nodes in
+/// lazy::topological_order, results are `outputs`. Returns false with the
+/// diagnostics in `error`.
+bool compileStep(const std::vector<lazy::NodePtr> &outputs, const codegen::Target &target,
+                 StepBuild &step, std::string &error, const DebugOptions &debug = {});
 
 /// The same for several graphs at once (eager mode's one-op programs): one
 /// module, one kernel library, one Program per graph, in `programs`.
@@ -49,19 +56,18 @@ bool compileStepForCpu(const std::vector<lazy::NodePtr> &outputs, CpuStep &step,
 /// `donatable`, when given, says per graph and per argument whether the
 /// argument's memory may be written over by a result (Note [Donation]).
 /// `memoryBudget`: see sinter::passes::PipelineOptions.
-/// `cpu`: what the kernels are built for (RenderedKernels::cpu).
-bool compileGraphsForCpu(const std::vector<std::vector<lazy::NodePtr>> &graphs,
-                         std::vector<runtime::Program> &programs, CpuStep &step, std::string &error,
-                         const DebugOptions &debug = {},
-                         const std::vector<std::vector<bool>> *donatable = nullptr,
-                         int64_t memoryBudget = 0, const std::string &cpu = "native");
+bool compileGraphs(const std::vector<std::vector<lazy::NodePtr>> &graphs,
+                   const codegen::Target &target, std::vector<runtime::Program> &programs,
+                   StepBuild &step, std::string &error, const DebugOptions &debug = {},
+                   const std::vector<std::vector<bool>> *donatable = nullptr,
+                   int64_t memoryBudget = 0);
 
 /// The program of one step and its memory plan, without building its kernels
 /// (no host compiler): what planning a batch size needs. The program's
 /// library is empty; it cannot run.
-bool planStepForCpu(const std::vector<lazy::NodePtr> &outputs, runtime::Program &program,
-                    CpuStep &step, std::string &error, const std::vector<bool> *donatable = nullptr,
-                    int64_t memoryBudget = 0);
+bool planStep(const std::vector<lazy::NodePtr> &outputs, const codegen::Target &target,
+              runtime::Program &program, StepBuild &step, std::string &error,
+              const std::vector<bool> *donatable = nullptr, int64_t memoryBudget = 0);
 
 } // namespace sinter::compiler
 

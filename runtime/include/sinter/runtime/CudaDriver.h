@@ -10,6 +10,7 @@
 #ifndef SINTER_RUNTIME_CUDADRIVER_H
 #define SINTER_RUNTIME_CUDADRIVER_H
 
+#include "sinter/runtime/LaunchShape.h"
 #include "sinter/runtime/Status.h"
 
 #include <cstddef>
@@ -30,13 +31,6 @@ struct DeviceInfo {
 
 /// A device address (CUdeviceptr).
 using DevicePointer = std::uint64_t;
-
-/// Launch geometry of a kernel: blocks in the grid, threads in a block.
-struct LaunchShape {
-  unsigned gridX = 1, gridY = 1, gridZ = 1;
-  unsigned blockX = 1, blockY = 1, blockZ = 1;
-  unsigned sharedBytes = 0;
-};
 
 /// Memory on one device, freed when the object goes.
 class DeviceBuffer {
@@ -70,9 +64,13 @@ public:
   Module &operator=(const Module &) = delete;
   ~Module();
 
-  /// Launches the `extern "C"` kernel `name`; `arguments` points at each
-  /// argument's value, as cuLaunchKernel takes them. Asynchronous.
-  Status launch(const std::string &name, const LaunchShape &shape, void **arguments) const;
+  /// Launches the `extern "C"` kernel `name` on `shape` (Note [Launch
+  /// shapes]); `arguments` points at each argument's value, as
+  /// cuLaunchKernel takes them. Asynchronous. A shape outside CUDA's limits
+  /// (grid x below 2^31, y and z below 2^16, at most 1024 threads a block)
+  /// is refused naming the kernel.
+  Status launch(const std::string &name, const runtime::LaunchShape &shape,
+                void **arguments) const;
 
 private:
   friend class Device;

@@ -18,10 +18,12 @@
 #include "sinter/runtime/Allocator.h"
 #include "sinter/runtime/Device.h"
 #include "sinter/runtime/Gemm.h"
+#include "sinter/runtime/LaunchShape.h"
 #include "sinter/runtime/Status.h"
 #include "sinter/runtime/StepScalars.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -95,16 +97,10 @@ struct Program {
     /// Kind::Gemm: the product, and how the host runs it.
     Gemm gemm = {};
     HostGemmChoice host = {};
-    /// For GPU targets, the grid and block a kernel is launched with (and
-    /// its dynamic shared memory); the CPU runs each kernel on its OpenMP
-    /// threads and leaves these at 1.
-    struct Shape {
-      int64_t grid[3] = {1, 1, 1};
-      int64_t block[3] = {1, 1, 1};
-      int64_t sharedBytes = 0;
-      friend bool operator==(const Shape &, const Shape &) = default;
-    };
-    Shape shape = {};
+    /// The grid and block a kernel is launched with, and its dynamic shared
+    /// memory (Note [Launch shapes] in sinter/runtime/LaunchShape.h); the
+    /// CPU leaves it at one thread.
+    LaunchShape shape = {};
     /// Kind::Fill: the element (1 to 8 bytes, the constant's dtype).
     std::vector<uint8_t> element = {};
     /// Kind::Copy: the result whose memory receives the copy.
@@ -259,8 +255,9 @@ const char *nameOf(Program::Role role);
 /// the message names the first thing wrong.
 Status validateProgram(const Program &program);
 
-/// What running `program` allocates, each block in the HostAllocator's size
-/// class: its arena (with the results it holds), and its results that are
+/// What running `program` allocates, each block in the size class of the
+/// device's allocator (`allocationSize`; the HostAllocator's by default):
+/// its arena (with the results it holds), and its results that are
 /// neither in the arena nor written into a donated argument's memory (the
 /// caller allocates those). Their sum is the step's memory (Note [Step
 /// memory] in sinter/Metrics.h).
@@ -269,6 +266,8 @@ struct Allocation {
   int64_t results = 0;
 };
 Allocation allocationOf(const Program &program);
+Allocation allocationOf(const Program &program,
+                        const std::function<int64_t(int64_t)> &allocationSize);
 
 /// Note [Kernel profile]
 /// With SINTER_PROFILE=1 in the environment, every CpuExecutable times each

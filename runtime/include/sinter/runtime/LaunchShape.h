@@ -1,0 +1,33 @@
+//===- LaunchShape.h - the grid and block a kernel runs on -------*- C++ -*-===//
+//
+// Note [Launch shapes]
+// A kernel's launch shape is chosen by the target that plans it (the row
+// kernel's warps per row, an elementwise kernel's blocks) and travels as one
+// struct: written per kernel by the target's render (RenderedKernels::shapes
+// in sinter/Codegen/Target.h), copied into the Program's kernel step by
+// translation (Program::Step::shape, and so into the Program file), and
+// handed to the driver's launch (cuda::Module::launch), which checks it
+// against the device's limits. The CPU runs each kernel on its OpenMP
+// threads and leaves it at one block of one thread.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SINTER_RUNTIME_LAUNCHSHAPE_H
+#define SINTER_RUNTIME_LAUNCHSHAPE_H
+
+#include <cstdint>
+
+namespace sinter::runtime {
+
+struct LaunchShape {
+  /// Blocks in the grid, per dimension (x, y, z).
+  int64_t grid[3] = {1, 1, 1};
+  /// Threads in a block, per dimension.
+  int64_t block[3] = {1, 1, 1};
+  /// Dynamic shared memory per block, in bytes.
+  int64_t sharedBytes = 0;
+  friend bool operator==(const LaunchShape &, const LaunchShape &) = default;
+};
+
+} // namespace sinter::runtime
+
+#endif // SINTER_RUNTIME_LAUNCHSHAPE_H
