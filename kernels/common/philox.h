@@ -17,10 +17,9 @@
 #ifndef SINTER_KERNELS_COMMON_PHILOX_H
 #define SINTER_KERNELS_COMMON_PHILOX_H
 
-#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
-#define SINTER_HOST_DEVICE __host__ __device__
-#else
-#define SINTER_HOST_DEVICE
+#include "common/host_device.h"
+
+#if !SINTER_ON_DEVICE
 #include <cmath>
 #endif
 
