@@ -82,6 +82,7 @@ Environment parseEnvironment(const std::function<const char *(const char *)> &lo
     env.profile = profile == "1" ? "-" : profile;
   env.adaptive_threads = text("SINTER_ADAPTIVE_THREADS") != "0";
   env.cuda_driver = text("SINTER_CUDA_DRIVER");
+  env.nvrtc_library = text("SINTER_NVRTC");
   return env;
 }
 

@@ -7,7 +7,7 @@
 // (tools/gpu_check.sh) demands one.
 //
 //===----------------------------------------------------------------------===//
-#include "Nvrtc.h"
+#include "sinter/runtime/Nvrtc.h"
 #include "common/philox.h"
 #include "sinter/runtime/CudaDriver.h"
 
@@ -49,11 +49,13 @@ TEST(PhiloxOnDevice, EveryNumberEqualsTheHosts) {
   source << in.rdbuf();
   std::string arch = std::to_string(device->info().computeCapabilityMajor) +
                      std::to_string(device->info().computeCapabilityMinor);
-  std::string cubin, log;
-  ASSERT_TRUE(compileWithNvrtc(path, source.str(), arch, sourceDir() + "/kernels",
-                               NvrtcOutput::Cubin, cubin, log))
-      << log;
-  StatusOr<Module> module = device->load(cubin);
+  StatusOr<std::string> cubin = compileWithNvrtc({.path = path,
+                                                  .source = source.str(),
+                                                  .arch = arch,
+                                                  .output = NvrtcOutput::Cubin,
+                                                  .includeDirs = {sourceDir() + "/kernels"}});
+  ASSERT_TRUE(cubin.ok()) << cubin.status();
+  StatusOr<Module> module = device->load(*cubin);
   ASSERT_TRUE(module.ok()) << module.status();
 
   // More elements than threads, so the grid-stride loop goes round.

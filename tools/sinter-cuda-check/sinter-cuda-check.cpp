@@ -8,7 +8,7 @@
 //   sinter-cuda-check [--arch 90] [--keep DIR] file.cu...
 //
 //===----------------------------------------------------------------------===//
-#include "Nvrtc.h"
+#include "sinter/runtime/Nvrtc.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -64,18 +64,25 @@ int main(int argc, char **argv) {
   std::filesystem::create_directories(work);
   int failures = 0;
   for (const std::string &file : files) {
-    std::string source, ptx, log;
+    std::string source;
     if (!readFile(file, source)) {
       std::fprintf(stderr, "sinter-cuda-check: cannot read %s\n", file.c_str());
       ++failures;
       continue;
     }
-    if (!sinter::cuda::compileWithNvrtc(file, source, arch, SINTER_KERNELS_INCLUDE_DIR,
-                                        sinter::cuda::NvrtcOutput::Ptx, ptx, log)) {
-      std::fprintf(stderr, "FAIL  %s: NVRTC:\n%s\n", file.c_str(), log.c_str());
+    sinter::StatusOr<std::string> compiled = sinter::cuda::compileWithNvrtc(
+        {.path = file,
+         .source = source,
+         .arch = arch,
+         .output = sinter::cuda::NvrtcOutput::Ptx,
+         .includeDirs = {SINTER_KERNELS_INCLUDE_DIR}});
+    if (!compiled.ok()) {
+      std::fprintf(stderr, "FAIL  %s: %s\n", file.c_str(),
+                   std::string(compiled.status().message()).c_str());
       ++failures;
       continue;
     }
+    const std::string &ptx = *compiled;
     std::filesystem::path stem = work / std::filesystem::path(file).stem();
     std::string ptxPath = stem.string() + ".ptx", cubin = stem.string() + ".cubin";
     std::ofstream(ptxPath) << ptx;

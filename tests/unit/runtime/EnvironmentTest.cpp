@@ -52,7 +52,8 @@ TEST(Environment, EveryVariableIsRead) {
                            {"DNNL_MAX_CPU_ISA", "AVX2"},
                            {"SINTER_PROFILE", "1"},
                            {"SINTER_ADAPTIVE_THREADS", "0"},
-                           {"SINTER_CUDA_DRIVER", "/opt/libcuda.so"}});
+                           {"SINTER_CUDA_DRIVER", "/opt/libcuda.so"},
+                           {"SINTER_NVRTC", "/opt/libnvrtc.so"}});
   EXPECT_EQ(env.device, "cuda:1");
   EXPECT_TRUE(env.compiler_enabled);
   EXPECT_TRUE(env.use_reference);
@@ -69,6 +70,7 @@ TEST(Environment, EveryVariableIsRead) {
   EXPECT_EQ(env.profile, "-"); // 1: stderr
   EXPECT_FALSE(env.adaptive_threads);
   EXPECT_EQ(env.cuda_driver, "/opt/libcuda.so");
+  EXPECT_EQ(env.nvrtc_library, "/opt/libnvrtc.so");
   EXPECT_TRUE(env.warnings.empty());
   EXPECT_FALSE(parse({{"SINTER_COMPILER", "0"}}).compiler_enabled);
   EXPECT_EQ(parse({{"SINTER_DEVICE", "cpu"}}).device, "cpu");

@@ -50,6 +50,7 @@ struct Environment {
   std::string profile;          ///< SINTER_PROFILE: "" (off), "-" (stderr) or a file
   bool adaptive_threads = true; ///< SINTER_ADAPTIVE_THREADS=0 turns it off
   std::string cuda_driver;      ///< SINTER_CUDA_DRIVER; empty: libcuda.so.1
+  std::string nvrtc_library;    ///< SINTER_NVRTC; empty: libnvrtc.so.13 and others
   /// One line per value that is none of its variable's forms, as printed.
   std::vector<std::string> warnings;
 };
