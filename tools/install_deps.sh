@@ -21,6 +21,8 @@ PACKAGES=(
   libopenblas-openmp-dev
   # Reading gzip-compressed datasets.
   zlib1g-dev
+  # The CUDA simulator's fibers (Boost.Context).
+  libboost-context-dev
   # sinter-train: job files and safetensors headers (JSON), its command line,
   # and the loss curve it draws (PNG).
   nlohmann-json3-dev libssl-dev libcli11-dev gnuplot-nox

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 namespace sinter {
 namespace {
@@ -194,11 +195,21 @@ TEST(Safetensors, ACrashMidWriteLeavesThePreviousFileIntact) {
   EXPECT_THAT(file.at("w").to_vector<double>(), ElementsAre(1, 1, 1, 1));
   // The dead writer's partial file is beside it, and the next save replaces
   // the checkpoint and removes that file.
-  std::string partial = path + ".tmp." + std::to_string(child);
-  EXPECT_TRUE(std::filesystem::exists(partial));
+  // (`<path>.tmp.<pid>.<n>`: one name per write.)
+  auto partials = [&] {
+    std::string prefix =
+        std::filesystem::path(path).filename().string() + ".tmp." + std::to_string(child) + ".";
+    std::vector<std::string> found;
+    for (const auto &entry :
+         std::filesystem::directory_iterator(std::filesystem::path(path).parent_path()))
+      if (entry.path().filename().string().rfind(prefix, 0) == 0)
+        found.push_back(entry.path().string());
+    return found;
+  };
+  EXPECT_EQ(partials().size(), 1u);
   io::save_safetensors(path, {{"w", full({2}, 3.0)}}, {{"step", "3"}});
   EXPECT_EQ(io::load_safetensors(path).metadata.at("step"), "3");
-  EXPECT_FALSE(std::filesystem::exists(partial));
+  EXPECT_TRUE(partials().empty());
 }
 
 } // namespace

@@ -14,7 +14,10 @@
 #ifndef SINTER_RUNTIME_LAUNCHSHAPE_H
 #define SINTER_RUNTIME_LAUNCHSHAPE_H
 
+#include "sinter/runtime/Status.h"
+
 #include <cstdint>
+#include <string>
 
 namespace sinter::runtime {
 
@@ -27,6 +30,11 @@ struct LaunchShape {
   int64_t sharedBytes = 0;
   friend bool operator==(const LaunchShape &, const LaunchShape &) = default;
 };
+
+/// Whether CUDA takes `shape` (grid x below 2^31, y and z below 2^16; at
+/// most 1024 threads a block, 1024 x 1024 x 64), else an InvalidArgument
+/// Status naming `kernel` and the shape.
+Status checkCudaLaunchShape(const std::string &kernel, const LaunchShape &shape);
 
 } // namespace sinter::runtime
 

@@ -1,0 +1,208 @@
+//===- SimtTest.cpp - the CUDA simulator's own semantics ------------------===//
+//
+// Note [The CUDA simulator]: hand-written CUDA kernels with known results
+// (tests/cuda/simt_kernels.cu, which NVRTC and ptxas also compile), run on
+// the simulator through the SIMT prelude, in order and in the shuffled
+// checking mode: barriers and shared memory, warp shuffles and votes,
+// atomics from several workers; and the bugs it must report with the
+// kernel's name: a divergent barrier, a warp operation half a warp never
+// reaches, a barrier in a kernel launched without fibers, a missing barrier
+// (the checking mode), a write out of bounds or after free.
+//
+//===----------------------------------------------------------------------===//
+#include "cuda/simt.h"
+
+#include "simt_kernels.cu"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <random>
+#include <vector>
+
+namespace sinter::simt {
+namespace {
+
+using ::testing::HasSubstr;
+
+runtime::LaunchShape shapeOf(int64_t blocks, int64_t threads) {
+  runtime::LaunchShape shape;
+  shape.grid[0] = blocks;
+  shape.block[0] = threads;
+  return shape;
+}
+
+std::vector<float> randomFloats(size_t n, uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::uniform_int_distribution<int> small(-64, 64);
+  std::vector<float> values(n);
+  for (float &v : values)
+    v = static_cast<float>(small(random)) / 4.0f; // sums are exact in any order
+  return values;
+}
+
+TEST(Simt, BarriersAndSharedMemoryReduceEachBlock) {
+  constexpr int kBlocks = 37, kThreads = 256;
+  std::vector<float> x = randomFloats(kBlocks * kThreads, 1);
+  for (bool shuffled : {false, true}) {
+    std::vector<float> sums(kBlocks, -1.0f);
+    Options options{.fibers = true, .shuffled = shuffled, .seed = 7};
+    Status status = sinter_simulate("block_sum", block_sum, shapeOf(kBlocks, kThreads), options,
+                                    x.data(), sums.data());
+    ASSERT_TRUE(status.ok()) << status;
+    for (int b = 0; b < kBlocks; ++b)
+      EXPECT_EQ(sums[b], std::accumulate(x.begin() + b * kThreads,
+                                         x.begin() + (b + 1) * kThreads, 0.0f))
+          << "block " << b << (shuffled ? " (shuffled)" : "");
+  }
+}
+
+TEST(Simt, WarpShufflesAndBallotsAreRendezvousOfTheWarp) {
+  constexpr int kBlocks = 5, kThreads = 128;
+  std::vector<float> x = randomFloats(kBlocks * kThreads, 2);
+  for (bool shuffled : {false, true}) {
+    std::vector<float> sums(kBlocks * kThreads / 32, 0);
+    std::vector<unsigned> negatives(sums.size(), 99);
+    Status status = sinter_simulate(
+        "warp_sum", warp_sum, shapeOf(kBlocks, kThreads),
+        Options{.fibers = true, .shuffled = shuffled, .seed = 3}, x.data(), sums.data(),
+        negatives.data());
+    ASSERT_TRUE(status.ok()) << status;
+    for (size_t w = 0; w < sums.size(); ++w) {
+      float total = 0;
+      unsigned count = 0;
+      for (int l = 0; l < 32; ++l) {
+        total += x[w * 32 + l];
+        count += x[w * 32 + l] < 0;
+      }
+      EXPECT_EQ(sums[w], total) << "warp " << w;
+      EXPECT_EQ(negatives[w], count) << "warp " << w;
+    }
+  }
+}
+
+TEST(Simt, AtomicsFromBlocksOnSeveralWorkersCountEveryValue) {
+  constexpr int kValues = 100000;
+  std::vector<int> values(kValues);
+  std::mt19937 random(4);
+  for (int &v : values)
+    v = static_cast<int>(random() % 1000);
+  std::vector<unsigned> expected(16, 0);
+  for (int v : values)
+    ++expected[v & 15];
+  std::vector<unsigned> bins(16, 0);
+  Status status = sinter_simulate("histogram", histogram, shapeOf(64, 128),
+                                  Options{.workers = 4}, values.data(), kValues, bins.data());
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_EQ(bins, expected);
+}
+
+TEST(Simt, TheCheckingModeFindsAMissingBarrier) {
+  std::vector<float> x = randomFloats(256, 5), expected(256, 0.0f);
+  for (int t = 1; t < 256; ++t)
+    expected[t] = x[t - 1];
+  std::vector<float> out(256);
+  // With the barrier: right in every order.
+  for (uint64_t seed : {1, 2, 3}) {
+    ASSERT_TRUE(sinter_simulate("shift_synced", shift_synced, shapeOf(1, 256),
+                                Options{.fibers = true, .shuffled = true, .seed = seed},
+                                x.data(), out.data())
+                    .ok());
+    EXPECT_EQ(out, expected) << "seed " << seed;
+  }
+  // Without it, in thread order every thread reads a slot written before it
+  // ran: right by luck. Shuffled, a thread runs before its neighbour and
+  // reads what the slot held before (shared memory is not cleared between
+  // blocks, as on the GPU: other inputs, so a stale value shows).
+  ASSERT_TRUE(sinter_simulate("shift_racy", shift_racy, shapeOf(1, 256), Options{}, x.data(),
+                              out.data())
+                  .ok());
+  EXPECT_EQ(out, expected);
+  std::vector<float> y = randomFloats(256, 6), shifted(256, 0.0f);
+  for (int t = 1; t < 256; ++t)
+    shifted[t] = y[t - 1];
+  ASSERT_TRUE(sinter_simulate("shift_racy", shift_racy, shapeOf(1, 256),
+                              Options{.shuffled = true, .seed = 1}, y.data(), out.data())
+                  .ok());
+  EXPECT_NE(out, shifted) << "the shuffled order did not expose the missing barrier";
+}
+
+TEST(Simt, ADivergentBarrierIsReportedWithTheKernelAndBlock) {
+  std::vector<float> x(256, 1.0f), out(256, 0.0f);
+  // 200 of 256 threads: the last 56 return before __syncthreads().
+  Status status = sinter_simulate("early_return", early_return, shapeOf(1, 256),
+                                  Options{.fibers = true}, x.data(), out.data(), 200);
+  ASSERT_FALSE(status.ok());
+  std::string message(status.message());
+  EXPECT_THAT(message, HasSubstr("kernel 'early_return', block (0,0,0): divergent "
+                                 "__syncthreads(): thread (0,0,0) waits at a barrier that "
+                                 "thread (200,0,0) never reaches"));
+  EXPECT_THAT(message, HasSubstr("56 of the block's 256 threads have"));
+  // A full block is right.
+  ASSERT_TRUE(sinter_simulate("early_return", early_return, shapeOf(1, 256),
+                              Options{.fibers = true}, x.data(), out.data(), 256)
+                  .ok());
+  EXPECT_EQ(out, std::vector<float>(256, 2.0f));
+}
+
+TEST(Simt, AShuffleHalfTheWarpNeverReachesIsReported) {
+  std::vector<float> x(64, 1.0f);
+  Status status = sinter_simulate("half_warp_shuffle", half_warp_shuffle, shapeOf(1, 64),
+                                  Options{.fibers = true}, x.data());
+  ASSERT_FALSE(status.ok());
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr("kernel 'half_warp_shuffle', block (0,0,0): thread (0,0,0) waits in a "
+                        "shuffle with mask 0xffffffff, but thread (16,0,0) (lane 16) has "
+                        "exited"));
+}
+
+TEST(Simt, ABarrierWithoutFibersIsReported) {
+  std::vector<float> x(256, 1.0f), sums(1);
+  Status status = sinter_simulate("block_sum", block_sum, shapeOf(1, 256), Options{}, x.data(),
+                                  sums.data());
+  ASSERT_FALSE(status.ok());
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr("kernel 'block_sum', block (0,0,0): thread (0,0,0) reached "
+                        "__syncthreads(), but the kernel was launched without fibers"));
+}
+
+TEST(Simt, AShapeCudaRefusesIsRefused) {
+  std::vector<float> x(1), sums(1);
+  Status status = sinter_simulate("block_sum", block_sum, shapeOf(1, 2048),
+                                  Options{.fibers = true}, x.data(), sums.data());
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr("launch of 'block_sum'"));
+}
+
+TEST(SimtMemory, AWriteOutOfBoundsOrAfterFreeNamesTheKernel) {
+  Memory memory;
+  constexpr int kN = 1000;
+  auto *out = static_cast<float *>(memory.allocate(kN * sizeof(float)));
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(out) % 256, 0u);
+  // In bounds: nothing to say.
+  ASSERT_TRUE(sinter_simulate("off_by_one", off_by_one, shapeOf(4, 256), Options{}, out, kN - 1)
+                  .ok());
+  EXPECT_TRUE(memory.check("off_by_one").ok());
+  // One past the end.
+  ASSERT_TRUE(
+      sinter_simulate("off_by_one", off_by_one, shapeOf(4, 256), Options{}, out, kN).ok());
+  Status past = memory.check("off_by_one");
+  ASSERT_FALSE(past.ok());
+  EXPECT_THAT(std::string(past.message()),
+              HasSubstr("kernel 'off_by_one' wrote byte 4000 of a 4000-byte block of device "
+                        "memory (out of bounds)"));
+  EXPECT_TRUE(memory.check("next").ok()) << "a report is made once";
+  // After free.
+  memory.free(out);
+  ASSERT_TRUE(sinter_simulate("off_by_one", off_by_one, shapeOf(1, 32), Options{}, out, 0).ok());
+  Status freed = memory.check("off_by_one");
+  ASSERT_FALSE(freed.ok());
+  EXPECT_THAT(std::string(freed.message()),
+              HasSubstr("kernel 'off_by_one' wrote byte 0 of a 4000-byte block of device memory "
+                        "after it was freed"));
+}
+
+} // namespace
+} // namespace sinter::simt
