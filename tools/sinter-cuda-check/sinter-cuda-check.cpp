@@ -4,14 +4,20 @@
 // backend uses, with the kernels/ helpers on the include path) to PTX for a
 // virtual architecture, then assembles the PTX with ptxas for the real one.
 // Neither step needs a GPU, so CI checks that device code builds for sm_90.
+// With --threads N it also reads ptxas's resource report and fails on a
+// kernel that spills, whose registers times N threads a block exceed the
+// 65,536 of a multiprocessor, or that declares more than 48 KiB of static
+// shared memory; it prints each kernel's registers, spills and shared bytes.
 //
-//   sinter-cuda-check [--arch 90] [--keep DIR] file.cu...
+//   sinter-cuda-check [--arch 90] [--keep DIR] [--threads N] file.cu...
 //
 //===----------------------------------------------------------------------===//
 #include "sinter/runtime/Nvrtc.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <regex>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -32,10 +38,43 @@ bool readFile(const std::string &path, std::string &text) {
   return true;
 }
 
+/// One kernel's resources, as ptxas -v reports them.
+struct Resources {
+  std::string kernel;
+  long registers = 0, spillStores = 0, spillLoads = 0, sharedBytes = 0;
+};
+
+std::vector<Resources> parseResources(const std::string &report) {
+  std::vector<Resources> kernels;
+  std::regex entry(R"(Compiling entry function '([^']+)')"),
+      spills(R"((\d+) bytes spill stores, (\d+) bytes spill loads)"),
+      used(R"(Used (\d+) registers)"), smem(R"((\d+) bytes smem)");
+  std::istringstream lines(report);
+  std::smatch m;
+  for (std::string line; std::getline(lines, line);) {
+    if (std::regex_search(line, m, entry)) {
+      kernels.push_back({m[1].str()});
+      continue;
+    }
+    if (kernels.empty())
+      continue;
+    if (std::regex_search(line, m, spills)) {
+      kernels.back().spillStores = std::stol(m[1].str());
+      kernels.back().spillLoads = std::stol(m[2].str());
+    }
+    if (std::regex_search(line, m, used))
+      kernels.back().registers = std::stol(m[1].str());
+    if (std::regex_search(line, m, smem))
+      kernels.back().sharedBytes = std::stol(m[1].str());
+  }
+  return kernels;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   std::string arch = "90", keep;
+  long threads = 0;
   std::vector<std::string> files;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -43,9 +82,17 @@ int main(int argc, char **argv) {
       arch = argv[++i];
     } else if (arg == "--keep" && i + 1 < argc) {
       keep = argv[++i];
+    } else if (arg == "--threads" && i + 1 < argc) {
+      threads = std::atol(argv[++i]);
+      if (threads < 1 || threads > 1024) {
+        std::fprintf(stderr, "sinter-cuda-check: --threads %s is not 1..1024\n", argv[i]);
+        return 2;
+      }
     } else if (arg == "--help" || arg == "-h") {
-      std::printf("usage: sinter-cuda-check [--arch 90] [--keep DIR] file.cu...\n"
-                  "Compiles each file with NVRTC to PTX and assembles it with ptxas.\n");
+      std::printf("usage: sinter-cuda-check [--arch 90] [--keep DIR] [--threads N] file.cu...\n"
+                  "Compiles each file with NVRTC to PTX and assembles it with ptxas;\n"
+                  "with --threads, fails on spills, registers x N above 65536 or\n"
+                  "more than 48 KiB of static shared memory.\n");
       return 0;
     } else if (!arg.empty() && arg[0] == '-') {
       std::fprintf(stderr, "sinter-cuda-check: unknown flag '%s' (see --help)\n", arg.c_str());
@@ -86,14 +133,49 @@ int main(int argc, char **argv) {
     std::filesystem::path stem = work / std::filesystem::path(file).stem();
     std::string ptxPath = stem.string() + ".ptx", cubin = stem.string() + ".cubin";
     std::ofstream(ptxPath) << ptx;
-    std::string command =
-        std::string(SINTER_PTXAS) + " -arch=sm_" + arch + " " + ptxPath + " -o " + cubin + " 2>&1";
-    int status = std::system(command.c_str());
+    std::string command = std::string(SINTER_PTXAS) + (threads > 0 ? " -v" : "") + " -arch=sm_" +
+                          arch + " " + ptxPath + " -o " + cubin + " 2>&1";
+    std::string report;
+    FILE *pipe = popen(command.c_str(), "r");
+    if (pipe != nullptr) {
+      char chunk[4096];
+      for (size_t n; (n = std::fread(chunk, 1, sizeof chunk, pipe)) > 0;)
+        report.append(chunk, n);
+    }
+    int status = pipe == nullptr ? -1 : pclose(pipe);
     if (status != 0) {
-      std::fprintf(stderr, "FAIL  %s: ptxas (exit %d) on %s\n", file.c_str(), status,
-                   ptxPath.c_str());
+      std::fprintf(stderr, "FAIL  %s: ptxas (exit %d) on %s\n%s", file.c_str(), status,
+                   ptxPath.c_str(), report.c_str());
       ++failures;
       continue;
+    }
+    if (threads > 0) {
+      std::vector<Resources> kernels = parseResources(report);
+      long most = 0;
+      bool bad = kernels.empty();
+      if (kernels.empty())
+        std::fprintf(stderr, "FAIL  %s: ptxas reported no kernel\n", file.c_str());
+      for (const Resources &k : kernels) {
+        most = std::max(most, k.registers);
+        std::string why;
+        if (k.spillStores > 0 || k.spillLoads > 0)
+          why = "spills";
+        else if (k.registers * threads > 65536)
+          why = "registers x threads above 65536";
+        else if (k.sharedBytes > 48 * 1024)
+          why = "more than 48 KiB of static shared memory";
+        std::printf("  %s sm_%s: registers %ld, spill_stores %ld, spill_loads %ld, shared_bytes "
+                    "%ld, threads %ld%s\n",
+                    k.kernel.c_str(), arch.c_str(), k.registers, k.spillStores, k.spillLoads,
+                    k.sharedBytes, threads, why.empty() ? "" : ("  FAIL: " + why).c_str());
+        bad = bad || !why.empty();
+      }
+      if (bad) {
+        ++failures;
+        continue;
+      }
+      std::printf("      %s: %zu kernels, at most %ld registers, no spills\n", file.c_str(),
+                  kernels.size(), most);
     }
     std::printf("OK    %s: NVRTC compute_%s -> PTX (%zu bytes) -> ptxas sm_%s (%ju bytes)\n",
                 file.c_str(), arch.c_str(), ptx.size(), arch.c_str(),

@@ -14,6 +14,7 @@
 //                            line
 //
 //===----------------------------------------------------------------------===//
+#include "sinter/Codegen/CudaKernels.h"
 #include "sinter/Codegen/Target.h"
 #include "sinter/Compiler/ProgramTranslation.h"
 #include "sinter/Dialect/Sinter/SinterDialect.h"
@@ -58,6 +59,12 @@ mlir::LogicalResult toCpuKernels(mlir::Operation *op, llvm::raw_ostream &os) {
   if (mlir::failed(kernels))
     return mlir::failure();
   os << kernels->source;
+  return mlir::success();
+}
+
+mlir::LogicalResult toCudaKernels(mlir::Operation *op, llvm::raw_ostream &os) {
+  sinter::codegen::CudaKernels kernels = sinter::codegen::renderCudaKernels(op, "sinter_kernel_");
+  os << kernels.source;
   return mlir::success();
 }
 
@@ -106,6 +113,10 @@ int main(int argc, char **argv) {
   mlir::TranslateFromMLIRRegistration kernelPlans(
       "sinter-to-kernel-plans", "the plan of every fusion's kernel, for the CPU target",
       toKernelPlans, registerDialects);
+  mlir::TranslateFromMLIRRegistration cudaKernels(
+      "sinter-to-cuda-kernels",
+      "the CUDA C++ of every kernel the CUDA renderer writes yet (a comment for the others)",
+      toCudaKernels, registerDialects);
   mlir::TranslateFromMLIRRegistration cpuKernels(
       "sinter-to-cpu-kernels", "the C++ source of every kernel, for the CPU target", toCpuKernels,
       registerDialects);

@@ -12,6 +12,7 @@
 #include "sinter/Codegen/CpuRenderer.h"
 
 #include "CpuTuning.h"
+#include "Pointwise.h"
 
 #include <algorithm>
 #include <cmath>
@@ -27,62 +28,6 @@ namespace {
 
 using Dims = std::span<const int64_t>;
 using Texts = std::vector<std::string>;
-
-/// A splat constant's value as a C++ literal of type `t`.
-std::string literal(const KernelPlan::Value &value, const std::string &t) {
-  if (value.dtype == "f32") {
-    double v = value.number;
-    if (std::isnan(v))
-      return "NAN";
-    if (std::isinf(v))
-      return v < 0 ? "-INFINITY" : "INFINITY";
-    char text[32];
-    std::snprintf(text, sizeof text, "%.9e", v);
-    return std::string(text) + "f";
-  }
-  if (t == "bool")
-    return value.integer == 0 ? "false" : "true";
-  return "static_cast<" + t + ">(" + std::to_string(value.integer) + "LL)";
-}
-
-/// How each op that reads its operands at its own index is written:
-/// `%0`, `%1`, `%2` stand for its operands there (tinygrad's table of
-/// renderings; the ops whose text depends on the element type are written
-/// in pointwiseBody).
-const std::map<std::string, std::string> &pointwiseRules() {
-  static const std::map<std::string, std::string> rules = {
-      {"neg", "-%0"},
-      {"abs", "std::abs(%0)"},
-      {"exp", "sinter_exp(%0)"},
-      {"log", "std::log(%0)"},
-      {"tanh", "std::tanh(%0)"},
-      {"sqrt", "std::sqrt(%0)"},
-      {"rsqrt", "1.0f / std::sqrt(%0)"},
-      {"sigmoid", "1.0f / (1.0f + sinter_exp(-%0))"},
-      {"erf", "std::erf(%0)"},
-      {"sin", "std::sin(%0)"},
-      {"cos", "std::cos(%0)"},
-      {"not", "!%0"},
-      {"add", "%0 + %1"},
-      {"sub", "%0 - %1"},
-      {"mul", "%0 * %1"},
-      {"pow", "std::pow(%0, %1)"},
-  };
-  return rules;
-}
-
-/// `rule` with `%k` replaced by `args[k]`.
-std::string substitute(const std::string &rule, const Texts &args) {
-  std::string text;
-  for (size_t i = 0; i < rule.size(); ++i) {
-    if (rule[i] == '%' && i + 1 < rule.size() && rule[i + 1] >= '0' && rule[i + 1] <= '9') {
-      text += args[rule[++i] - '0'];
-      continue;
-    }
-    text += rule[i];
-  }
-  return text;
-}
 
 class Renderer {
 public:
@@ -673,64 +618,6 @@ private:
     return coords;
   }
 
-  /// The text of a value computed at its own index from its operands there
-  /// (`arg(k)`), or "" when `value` is not such an op.
-  std::string pointwiseBody(const KernelPlan::Value &value, const std::string &t,
-                            const std::function<std::string(unsigned)> &arg) {
-    const std::string &op = value.op;
-    auto rule = pointwiseRules().find(op);
-    if (rule != pointwiseRules().end()) {
-      Texts args;
-      for (unsigned k = 0; k < value.operands.size(); ++k)
-        args.push_back(arg(k));
-      return substitute(rule->second, args);
-    }
-    if (op == "div") {
-      if (t == "float")
-        return arg(0) + " / " + arg(1);
-      // Integer division by zero gives 0, as the reference executor, and the
-      // lowest value over -1 wraps to itself (-fwrapv) where the division
-      // instruction would trap: a select computes both arms
-      // (sinter_select), so no division may trap.
-      return "[&] { " + t + " a = " + arg(0) + ", b = " + arg(1) + "; return b == 0 ? " + t +
-             "(0) : b == -1 ? -a : a / b; }()";
-    }
-    if (op == "max" || op == "min") {
-      // Ties keep a, as std::max / std::min (visible on -0.0 and +0.0).
-      std::string cmp = op == "max" ? " > " : " < ";
-      std::string pick = "[&] { " + t + " a = " + arg(0) + ", b = " + arg(1) + "; ";
-      if (t == "float")
-        pick += "if (a != a || b != b) return NAN; ";
-      return pick + "return b" + cmp + "a ? b : a; }()";
-    }
-    // Bitwise on integers, logical on bools.
-    if (op == "and")
-      return t == "bool" ? arg(0) + " && " + arg(1) : arg(0) + " & " + arg(1);
-    if (op == "or")
-      return t == "bool" ? arg(0) + " || " + arg(1) : arg(0) + " | " + arg(1);
-    if (op == "xor")
-      return t == "bool" ? arg(0) + " != " + arg(1) : arg(0) + " ^ " + arg(1);
-    if (op == "compare") {
-      static const std::map<std::string, std::string> operators = {{"eq", " == "}, {"ne", " != "},
-                                                                   {"lt", " < "},  {"le", " <= "},
-                                                                   {"gt", " > "},  {"ge", " >= "}};
-      auto it = operators.find(value.direction);
-      return it == operators.end() ? "" : arg(0) + it->second + arg(1);
-    }
-    if (op == "select")
-      return "sinter_select<" + t + ">(" + arg(0) + ", " + arg(1) + ", " + arg(2) + ")";
-    if (op == "convert") {
-      if (t == "bool")
-        return arg(0) + " != 0";
-      bool fromFloat = typeOf(value.operands[0]) == "float";
-      if (t == "float" || !fromFloat)
-        return "static_cast<" + t + ">(" + arg(0) + ")";
-      std::string u = t == "int32_t" ? "uint32_t" : "uint64_t";
-      return "static_cast<" + t + ">(static_cast<" + u + ">(sinter_wrap(" + arg(0) + ")))";
-    }
-    return "";
-  }
-
   std::optional<RenderProblem> emitValue(int v) {
     const KernelPlan::Value &value = plan.values[v];
     if (value.dtype.empty())
@@ -788,11 +675,11 @@ private:
       if (!value.splat)
         return problem(RenderProblem::Kind::UnsupportedOp, v);
       if (inLoop) {
-        os << "      const " << t << " " << local(v) << " = " << literal(value, t) << ";\n";
+        os << "      const " << t << " " << local(v) << " = " << literalText(Dialect::Cpu, value, t) << ";\n";
         return std::nullopt;
       }
       define(v);
-      os << "    (void)i;\n    return " << literal(value, t) << ";\n  };\n";
+      os << "    (void)i;\n    return " << literalText(Dialect::Cpu, value, t) << ";\n  };\n";
       return std::nullopt;
     }
     std::string body;
@@ -814,7 +701,9 @@ private:
         body = arg(0, "i", column);
       }
     } else {
-      body = pointwiseBody(value, t, [&](unsigned k) { return arg(k); });
+      body = pointwiseText(Dialect::Cpu, value, t,
+                           value.operands.empty() ? "" : typeOf(value.operands[0]),
+                           [&](unsigned k) { return arg(k); });
     }
     if (!body.empty()) {
       if (inLoop) {

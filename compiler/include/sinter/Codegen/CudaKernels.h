@@ -1,0 +1,38 @@
+//===- CudaKernels.h - every fusion of a module as CUDA C++ ------*- C++ -*-===//
+//
+// The walk over a planned module that the CUDA target will render with
+// (Note [The CUDA renderer] in sinter/Codegen/CudaRenderer.h): each fusion
+// planned as the CPU plans it and written by the CUDA renderer where it can,
+// the kernels it cannot write yet said by a comment in their place.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SINTER_CODEGEN_CUDAKERNELS_H
+#define SINTER_CODEGEN_CUDAKERNELS_H
+
+#include "sinter/runtime/LaunchShape.h"
+
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sinter::codegen {
+
+struct CudaKernels {
+  /// The prologue and every kernel written, kernel k named `<prefix><k>`.
+  std::string source;
+  /// Kernels (fusions and library ops) in program order.
+  int64_t count = 0;
+  /// Per kernel: whether it was written, its launch shape, and why not.
+  std::vector<bool> written;
+  std::vector<runtime::LaunchShape> shapes;
+  std::vector<std::string> why;
+};
+
+CudaKernels renderCudaKernels(mlir::Operation *root, llvm::StringRef prefix);
+
+} // namespace sinter::codegen
+
+#endif // SINTER_CODEGEN_CUDAKERNELS_H

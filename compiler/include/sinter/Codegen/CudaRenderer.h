@@ -1,0 +1,57 @@
+//===- CudaRenderer.h - a kernel plan as a CUDA C++ kernel -------*- C++ -*-===//
+//
+// Note [The CUDA renderer]
+// The CUDA renderer writes a fusion's kernel from the same plan as the CPU
+// renderer (Note [Kernel plans] in sinter/Codegen/KernelPlan.h), in CUDA C++
+// that NVRTC compiles for the GPU and the host compiler compiles for the
+// CUDA simulator (Note [The CUDA simulator] in sinter/runtime/Simt.h): the
+// same text. Pointwise ops come from the one table both renderers draw
+// from (Note [One table of pointwise ops]), the scalar helpers from
+// kernels/common/.
+//
+// What it writes so far: elementwise plans whose values are computed where
+// they are read (no stored values, no reductions), as one grid-stride loop
+// per independent part, a thread per element, 256 threads a block (eight
+// warps: enough to hide a load's latency on sm_80/sm_90 at any occupancy)
+// and up to 65535 blocks (each thread then takes several elements). A value
+// read at another index (a broadcast, a transpose, a slice, a reshape) is a
+// device lambda of the index, through the plan's index map. Row kernels,
+// per-result kernels, stored values and reductions are refused with a
+// RenderProblem until their shapes (warp per row, split reductions) land.
+//
+// Each kernel is
+//   extern "C" __global__ void <name>(const T0 *in0, ..., R0 *out0, ...)
+// with its launch shape beside it; for the simulator (SINTER_SIMULATED
+// defined), also
+//   extern "C" void <name>_simulate(const void *shape, const void *options,
+//                                   void *const *buffers, void *status)
+// which runs it through sinter::simt::launch with the buffers in the
+// kernel's parameter order and writes the Status.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SINTER_CODEGEN_CUDARENDERER_H
+#define SINTER_CODEGEN_CUDARENDERER_H
+
+#include "sinter/Codegen/CpuRenderer.h"
+#include "sinter/Codegen/KernelPlan.h"
+#include "sinter/runtime/LaunchShape.h"
+
+#include <optional>
+#include <string>
+
+namespace sinter::codegen {
+
+/// What every translation unit of CUDA kernels starts with
+/// (kernels/cuda/prologue.h: the fixed-width types NVRTC lacks, the SIMT
+/// prelude for the simulator, the scalar helpers and Philox).
+std::string cudaKernelPrologue();
+
+/// Appends `plan`'s kernel `name` to `source` and sets its launch shape, or
+/// returns the first value it cannot write (or, as value -1, a plan kind
+/// it does not write yet: RenderProblem::Kind::UnsupportedOp).
+std::optional<RenderProblem> renderCudaKernel(const KernelPlan &plan, const std::string &name,
+                                              std::string &source, runtime::LaunchShape &shape);
+
+} // namespace sinter::codegen
+
+#endif // SINTER_CODEGEN_CUDARENDERER_H

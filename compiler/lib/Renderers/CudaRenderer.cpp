@@ -1,0 +1,199 @@
+//===- CudaRenderer.cpp - a kernel plan as a CUDA C++ kernel --------------===//
+//
+// See Note [The CUDA renderer] in sinter/Codegen/CudaRenderer.h. Like the
+// CPU renderer it reads the kernel plan and nothing else (no MLIR).
+//
+//===----------------------------------------------------------------------===//
+#include "sinter/Codegen/CudaRenderer.h"
+
+#include "Pointwise.h"
+
+#include <algorithm>
+#include <locale>
+#include <sstream>
+#include <vector>
+
+namespace sinter::codegen {
+namespace {
+
+constexpr int64_t kThreads = 256;
+constexpr int64_t kMaxBlocks = 65535;
+
+class CudaRenderer {
+public:
+  explicit CudaRenderer(const KernelPlan &plan) : plan(plan) { os.imbue(std::locale::classic()); }
+
+  std::string text() const { return os.str(); }
+
+  std::optional<RenderProblem> render(const std::string &name, runtime::LaunchShape &shape) {
+    if (plan.kind != KernelPlan::Kind::Elementwise)
+      return RenderProblem{RenderProblem::Kind::UnsupportedOp, -1};
+    std::vector<std::string> parameters, casts;
+    for (size_t i = 0; i < plan.inputs.size(); ++i) {
+      std::string t = cppElementTypeOf(plan.inputs[i].dtype);
+      if (t.empty())
+        return RenderProblem{RenderProblem::Kind::UnsupportedType, -1 - static_cast<int>(i)};
+      parameters.push_back("const " + t + " *__restrict__ in" + std::to_string(i));
+      casts.push_back("static_cast<const " + t + " *>(buffers[" + std::to_string(i) + "])");
+    }
+    for (size_t k = 0; k < plan.results.size(); ++k) {
+      std::string t = typeOf(plan.results[k].value);
+      if (t.empty())
+        return RenderProblem{RenderProblem::Kind::UnsupportedType, plan.results[k].value};
+      parameters.push_back(t + " *__restrict__ out" + std::to_string(k));
+      casts.push_back("static_cast<" + t + " *>(buffers[" +
+                      std::to_string(plan.inputs.size() + k) + "])");
+    }
+    if (!plan.scratchBytes.empty())
+      return RenderProblem{RenderProblem::Kind::UnsupportedOp, -1};
+    names.assign(plan.values.size(), "");
+    body << "extern \"C\" __global__ void " << name << "(";
+    for (size_t p = 0; p < parameters.size(); ++p)
+      body << (p ? ", " : "") << parameters[p];
+    body << ") {\n";
+    for (int v = 0; v < static_cast<int>(plan.values.size()); ++v)
+      if (std::optional<RenderProblem> problem = emit(v))
+        return problem;
+    int64_t n = plan.results.empty() ? 0 : elements(plan.results[0].value);
+    for (int part = 0; part < plan.parts; ++part) {
+      body << "  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < "
+           << n << "; i += static_cast<int64_t>(gridDim.x) * blockDim.x) {\n";
+      for (size_t k = 0; k < plan.results.size(); ++k)
+        if (plan.results[k].part == part)
+          body << "    out" << k << "[i] = " << call(plan.results[k].value, "i") << ";\n";
+      body << "  }\n";
+    }
+    body << "}\n";
+    shape = {};
+    shape.block[0] = kThreads;
+    shape.grid[0] = std::clamp<int64_t>((n + kThreads - 1) / kThreads, 1, kMaxBlocks);
+    os << body.str();
+    // The simulator's entry (Note [The CUDA renderer]).
+    os << "#ifdef SINTER_SIMULATED\nextern \"C\" void " << name
+       << "_simulate(const void *shape, const void *options, void *const *buffers, void *status) "
+          "{\n  *static_cast<::sinter::Status *>(status) = sinter_simulate(\""
+       << name << "\", " << name
+       << ", *static_cast<const ::sinter::runtime::LaunchShape *>(shape), "
+          "*static_cast<const ::sinter::simt::Options *>(options)";
+    for (const std::string &cast : casts)
+      os << ",\n      " << cast;
+    os << ");\n}\n#endif\n";
+    return std::nullopt;
+  }
+
+private:
+  const std::vector<int64_t> &shapeOf(int v) const {
+    return v >= 0 ? plan.values[v].shape : plan.inputs[-1 - v].shape;
+  }
+  std::string typeOf(int v) const {
+    return cppElementTypeOf(v >= 0 ? plan.values[v].dtype : plan.inputs[-1 - v].dtype);
+  }
+  int64_t elements(int v) const {
+    int64_t n = 1;
+    for (int64_t d : shapeOf(v))
+      n *= d;
+    return n;
+  }
+
+  /// `v` read at element `index`.
+  std::string call(int v, const std::string &index) const {
+    if (v < 0) {
+      std::string buffer = "in" + std::to_string(-1 - v);
+      if (typeOf(v) == "bool")
+        return "(reinterpret_cast<const uint8_t *>(" + buffer + ")[" + index + "] != 0)";
+      return buffer + "[" + index + "]";
+    }
+    return names[v] + "(" + index + ")";
+  }
+
+  /// Declares `v` as a device lambda of its index, `return`ing `text`.
+  void define(int v, const std::string &text, bool usesIndex = true) {
+    names[v] = "v" + std::to_string(v);
+    body << "  auto " << names[v] << " = [&](int64_t i) -> " << typeOf(v) << " {\n";
+    if (!usesIndex)
+      body << "    (void)i;\n";
+    body << text << "  };\n";
+  }
+
+  /// The coordinates y0.. of element `i` of `shape`, as statements.
+  static std::string coordinates(const std::vector<int64_t> &shape) {
+    std::string text = "    uint64_t rest = static_cast<uint64_t>(i);\n";
+    for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d)
+      text += "    const int64_t y" + std::to_string(d) + " = static_cast<int64_t>(rest % " +
+              std::to_string(shape[d]) + "u); rest /= " + std::to_string(shape[d]) + "u;\n";
+    return text + "    (void)rest;\n";
+  }
+
+  std::optional<RenderProblem> emit(int v) {
+    const KernelPlan::Value &value = plan.values[v];
+    if (value.dtype.empty())
+      return RenderProblem{RenderProblem::Kind::SeveralResults, v};
+    std::string t = typeOf(v);
+    if (t.empty())
+      return RenderProblem{RenderProblem::Kind::UnsupportedType, v};
+    if (value.storage == KernelPlan::Storage::Scratch ||
+        value.storage == KernelPlan::Storage::RowStack || !value.reducedDims.empty() ||
+        value.op == "reduce_sum" || value.op == "reduce_max")
+      return RenderProblem{RenderProblem::Kind::UnsupportedOp, v};
+    if (value.op == "constant") {
+      if (!value.splat)
+        return RenderProblem{RenderProblem::Kind::UnsupportedOp, v};
+      define(v, "    return " + literalText(Dialect::Cuda, value, t) + ";\n", false);
+      return std::nullopt;
+    }
+    if (value.hasIndexMap) {
+      // A layout op: its operand at offset + sum of coordinate x stride.
+      if (value.operands.size() != 1)
+        return RenderProblem{RenderProblem::Kind::UnsupportedOp, v};
+      std::string index = std::to_string(value.map.offset);
+      for (size_t d = 0; d < value.map.strides.size(); ++d)
+        if (value.map.strides[d] != 0)
+          index += " + y" + std::to_string(d) + " * " + std::to_string(value.map.strides[d]);
+      define(v, coordinates(value.shape) + "    return " + call(value.operands[0], index) + ";\n");
+      return std::nullopt;
+    }
+    if (value.op == "iota") {
+      define(v, coordinates(value.shape) + "    return static_cast<" + t + ">(y" +
+                    std::to_string(value.dims.at(0)) + ");\n");
+      return std::nullopt;
+    }
+    if (value.op == "random") {
+      // Philox keyed by (seed, stream, element index): the CPU's numbers.
+      define(v, "    const uint64_t seed = static_cast<uint64_t>(" + call(value.operands[0], "0") +
+                    ");\n    return sinter::kernels::" +
+                    (value.distribution == "uniform" ? "philoxUniform" : "philoxNormal") +
+                    "(seed, " + std::to_string(value.stream) +
+                    "ULL, static_cast<uint64_t>(i));\n");
+      return std::nullopt;
+    }
+    std::string text = pointwiseText(
+        Dialect::Cuda, value, t, value.operands.empty() ? "" : typeOf(value.operands[0]),
+        [&](unsigned k) { return call(value.operands[k], "i"); });
+    if (text.empty())
+      return RenderProblem{RenderProblem::Kind::UnsupportedOp, v};
+    define(v, "    return " + text + ";\n");
+    return std::nullopt;
+  }
+
+  const KernelPlan &plan;
+  std::ostringstream os, body;
+  std::vector<std::string> names;
+};
+
+} // namespace
+
+std::string cudaKernelPrologue() {
+  return "// Generated by Sinter: one CUDA kernel per sinter.fusion.\n"
+         "#include \"cuda/prologue.h\"\n";
+}
+
+std::optional<RenderProblem> renderCudaKernel(const KernelPlan &plan, const std::string &name,
+                                              std::string &source, runtime::LaunchShape &shape) {
+  CudaRenderer renderer(plan);
+  std::optional<RenderProblem> problem = renderer.render(name, shape);
+  if (!problem)
+    source += renderer.text();
+  return problem;
+}
+
+} // namespace sinter::codegen

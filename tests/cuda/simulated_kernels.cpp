@@ -1,0 +1,249 @@
+//===- simulated_kernels.cpp - CUDA kernels on the simulator vs the CPU's --===//
+//
+// Usage: simulated_kernels MODULE.mlir [MIN_KERNELS]
+//
+// Reads a planned module (sinter-opt --sinter-pipeline's output), writes its
+// kernels with the CPU renderer (built by the host compiler as the CPU
+// target builds them) and with the CUDA renderer (the CUDA C++ that NVRTC
+// compiles, built here by the host compiler against the SIMT prelude:
+// Note [The CUDA simulator]), runs every kernel the CUDA renderer wrote on
+// the same random inputs both ways, in order and in the simulator's
+// shuffled mode, and compares every output: integers and booleans exactly,
+// floats within 1e-5 of the tensor's largest magnitude (the CPU's
+// vectorised libmvec and the scalar libm differ in the last bits of tanh
+// and erf, which 1 + tanh(x) near -1 magnifies).
+// Exits 1 on any difference, or when fewer than MIN_KERNELS (default 1)
+// kernels were compared.
+//
+//===----------------------------------------------------------------------===//
+#include "sinter/Codegen/CudaKernels.h"
+#include "sinter/Codegen/HostCompiler.h"
+#include "sinter/Codegen/Target.h"
+#include "sinter/Dialect/Sinter/SinterDialect.h"
+#include "sinter/runtime/Simt.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Parser/Parser.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using CpuKernel = void (*)(const void *const *, void *const *);
+using SimulatedKernel = void (*)(const void *, const void *, void *const *, void *);
+
+size_t elementBytes(const std::string &dtype) {
+  return dtype == "i1" ? 1 : dtype == "i64" ? 8 : 4;
+}
+
+int64_t count(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+std::vector<unsigned char> randomBuffer(const std::string &dtype, int64_t n, std::mt19937 &random) {
+  std::vector<unsigned char> bytes(static_cast<size_t>(n) * elementBytes(dtype) + 1);
+  std::normal_distribution<float> normal;
+  std::uniform_int_distribution<int> small(0, 7);
+  for (int64_t i = 0; i < n; ++i) {
+    if (dtype == "f32") {
+      float v = normal(random);
+      std::memcpy(bytes.data() + i * 4, &v, 4);
+    } else if (dtype == "i64") {
+      int64_t v = small(random);
+      std::memcpy(bytes.data() + i * 8, &v, 8);
+    } else if (dtype == "i32") {
+      int32_t v = small(random);
+      std::memcpy(bytes.data() + i * 4, &v, 4);
+    } else {
+      bytes[i] = static_cast<unsigned char>(small(random) & 1);
+    }
+  }
+  return bytes;
+}
+
+/// "" when `a` and `b` (of `dtype`, `n` elements) agree, else the first
+/// difference: integers and booleans exactly, floats within 1e-5 of the
+/// tensor's largest magnitude (plus 1e-7), as compare_values() measures
+/// the CPU's compiled steps (which take 1e-4 against the reference).
+std::string difference(const std::string &dtype, int64_t n, const unsigned char *a,
+                       const unsigned char *b) {
+  if (dtype == "f32") {
+    std::vector<float> x(n), y(n);
+    std::memcpy(x.data(), a, n * 4);
+    std::memcpy(y.data(), b, n * 4);
+    float largest = 0;
+    for (float v : x)
+      if (std::isfinite(v))
+        largest = std::max(largest, std::fabs(v));
+    for (int64_t i = 0; i < n; ++i) {
+      if (std::isnan(x[i]) && std::isnan(y[i]))
+        continue;
+      if (!(std::fabs(x[i] - y[i]) <= 1e-7f + 1e-5f * largest) &&
+          !(std::isinf(x[i]) && x[i] == y[i])) {
+        char text[128];
+        std::snprintf(text, sizeof text, ": CPU %.9g, simulated %.9g (largest %.9g)", x[i], y[i],
+                      largest);
+        return "element " + std::to_string(i) + text;
+      }
+    }
+    return "";
+  }
+  size_t size = elementBytes(dtype);
+  for (int64_t i = 0; i < n; ++i)
+    if (std::memcmp(a + i * size, b + i * size, size) != 0)
+      return "element " + std::to_string(i) + " differs";
+  return "";
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: simulated_kernels MODULE.mlir [MIN_KERNELS]\n");
+    return 2;
+  }
+  int minKernels = argc > 2 ? std::atoi(argv[2]) : 1;
+  mlir::MLIRContext context;
+  context.loadDialect<sinter::ir::SinterDialect, mlir::func::FuncDialect,
+                      mlir::arith::ArithDialect>();
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceFile<mlir::ModuleOp>(argv[1],
+                                                                                  &context);
+  if (!module) {
+    std::fprintf(stderr, "simulated_kernels: cannot parse %s\n", argv[1]);
+    return 2;
+  }
+  // The CPU's kernels, as the CPU target builds them.
+  const sinter::codegen::Target &cpu = sinter::codegen::cpuTarget();
+  mlir::FailureOr<sinter::codegen::RenderedKernels> rendered = cpu.render(*module);
+  if (mlir::failed(rendered))
+    return 1;
+  sinter::StatusOr<sinter::codegen::BuiltKernels> built = cpu.build(*rendered);
+  if (!built.ok()) {
+    std::fprintf(stderr, "simulated_kernels: %s\n", std::string(built.status().message()).c_str());
+    return 1;
+  }
+  void *cpuLibrary = dlopen(built->path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (cpuLibrary == nullptr) {
+    std::fprintf(stderr, "simulated_kernels: %s\n", dlerror());
+    return 1;
+  }
+  // The CUDA kernels, compiled by the host compiler for the simulator.
+  sinter::codegen::CudaKernels cuda = sinter::codegen::renderCudaKernels(*module, "sinter_kernel_");
+  std::filesystem::path work = std::filesystem::temp_directory_path() /
+                               ("sinter-simulated-" + std::to_string(getpid()));
+  std::filesystem::create_directories(work);
+  std::ofstream(work / "kernels.cpp") << cuda.source;
+  std::string command = std::string("c++ -std=c++20 -O1 -shared -fPIC -DSINTER_SIMULATED -I") +
+                        SINTER_KERNELS_DIR + " -I" + SINTER_RUNTIME_INCLUDE + " " +
+                        (work / "kernels.cpp").string() + " -o " + (work / "kernels.so").string() +
+                        " -L" + SINTER_LIBRARY_DIR + " -Wl,-rpath," + SINTER_LIBRARY_DIR +
+                        " -lsinter_cuda_simulator -lsinter_runtime";
+  if (std::system(command.c_str()) != 0) {
+    std::fprintf(stderr, "simulated_kernels: the host compiler failed on %s\n",
+                 (work / "kernels.cpp").string().c_str());
+    return 1;
+  }
+  void *cudaLibrary = dlopen((work / "kernels.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (cudaLibrary == nullptr) {
+    std::fprintf(stderr, "simulated_kernels: %s\n", dlerror());
+    return 1;
+  }
+
+  std::mt19937 random(11);
+  int compared = 0, failures = 0;
+  for (int64_t k = 0; k < cuda.count; ++k) {
+    if (!cuda.written[k])
+      continue;
+    const std::optional<sinter::codegen::KernelPlan> &plan = rendered->plans[k];
+    if (!plan) {
+      std::fprintf(stderr, "kernel %lld: written for CUDA but has no CPU plan\n",
+                   static_cast<long long>(k));
+      ++failures;
+      continue;
+    }
+    std::string name = "sinter_kernel_" + std::to_string(k);
+    auto cpuKernel = reinterpret_cast<CpuKernel>(dlsym(cpuLibrary, name.c_str()));
+    auto simulated =
+        reinterpret_cast<SimulatedKernel>(dlsym(cudaLibrary, (name + "_simulate").c_str()));
+    if (cpuKernel == nullptr || simulated == nullptr) {
+      std::fprintf(stderr, "%s: missing from a library\n", name.c_str());
+      ++failures;
+      continue;
+    }
+    std::vector<std::vector<unsigned char>> inputs;
+    std::vector<const void *> inputPointers;
+    for (const auto &input : plan->inputs) {
+      inputs.push_back(randomBuffer(input.dtype, count(input.shape), random));
+      inputPointers.push_back(inputs.back().data());
+    }
+    std::vector<std::string> dtypes;
+    std::vector<int64_t> sizes;
+    for (const auto &result : plan->results) {
+      const auto &value = plan->values[result.value];
+      dtypes.push_back(value.dtype);
+      sizes.push_back(count(value.shape));
+    }
+    for (bool shuffled : {false, true}) {
+      std::vector<std::vector<unsigned char>> expected, got;
+      std::vector<void *> expectedPointers, buffers;
+      for (const void *input : inputPointers)
+        buffers.push_back(const_cast<void *>(input));
+      for (size_t r = 0; r < dtypes.size(); ++r) {
+        size_t bytes = static_cast<size_t>(sizes[r]) * elementBytes(dtypes[r]) + 1;
+        expected.emplace_back(bytes, 0xab);
+        got.emplace_back(bytes, 0xcd);
+      }
+      for (size_t r = 0; r < dtypes.size(); ++r) {
+        expectedPointers.push_back(expected[r].data());
+        buffers.push_back(got[r].data());
+      }
+      cpuKernel(inputPointers.data(), expectedPointers.data());
+      sinter::simt::Options options;
+      options.shuffled = shuffled;
+      options.seed = static_cast<uint64_t>(k);
+      sinter::Status status = absl::OkStatus();
+      simulated(&cuda.shapes[k], &options, buffers.data(), &status);
+      if (!status.ok()) {
+        std::fprintf(stderr, "%s: %s\n", name.c_str(), std::string(status.message()).c_str());
+        ++failures;
+        break;
+      }
+      for (size_t r = 0; r < dtypes.size(); ++r) {
+        std::string why = difference(dtypes[r], sizes[r], expected[r].data(), got[r].data());
+        if (!why.empty()) {
+          std::fprintf(stderr, "%s%s: result %zu (%s[%lld]): %s\n", name.c_str(),
+                       shuffled ? " (shuffled)" : "", r, dtypes[r].c_str(),
+                       static_cast<long long>(sizes[r]), why.c_str());
+          ++failures;
+        }
+      }
+    }
+    ++compared;
+  }
+  std::filesystem::remove_all(work);
+  std::printf("simulated_kernels: %d of %lld kernels written for CUDA and compared with the CPU's "
+              "(%d differ)\n",
+              compared, static_cast<long long>(cuda.count), failures);
+  if (compared < minKernels) {
+    std::fprintf(stderr, "simulated_kernels: fewer than %d kernels compared\n", minKernels);
+    return 1;
+  }
+  return failures == 0 ? 0 : 1;
+}
