@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <cstring>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 #define __global__
@@ -62,72 +63,77 @@ template <typename T> T valueOf(uint64_t bits) {
   return value;
 }
 
-/// A shuffle within segments of `width` lanes, reading lane `from` of the
-/// segment (the GPU's rule: a source outside the segment reads its own).
-template <typename T> T shuffle(unsigned mask, T value, int from, int width) {
+/// A shuffle reading absolute lane `source` (-1: the caller's own value).
+template <typename T> T shuffleFrom(unsigned mask, T value, int source) {
   int lane = ::sinter::simt::laneId();
-  int base = lane & ~(width - 1);
-  int source = from < 0 || from >= width ? lane : base + from;
   return valueOf<T>(::sinter::simt::warpExchange(::sinter::simt::WarpOp::Shuffle, mask,
-                                                  bitsOf(value), source));
+                                                 bitsOf(value), source < 0 ? lane : source));
 }
 
 } // namespace sinter::simt::detail
 
+// The GPU's rules, within segments of `width` lanes (a power of two): a
+// source lane is taken modulo the width; up and down past the segment's
+// ends, and xor into a later segment, read the caller's own value.
 template <typename T> T __shfl_sync(unsigned mask, T value, int src, int width = warpSize) {
-  return ::sinter::simt::detail::shuffle(mask, value, src % width, width);
+  int lane = ::sinter::simt::laneId();
+  return ::sinter::simt::detail::shuffleFrom(mask, value,
+                                             (lane & ~(width - 1)) + (src & (width - 1)));
 }
-template <typename T> T __shfl_down_sync(unsigned mask, T value, unsigned delta,
-                                         int width = warpSize) {
-  int lane = ::sinter::simt::laneId() & (width - 1);
-  int from = lane + static_cast<int>(delta);
-  return ::sinter::simt::detail::shuffle(mask, value, from < width ? from : lane, width);
+template <typename T>
+T __shfl_down_sync(unsigned mask, T value, unsigned delta, int width = warpSize) {
+  int lane = ::sinter::simt::laneId();
+  bool inside = (lane & (width - 1)) + static_cast<int>(delta) < width;
+  return ::sinter::simt::detail::shuffleFrom(mask, value,
+                                             inside ? lane + static_cast<int>(delta) : -1);
 }
-template <typename T> T __shfl_up_sync(unsigned mask, T value, unsigned delta,
-                                       int width = warpSize) {
-  int lane = ::sinter::simt::laneId() & (width - 1);
-  int from = lane - static_cast<int>(delta);
-  return ::sinter::simt::detail::shuffle(mask, value, from >= 0 ? from : lane, width);
+template <typename T>
+T __shfl_up_sync(unsigned mask, T value, unsigned delta, int width = warpSize) {
+  int lane = ::sinter::simt::laneId();
+  bool inside = (lane & (width - 1)) - static_cast<int>(delta) >= 0;
+  return ::sinter::simt::detail::shuffleFrom(mask, value,
+                                             inside ? lane - static_cast<int>(delta) : -1);
 }
-template <typename T> T __shfl_xor_sync(unsigned mask, T value, int laneMask,
-                                        int width = warpSize) {
-  int lane = ::sinter::simt::laneId() & (width - 1);
-  return ::sinter::simt::detail::shuffle(mask, value, lane ^ laneMask, width);
+template <typename T>
+T __shfl_xor_sync(unsigned mask, T value, int laneMask, int width = warpSize) {
+  int lane = ::sinter::simt::laneId();
+  int source = (lane ^ laneMask) & (warpSize - 1);
+  return ::sinter::simt::detail::shuffleFrom(mask, value,
+                                             source / width > lane / width ? -1 : source);
 }
 inline unsigned __ballot_sync(unsigned mask, int predicate) {
   return static_cast<unsigned>(::sinter::simt::warpExchange(::sinter::simt::WarpOp::Ballot, mask,
                                                             predicate != 0 ? 1 : 0, 0));
 }
-inline int __any_sync(unsigned mask, int predicate) {
-  return __ballot_sync(mask, predicate) != 0;
-}
+inline int __any_sync(unsigned mask, int predicate) { return __ballot_sync(mask, predicate) != 0; }
 inline int __all_sync(unsigned mask, int predicate) {
   return __ballot_sync(mask, predicate) == mask;
 }
 inline unsigned __activemask() { return ::sinter::simt::activeMask(); }
 
 // Atomics: the host's, since blocks run on several threads at once.
-template <typename T> T atomicAdd(T *address, T value) {
+template <typename T> T atomicAdd(T *address, std::type_identity_t<T> value) {
   return std::atomic_ref<T>(*address).fetch_add(value);
 }
-template <typename T> T atomicSub(T *address, T value) {
+template <typename T> T atomicSub(T *address, std::type_identity_t<T> value) {
   return std::atomic_ref<T>(*address).fetch_sub(value);
 }
-template <typename T> T atomicExch(T *address, T value) {
+template <typename T> T atomicExch(T *address, std::type_identity_t<T> value) {
   return std::atomic_ref<T>(*address).exchange(value);
 }
-template <typename T> T atomicCAS(T *address, T compare, T value) {
+template <typename T>
+T atomicCAS(T *address, std::type_identity_t<T> compare, std::type_identity_t<T> value) {
   std::atomic_ref<T>(*address).compare_exchange_strong(compare, value);
   return compare;
 }
-template <typename T> T atomicMax(T *address, T value) {
+template <typename T> T atomicMax(T *address, std::type_identity_t<T> value) {
   std::atomic_ref<T> ref(*address);
   T old = ref.load();
   while (old < value && !ref.compare_exchange_weak(old, value)) {
   }
   return old;
 }
-template <typename T> T atomicMin(T *address, T value) {
+template <typename T> T atomicMin(T *address, std::type_identity_t<T> value) {
   std::atomic_ref<T> ref(*address);
   T old = ref.load();
   while (value < old && !ref.compare_exchange_weak(old, value)) {
@@ -164,8 +170,7 @@ template <typename... Params, typename... Args>
                                  const ::sinter::runtime::LaunchShape &shape,
                                  const ::sinter::simt::Options &options, Args &&...args) {
   std::tuple<Params...> parameters(std::forward<Args>(args)...);
-  return ::sinter::simt::launch(name, shape, options,
-                                [&] { std::apply(kernel, parameters); });
+  return ::sinter::simt::launch(name, shape, options, [&] { std::apply(kernel, parameters); });
 }
 
 #endif // SINTER_KERNELS_CUDA_SIMT_H

@@ -31,7 +31,8 @@ Status writeAll(int fd, std::string_view bytes, const char *who, const std::stri
   return absl::OkStatus();
 }
 
-/// Removes `<name>.tmp.<pid>.<n>` files in `folder` whose process is gone.
+/// Removes `<name>.tmp.<pid>.<n>` files (and `<name>.tmp.<pid>`, the name
+/// older writers used) in `folder` whose process is gone.
 void removeStaleTemporaries(const std::filesystem::path &folder, const std::string &name) {
   std::error_code error;
   std::string stale = name + ".tmp.";
@@ -41,7 +42,8 @@ void removeStaleTemporaries(const std::filesystem::path &folder, const std::stri
       continue;
     char *end = nullptr;
     long pid = std::strtol(file.c_str() + stale.size(), &end, 10);
-    if (*end == '.' && pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
+    if ((*end == '.' || *end == '\0') && pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 &&
+        errno == ESRCH)
       std::filesystem::remove(entry.path(), error);
   }
 }

@@ -20,10 +20,9 @@ Status checkCudaLaunchShape(const std::string &kernel, const LaunchShape &shape)
     threads *= shape.block[d];
   }
   if (threads > 1024 || shape.sharedBytes < 0 || shape.sharedBytes > UINT32_MAX)
-    return absl::InvalidArgumentError(
-        absl::StrCat("launch of '", kernel, "': ", threads, " threads a block and ",
-                     shape.sharedBytes,
-                     " bytes of dynamic shared memory (CUDA takes at most 1024 threads a block)"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "launch of '", kernel, "': ", threads, " threads a block and ", shape.sharedBytes,
+        " bytes of dynamic shared memory (CUDA takes at most 1024 threads a block)"));
   return absl::OkStatus();
 }
 

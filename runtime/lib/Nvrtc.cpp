@@ -44,8 +44,8 @@ struct Nvrtc {
 template <typename Fn> Status loadSymbol(const Nvrtc &nvrtc, const char *name, Fn &fn) {
   fn = reinterpret_cast<Fn>(dlsym(nvrtc.handle, name));
   if (fn == nullptr)
-    return absl::FailedPreconditionError(absl::StrCat(
-        "NVRTC (", nvrtc.library, ") has no symbol '", name, "'; it is too old or not NVRTC"));
+    return absl::FailedPreconditionError(absl::StrCat("NVRTC (", nvrtc.library, ") has no symbol '",
+                                                      name, "'; it is too old or not NVRTC"));
   return absl::OkStatus();
 }
 
@@ -66,8 +66,8 @@ StatusOr<Nvrtc> openNvrtc() {
       break;
     }
     const char *error = dlerror();
-    if (why.empty())
-      why = error != nullptr ? error : "unknown reason";
+    why += (why.empty() ? "" : "; ") +
+           std::string(error != nullptr ? error : candidate + ": unknown reason");
   }
   if (nvrtc.handle == nullptr)
     return absl::FailedPreconditionError(absl::StrCat(
@@ -118,12 +118,11 @@ StatusOr<std::string> compileWithNvrtc(const NvrtcRequest &request, std::string 
   if (int code = nvrtc.createProgram(&program, request.source.c_str(), request.path.c_str(), 0,
                                      nullptr, nullptr);
       code != kNvrtcSuccess)
-    return absl::InternalError(absl::StrCat("nvrtcCreateProgram for ", request.path,
-                                            " failed: ", errorOf(nvrtc, code)));
+    return absl::InternalError(
+        absl::StrCat("nvrtcCreateProgram for ", request.path, " failed: ", errorOf(nvrtc, code)));
   bool cubin = request.output == NvrtcOutput::Cubin;
   std::vector<std::string> options = {
-      absl::StrCat("--gpu-architecture=", cubin ? "sm_" : "compute_", request.arch),
-      "--std=c++17"};
+      absl::StrCat("--gpu-architecture=", cubin ? "sm_" : "compute_", request.arch), "--std=c++17"};
   for (const std::string &dir : request.includeDirs)
     options.push_back("--include-path=" + dir);
   std::vector<const char *> pointers;
@@ -144,17 +143,16 @@ StatusOr<std::string> compileWithNvrtc(const NvrtcRequest &request, std::string 
   std::string image;
   Status status = absl::OkStatus();
   if (compiled != kNvrtcSuccess) {
-    status = absl::InvalidArgumentError(absl::StrCat("NVRTC could not compile ", request.path,
-                                                     " for ", cubin ? "sm_" : "compute_",
-                                                     request.arch, " (", errorOf(nvrtc, compiled),
-                                                     "):\n", text));
+    status = absl::InvalidArgumentError(
+        absl::StrCat("NVRTC could not compile ", request.path, " for ", cubin ? "sm_" : "compute_",
+                     request.arch, " (", errorOf(nvrtc, compiled), "):\n", text));
   } else {
     GetSizeFn getSize = cubin ? nvrtc.getCubinSize : nvrtc.getPtxSize;
     GetBytesFn getBytes = cubin ? nvrtc.getCubin : nvrtc.getPtx;
     size = 0;
     if (int code = getSize(program, &size); code != kNvrtcSuccess) {
-      status = absl::InternalError(absl::StrCat("NVRTC's output size for ", request.path, ": ",
-                                                errorOf(nvrtc, code)));
+      status = absl::InternalError(
+          absl::StrCat("NVRTC's output size for ", request.path, ": ", errorOf(nvrtc, code)));
     } else {
       image.assign(size, '\0');
       if (int code = getBytes(program, image.data()); code != kNvrtcSuccess)

@@ -41,11 +41,20 @@ Json shapeOf(const LaunchShape &shape) {
 }
 
 Json gemmOf(const Gemm &gemm) {
-  return {{"transa", gemm.transa}, {"transb", gemm.transb}, {"m", gemm.m},
-          {"n", gemm.n},           {"k", gemm.k},           {"lda", gemm.lda},
-          {"ldb", gemm.ldb},       {"ldc", gemm.ldc},       {"batch", gemm.batch},
-          {"stride_a", gemm.strideA}, {"stride_b", gemm.strideB}, {"stride_c", gemm.strideC},
-          {"alpha", gemm.alpha},   {"beta", gemm.beta},
+  return {{"transa", gemm.transa},
+          {"transb", gemm.transb},
+          {"m", gemm.m},
+          {"n", gemm.n},
+          {"k", gemm.k},
+          {"lda", gemm.lda},
+          {"ldb", gemm.ldb},
+          {"ldc", gemm.ldc},
+          {"batch", gemm.batch},
+          {"stride_a", gemm.strideA},
+          {"stride_b", gemm.strideB},
+          {"stride_c", gemm.strideC},
+          {"alpha", gemm.alpha},
+          {"beta", gemm.beta},
           {"epilogue", gemm.epilogue == Gemm::Epilogue::Bias ? "bias" : "none"}};
 }
 
@@ -140,8 +149,7 @@ std::vector<uint8_t> bytesOfHex(Reader &reader, const std::string &text, const s
   return bytes;
 }
 
-void readShape(Reader &reader, const Json &json, const std::string &path,
-               LaunchShape &shape) {
+void readShape(Reader &reader, const Json &json, const std::string &path, LaunchShape &shape) {
   for (const auto &[key, into] :
        {std::pair{"grid", &shape.grid[0]}, std::pair{"block", &shape.block[0]}}) {
     std::vector<int64_t> dims = reader.integers<int64_t>(json, path, key, 1, kMaxIndex);
@@ -166,7 +174,7 @@ void readGemm(Reader &reader, const Json &json, const std::string &path, Gemm &g
   gemm.beta = static_cast<float>(reader.number(json, path, "beta", /*single=*/true));
   constexpr const char *kEpilogues[] = {"none", "bias"};
   gemm.epilogue = reader.oneOf(json, path, "epilogue", kEpilogues) == 1 ? Gemm::Epilogue::Bias
-                                                                         : Gemm::Epilogue::None;
+                                                                        : Gemm::Epilogue::None;
 }
 
 Program::Step readStep(Reader &reader, const Json &json, const std::string &path) {
@@ -236,8 +244,8 @@ std::vector<Program::Value> readValues(Reader &reader, const Json &json, const s
       const Json &formula = entry["formula"];
       int kind = reader.oneOf(formula, where, "kind", kFormulas);
       double parameter = reader.number(formula, where, "parameter");
-      value.formula = StepScalarFormula{
-          static_cast<StepScalarFormula::Kind>(kind < 0 ? 0 : kind), parameter};
+      value.formula =
+          StepScalarFormula{static_cast<StepScalarFormula::Kind>(kind < 0 ? 0 : kind), parameter};
     }
     if (entry.is_object() && entry.contains("random")) {
       std::string where = Reader::join(at, "random");
@@ -265,16 +273,15 @@ void readReport(Reader &reader, const Json &json, Program::Report &report) {
   if (const Json *categories = reader.array(json, path, "peak_categories"))
     for (size_t i = 0; i < categories->size() && !reader.failed(); ++i) {
       std::string at = Reader::index("report.peak_categories", i);
-      report.peakCategories.push_back({reader.string((*categories)[i], at, "name"),
-                                       reader.integer((*categories)[i], at, "bytes", 0,
-                                                      kMaxBytes)});
+      report.peakCategories.push_back(
+          {reader.string((*categories)[i], at, "name"),
+           reader.integer((*categories)[i], at, "bytes", 0, kMaxBytes)});
     }
   report.peakWorkspaceBytes = reader.integer(json, path, "peak_workspace_bytes", 0, kMaxBytes);
   report.peakTensorBytes = reader.integer(json, path, "peak_tensor_bytes", 0, kMaxBytes);
   report.recomputedValues = reader.integer(json, path, "recomputed_values", 0, kMaxBytes);
   report.recomputeOperations = reader.integer(json, path, "recompute_operations", 0, kMaxBytes);
-  report.pipelineRuns =
-      static_cast<int>(reader.integer(json, path, "pipeline_runs", 0, kMaxIndex));
+  report.pipelineRuns = static_cast<int>(reader.integer(json, path, "pipeline_runs", 0, kMaxIndex));
   report.estimatedArenaBytes = reader.integer(json, path, "estimated_arena_bytes", 0, kMaxBytes);
 }
 
@@ -320,9 +327,8 @@ StatusOr<Program> readProgram(std::string_view text, std::string_view originView
   }
   Reader reader(origin);
   if (!document.is_object())
-    return absl::InvalidArgumentError(
-        absl::StrCat(origin, ": not a Sinter program (a JSON ", document.type_name(),
-                     ", not an object)"));
+    return absl::InvalidArgumentError(absl::StrCat(origin, ": not a Sinter program (a JSON ",
+                                                   document.type_name(), ", not an object)"));
   auto format = document.find("format");
   if (format == document.end() || !format->is_string() || *format != kProgramFormat)
     return absl::InvalidArgumentError(
@@ -374,8 +380,8 @@ StatusOr<Program> readProgram(std::string_view text, std::string_view originView
       program.signature.results.size() != program.results.size())
     return absl::InvalidArgumentError(absl::StrCat(
         origin, ": the signature names ", program.signature.arguments.size(), " arguments and ",
-        program.signature.results.size(), " results; the program has ",
-        program.arguments.size(), " and ", program.results.size()));
+        program.signature.results.size(), " results; the program has ", program.arguments.size(),
+        " and ", program.results.size()));
   if (Status valid = validateProgram(program); !valid.ok())
     return absl::InvalidArgumentError(absl::StrCat(origin, ": ", std::string(valid.message())));
   return program;
@@ -392,8 +398,8 @@ StatusOr<Program> readProgramFile(const std::string &path) {
   in.seekg(0, std::ios::end);
   std::streamoff size = in.tellg();
   if (size > kLargest)
-    return absl::InvalidArgumentError(absl::StrCat(path, ": ", size,
-                                                   " bytes, more than a Program's 1 GiB"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": ", size, " bytes, more than a Program's 1 GiB"));
   in.seekg(0, std::ios::beg);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   return readProgram(text, path);

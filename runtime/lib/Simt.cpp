@@ -8,7 +8,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
+#include <boost/context/detail/exception.hpp>
 #include <boost/context/fiber.hpp>
+#include <boost/context/preallocated.hpp>
 #include <boost/context/protected_fixedsize_stack.hpp>
 
 #include <algorithm>
@@ -19,6 +21,7 @@
 #include <numeric>
 #include <random>
 #include <stdexcept>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -46,10 +49,40 @@ struct Thread {
   std::string error; // what the thread threw, if it did
 };
 
+/// A worker's fiber stacks (each with a guard page below it), kept from
+/// block to block: a block of 1024 threads maps its stacks once per worker,
+/// not once per block.
+class StackPool {
+public:
+  explicit StackPool(std::size_t bytes) : allocator_(bytes) {}
+  StackPool(const StackPool &) = delete;
+  StackPool &operator=(const StackPool &) = delete;
+  ~StackPool() {
+    for (ctx::stack_context &stack : stacks_)
+      allocator_.deallocate(stack);
+  }
+  ctx::stack_context at(std::size_t i) {
+    while (stacks_.size() <= i)
+      stacks_.push_back(allocator_.allocate());
+    return stacks_[i];
+  }
+
+private:
+  ctx::protected_fixedsize_stack allocator_;
+  std::vector<ctx::stack_context> stacks_;
+};
+
+/// The pool's stacks are given back to it, not freed, when a fiber ends.
+struct KeepStack {
+  ctx::stack_context allocate() { return {}; }
+  void deallocate(ctx::stack_context &) noexcept {}
+};
+
 /// One block being run on this worker.
 struct Block {
   std::vector<Thread> threads;
   bool fibers = false;
+  StackPool *stacks = nullptr;
 };
 
 thread_local Thread *current = nullptr;
@@ -83,13 +116,18 @@ std::string runFibers(Block &block, const std::function<void()> &body, const Opt
   const int n = static_cast<int>(block.threads.size());
   for (Thread &t : block.threads) {
     Thread *thread = &t;
-    t.self = ctx::fiber(std::allocator_arg, ctx::protected_fixedsize_stack(options.stackBytes),
-                        [thread, &body](ctx::fiber &&scheduler) {
+    ctx::stack_context stack = block.stacks->at(static_cast<std::size_t>(t.linear));
+    t.self = ctx::fiber(std::allocator_arg, ctx::preallocated(stack.sp, stack.size, stack),
+                        KeepStack{}, [thread, &body](ctx::fiber &&scheduler) {
                           thread->scheduler = std::move(scheduler);
                           try {
                             body();
+                          } catch (const ctx::detail::forced_unwind &) {
+                            throw; // the fiber is being destroyed
                           } catch (const std::exception &e) {
                             thread->error = e.what();
+                          } catch (...) {
+                            thread->error = "an exception of no standard type";
                           }
                           thread->state = State::Done;
                           return std::move(thread->scheduler);
@@ -115,60 +153,64 @@ std::string runFibers(Block &block, const std::function<void()> &body, const Opt
       live += t.state != State::Done;
     if (live == 0)
       return "";
-    // Warp operations whose lanes have all arrived.
+    // Warp operations whose lanes have all arrived: every group of lanes
+    // waiting in one operation with one mask (a warp may hold several, as
+    // split masks do), each released on its own.
     bool released = false;
+    std::string stuck; // why a waiting group cannot complete yet
     for (int w = 0; w * kWarp < n; ++w) {
-      Thread *first = nullptr;
-      for (int l = 0; l < kWarp && w * kWarp + l < n; ++l)
-        if (block.threads[w * kWarp + l].state == State::AtWarp) {
-          first = &block.threads[w * kWarp + l];
-          break;
-        }
-      if (first == nullptr)
-        continue;
-      for (int l = 0; l < kWarp; ++l) {
-        if (!(first->mask >> l & 1u))
+      for (int f = 0; f < kWarp && w * kWarp + f < n; ++f) {
+        Thread &lead = block.threads[w * kWarp + f];
+        if (lead.state != State::AtWarp)
           continue;
-        int index = w * kWarp + l;
-        if (index >= n)
-          return absl::StrCat(threadText(*first), " waits in ", nameOf(first->op),
-                              " whose mask ", absl::StrFormat("0x%08x", first->mask),
-                              " names lane ", l, ", which this block of ", n,
-                              " threads does not have");
-        const Thread &lane = block.threads[index];
-        if (lane.state == State::Done)
-          return absl::StrCat(threadText(*first), " waits in ", nameOf(first->op),
-                              " with mask ", absl::StrFormat("0x%08x", first->mask), ", but ",
-                              threadText(lane), " (lane ", l, ") has exited");
-        if (lane.state == State::AtBarrier)
-          return absl::StrCat(threadText(*first), " waits in ", nameOf(first->op),
-                              " with mask ", absl::StrFormat("0x%08x", first->mask), ", but ",
-                              threadText(lane), " (lane ", l, ") waits at __syncthreads()");
-        if (lane.op != first->op || lane.mask != first->mask)
-          return absl::StrCat(threadText(*first), " and ", threadText(lane),
-                              " of one warp wait in different warp operations (",
-                              nameOf(first->op), " with mask ",
-                              absl::StrFormat("0x%08x", first->mask), ", ", nameOf(lane.op),
-                              " with mask ", absl::StrFormat("0x%08x", lane.mask), ")");
-      }
-      uint64_t ballot = 0;
-      for (int l = 0; l < kWarp; ++l)
-        if ((first->mask >> l & 1u) && block.threads[w * kWarp + l].value != 0)
-          ballot |= uint64_t{1} << l;
-      for (int l = 0; l < kWarp; ++l) {
-        if (!(first->mask >> l & 1u))
-          continue;
-        Thread &lane = block.threads[w * kWarp + l];
-        if (lane.op == WarpOp::Ballot) {
-          lane.result = ballot;
-        } else {
-          int from = lane.fromLane;
-          bool inMask = from >= 0 && from < kWarp && (first->mask >> from & 1u);
-          lane.result = inMask ? block.threads[w * kWarp + from].value : lane.value;
+        auto text = [&](const std::string &rest) {
+          return absl::StrCat(threadText(lead), " waits in ", nameOf(lead.op), " with mask ",
+                              absl::StrFormat("0x%08x", lead.mask), rest);
+        };
+        bool complete = true;
+        for (int l = 0; l < kWarp && complete; ++l) {
+          if (!(lead.mask >> l & 1u))
+            continue;
+          int index = w * kWarp + l;
+          if (index >= n)
+            return text(absl::StrCat(", which names lane ", l, ", which this block of ", n,
+                                     " threads does not have"));
+          const Thread &lane = block.threads[index];
+          if (lane.state == State::Done)
+            return text(absl::StrCat(", but ", threadText(lane), " (lane ", l, ") has exited"));
+          if (lane.state == State::AtWarp && lane.op == lead.op && lane.mask == lead.mask)
+            continue;
+          complete = false;
+          if (stuck.empty())
+            stuck = lane.state == State::AtBarrier
+                        ? text(absl::StrCat(", but ", threadText(lane), " (lane ", l,
+                                            ") waits at __syncthreads()"))
+                        : text(absl::StrCat(", but ", threadText(lane), " (lane ", l, ") waits in ",
+                                            nameOf(lane.op), " with mask ",
+                                            absl::StrFormat("0x%08x", lane.mask)));
         }
-        lane.state = State::Running;
+        if (!complete)
+          continue;
+        uint64_t ballot = 0;
+        for (int l = 0; l < kWarp; ++l)
+          if ((lead.mask >> l & 1u) && block.threads[w * kWarp + l].value != 0)
+            ballot |= uint64_t{1} << l;
+        const unsigned mask = lead.mask;
+        for (int l = 0; l < kWarp; ++l) {
+          if (!(mask >> l & 1u))
+            continue;
+          Thread &lane = block.threads[w * kWarp + l];
+          if (lane.op == WarpOp::Ballot) {
+            lane.result = ballot;
+          } else {
+            int from = lane.fromLane;
+            bool inMask = from >= 0 && from < kWarp && (mask >> from & 1u);
+            lane.result = inMask ? block.threads[w * kWarp + from].value : lane.value;
+          }
+          lane.state = State::Running;
+        }
+        released = true;
       }
-      released = true;
     }
     if (released)
       continue;
@@ -189,6 +231,8 @@ std::string runFibers(Block &block, const std::function<void()> &body, const Opt
         t.state = State::Running;
       continue;
     }
+    if (!stuck.empty())
+      return stuck + ": the warp can never continue";
     if (waiting != nullptr && exited != nullptr)
       return absl::StrCat("divergent __syncthreads(): ", threadText(*waiting),
                           " waits at a barrier that ", threadText(*exited),
@@ -217,6 +261,12 @@ std::string runLoop(Block &block, const std::function<void()> &body, const Optio
       current = nullptr;
       return absl::StrCat(threadText(block.threads[i]), " reached ", needs.what,
                           ", but the kernel was launched without fibers (Options::fibers)");
+    } catch (const std::exception &e) {
+      current = nullptr;
+      return absl::StrCat(threadText(block.threads[i]), ": ", e.what());
+    } catch (...) {
+      current = nullptr;
+      return absl::StrCat(threadText(block.threads[i]), ": an exception of no standard type");
     }
     current = nullptr;
     block.threads[i].state = State::Done;
@@ -265,8 +315,7 @@ unsigned activeMask() {
   unsigned mask = 0;
   for (int l = 0; l < kWarp; ++l) {
     size_t index = static_cast<size_t>(warp * kWarp + l);
-    if (index < currentBlock->threads.size() &&
-        currentBlock->threads[index].state != State::Done)
+    if (index < currentBlock->threads.size() && currentBlock->threads[index].state != State::Done)
       mask |= 1u << l;
   }
   return mask;
@@ -286,11 +335,20 @@ Status launch(const std::string &kernel, const runtime::LaunchShape &shape, cons
                   static_cast<unsigned>(shape.block[2])};
   const int64_t blocks = shape.grid[0] * shape.grid[1] * shape.grid[2];
   const int threads = static_cast<int>(shape.block[0] * shape.block[1] * shape.block[2]);
-  std::vector<int64_t> blockOrder(blocks);
-  std::iota(blockOrder.begin(), blockOrder.end(), 0);
-  std::mt19937_64 random(options.seed);
-  if (options.shuffled)
+  // The blocks' order: shuffled in the checking mode (kept for it only: a
+  // grid may have 2^31 blocks).
+  std::vector<int64_t> blockOrder;
+  if (options.shuffled) {
+    constexpr int64_t kShuffledBlocks = int64_t{1} << 24;
+    if (blocks > kShuffledBlocks)
+      return absl::InvalidArgumentError(absl::StrCat("launch of '", kernel, "': ", blocks,
+                                                     " blocks; the checking mode ",
+                                                     "shuffles at most ", kShuffledBlocks));
+    blockOrder.resize(static_cast<size_t>(blocks));
+    std::iota(blockOrder.begin(), blockOrder.end(), 0);
+    std::mt19937_64 random(options.seed);
     std::shuffle(blockOrder.begin(), blockOrder.end(), random);
+  }
   int workers = options.shuffled ? 1
                 : options.workers > 0
                     ? options.workers
@@ -303,10 +361,12 @@ Status launch(const std::string &kernel, const runtime::LaunchShape &shape, cons
   std::string error;
   auto work = [&](uint64_t seed) {
     std::mt19937_64 local(seed);
+    StackPool stacks(options.stackBytes);
     Block block;
     block.fibers = options.fibers;
+    block.stacks = &stacks;
     for (int64_t k; !failed.load() && (k = next.fetch_add(1)) < blocks;) {
-      int64_t b = blockOrder[k];
+      int64_t b = options.shuffled ? blockOrder[k] : k;
       Dim3 index{static_cast<unsigned>(b % grid.x), static_cast<unsigned>(b / grid.x % grid.y),
                  static_cast<unsigned>(b / (int64_t{grid.x} * grid.y))};
       block.threads.clear();
@@ -326,7 +386,7 @@ Status launch(const std::string &kernel, const runtime::LaunchShape &shape, cons
       try {
         why = options.fibers ? runFibers(block, body, options, local)
                              : runLoop(block, body, options, local);
-      } catch (const std::exception &e) {
+      } catch (const std::exception &e) { // a stack or a thread that could not be had
         why = e.what();
       }
       block.threads.clear(); // unwinds the fibers still suspended
@@ -342,8 +402,15 @@ Status launch(const std::string &kernel, const runtime::LaunchShape &shape, cons
     work(options.seed);
   } else {
     std::vector<std::thread> pool;
-    for (int w = 0; w < workers; ++w)
-      pool.emplace_back(work, options.seed + static_cast<uint64_t>(w));
+    try {
+      for (int w = 0; w < workers; ++w)
+        pool.emplace_back(work, options.seed + static_cast<uint64_t>(w));
+    } catch (const std::system_error &e) {
+      std::lock_guard<std::mutex> lock(errorMutex);
+      if (!failed.exchange(true))
+        error = absl::StrCat("kernel '", kernel, "': could not start ", workers,
+                             " worker threads (", e.what(), ")");
+    }
     for (std::thread &thread : pool)
       thread.join();
   }
@@ -403,10 +470,9 @@ Status Memory::check(const std::string &kernel) {
     for (std::size_t i = 0; i < kGuard; ++i)
       if (block.base[i] != kGuardByte) {
         std::memset(block.base, kGuardByte, kGuard);
-        return absl::FailedPreconditionError(
-            absl::StrCat("kernel '", kernel, "' wrote ", kGuard - i,
-                         " bytes before the start of a ", block.bytes, "-byte block of device ",
-                         "memory (out of bounds)"));
+        return absl::FailedPreconditionError(absl::StrCat(
+            "kernel '", kernel, "' wrote ", kGuard - i, " bytes before the start of a ",
+            block.bytes, "-byte block of device ", "memory (out of bounds)"));
       }
     for (std::size_t i = kGuard + block.bytes; i < total; ++i)
       if (block.base[i] != kGuardByte) {

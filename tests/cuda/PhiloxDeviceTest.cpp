@@ -7,9 +7,9 @@
 // (tools/gpu_check.sh) demands one.
 //
 //===----------------------------------------------------------------------===//
-#include "sinter/runtime/Nvrtc.h"
 #include "common/philox.h"
 #include "sinter/runtime/CudaDriver.h"
+#include "sinter/runtime/Nvrtc.h"
 
 #include <gtest/gtest.h>
 

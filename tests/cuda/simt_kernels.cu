@@ -39,10 +39,33 @@ extern "C" __global__ void warp_sum(const float *x, float *sums, unsigned *negat
   }
 }
 
+// Split masks and segments: each half warp swaps neighbours under its own
+// mask, then the whole warp reads lane 0 of its 8-lane segment, shifts up
+// by one within segments, sums each segment by xor, and reads lane -1
+// (lane 31: a source lane is taken modulo the width).
+extern "C" __global__ void segments(const int *x, int *out) {
+  unsigned lane = threadIdx.x & 31;
+  int v = x[threadIdx.x];
+  unsigned half = lane < 16 ? 0x0000ffffu : 0xffff0000u;
+  int swapped = __shfl_xor_sync(half, v, 1);
+  int first = __shfl_sync(0xffffffffu, v, 0, 8);
+  int up = __shfl_up_sync(0xffffffffu, v, 1, 8);
+  int sum = v;
+  for (int m = 4; m > 0; m /= 2)
+    sum += __shfl_xor_sync(0xffffffffu, sum, m, 8);
+  int last = __shfl_sync(0xffffffffu, v, -1);
+  int *o = out + threadIdx.x * 5;
+  o[0] = swapped;
+  o[1] = first;
+  o[2] = up;
+  o[3] = sum;
+  o[4] = last;
+}
+
 // A histogram of n values into 16 bins, by atomics from every block.
 extern "C" __global__ void histogram(const int *values, int n, unsigned *bins) {
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-    atomicAdd(&bins[values[i] & 15], 1u);
+    atomicAdd(&bins[values[i] & 15], 1); // an int converted, as CUDA's overloads take it
 }
 
 // out[t] = x[t - 1] through shared memory, with the barrier and without it:

@@ -46,9 +46,7 @@ namespace {
 using CpuKernel = void (*)(const void *const *, void *const *);
 using SimulatedKernel = void (*)(const void *, const void *, void *const *, void *);
 
-size_t elementBytes(const std::string &dtype) {
-  return dtype == "i1" ? 1 : dtype == "i64" ? 8 : 4;
-}
+size_t elementBytes(const std::string &dtype) { return dtype == "i1" ? 1 : dtype == "i64" ? 8 : 4; }
 
 int64_t count(const std::vector<int64_t> &shape) {
   int64_t n = 1;
@@ -121,10 +119,10 @@ int main(int argc, char **argv) {
   }
   int minKernels = argc > 2 ? std::atoi(argv[2]) : 1;
   mlir::MLIRContext context;
-  context.loadDialect<sinter::ir::SinterDialect, mlir::func::FuncDialect,
-                      mlir::arith::ArithDialect>();
-  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceFile<mlir::ModuleOp>(argv[1],
-                                                                                  &context);
+  context
+      .loadDialect<sinter::ir::SinterDialect, mlir::func::FuncDialect, mlir::arith::ArithDialect>();
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(argv[1], &context);
   if (!module) {
     std::fprintf(stderr, "simulated_kernels: cannot parse %s\n", argv[1]);
     return 2;
@@ -146,15 +144,15 @@ int main(int argc, char **argv) {
   }
   // The CUDA kernels, compiled by the host compiler for the simulator.
   sinter::codegen::CudaKernels cuda = sinter::codegen::renderCudaKernels(*module, "sinter_kernel_");
-  std::filesystem::path work = std::filesystem::temp_directory_path() /
-                               ("sinter-simulated-" + std::to_string(getpid()));
+  std::filesystem::path work =
+      std::filesystem::temp_directory_path() / ("sinter-simulated-" + std::to_string(getpid()));
   std::filesystem::create_directories(work);
   std::ofstream(work / "kernels.cpp") << cuda.source;
-  std::string command = std::string("c++ -std=c++20 -O1 -shared -fPIC -DSINTER_SIMULATED -I") +
-                        SINTER_KERNELS_DIR + " -I" + SINTER_RUNTIME_INCLUDE + " " +
-                        (work / "kernels.cpp").string() + " -o " + (work / "kernels.so").string() +
-                        " -L" + SINTER_LIBRARY_DIR + " -Wl,-rpath," + SINTER_LIBRARY_DIR +
-                        " -lsinter_cuda_simulator -lsinter_runtime";
+  std::string command =
+      std::string(SINTER_CXX) + " -std=c++20 -O1 -shared -fPIC -DSINTER_SIMULATED -I" +
+      SINTER_KERNELS_DIR + " -I" + SINTER_RUNTIME_INCLUDE + " " + (work / "kernels.cpp").string() +
+      " -o " + (work / "kernels.so").string() + " -L" + SINTER_LIBRARY_DIR + " -Wl,-rpath," +
+      SINTER_LIBRARY_DIR + " -lsinter_cuda_simulator -lsinter_runtime";
   if (std::system(command.c_str()) != 0) {
     std::fprintf(stderr, "simulated_kernels: the host compiler failed on %s\n",
                  (work / "kernels.cpp").string().c_str());
@@ -201,18 +199,25 @@ int main(int argc, char **argv) {
       sizes.push_back(count(value.shape));
     }
     for (bool shuffled : {false, true}) {
-      std::vector<std::vector<unsigned char>> expected, got;
+      // The simulated kernel's buffers are the simulated device's memory
+      // (guard zones: a write out of bounds is reported).
+      sinter::simt::Memory memory;
+      std::vector<std::vector<unsigned char>> expected;
+      std::vector<unsigned char *> got;
       std::vector<void *> expectedPointers, buffers;
-      for (const void *input : inputPointers)
-        buffers.push_back(const_cast<void *>(input));
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        auto *device = static_cast<unsigned char *>(memory.allocate(inputs[i].size()));
+        std::memcpy(device, inputs[i].data(), inputs[i].size());
+        buffers.push_back(device);
+      }
       for (size_t r = 0; r < dtypes.size(); ++r) {
-        size_t bytes = static_cast<size_t>(sizes[r]) * elementBytes(dtypes[r]) + 1;
-        expected.emplace_back(bytes, 0xab);
-        got.emplace_back(bytes, 0xcd);
+        size_t bytes = static_cast<size_t>(sizes[r]) * elementBytes(dtypes[r]);
+        expected.emplace_back(bytes + 1, 0xab);
+        got.push_back(static_cast<unsigned char *>(memory.allocate(bytes)));
       }
       for (size_t r = 0; r < dtypes.size(); ++r) {
         expectedPointers.push_back(expected[r].data());
-        buffers.push_back(got[r].data());
+        buffers.push_back(got[r]);
       }
       cpuKernel(inputPointers.data(), expectedPointers.data());
       sinter::simt::Options options;
@@ -220,13 +225,15 @@ int main(int argc, char **argv) {
       options.seed = static_cast<uint64_t>(k);
       sinter::Status status = absl::OkStatus();
       simulated(&cuda.shapes[k], &options, buffers.data(), &status);
+      if (status.ok())
+        status = memory.check(name);
       if (!status.ok()) {
         std::fprintf(stderr, "%s: %s\n", name.c_str(), std::string(status.message()).c_str());
         ++failures;
         break;
       }
       for (size_t r = 0; r < dtypes.size(); ++r) {
-        std::string why = difference(dtypes[r], sizes[r], expected[r].data(), got[r].data());
+        std::string why = difference(dtypes[r], sizes[r], expected[r].data(), got[r]);
         if (!why.empty()) {
           std::fprintf(stderr, "%s%s: result %zu (%s[%lld]): %s\n", name.c_str(),
                        shuffled ? " (shuffled)" : "", r, dtypes[r].c_str(),

@@ -17,13 +17,14 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <regex>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace {
@@ -117,12 +118,12 @@ int main(int argc, char **argv) {
       ++failures;
       continue;
     }
-    sinter::StatusOr<std::string> compiled = sinter::cuda::compileWithNvrtc(
-        {.path = file,
-         .source = source,
-         .arch = arch,
-         .output = sinter::cuda::NvrtcOutput::Ptx,
-         .includeDirs = {SINTER_KERNELS_INCLUDE_DIR}});
+    sinter::StatusOr<std::string> compiled =
+        sinter::cuda::compileWithNvrtc({.path = file,
+                                        .source = source,
+                                        .arch = arch,
+                                        .output = sinter::cuda::NvrtcOutput::Ptx,
+                                        .includeDirs = {SINTER_KERNELS_INCLUDE_DIR}});
     if (!compiled.ok()) {
       std::fprintf(stderr, "FAIL  %s: %s\n", file.c_str(),
                    std::string(compiled.status().message()).c_str());
@@ -143,6 +144,8 @@ int main(int argc, char **argv) {
         report.append(chunk, n);
     }
     int status = pipe == nullptr ? -1 : pclose(pipe);
+    if (status > 0)
+      status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     if (status != 0) {
       std::fprintf(stderr, "FAIL  %s: ptxas (exit %d) on %s\n%s", file.c_str(), status,
                    ptxPath.c_str(), report.c_str());

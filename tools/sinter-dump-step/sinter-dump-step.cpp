@@ -13,8 +13,8 @@
 #include "Flags.h"
 #include "ZooTask.h"
 
-#include "sinter/Compiler/LowerLazyGraph.h"
 #include "sinter/Codegen/Target.h"
+#include "sinter/Compiler/LowerLazyGraph.h"
 #include "sinter/Compiler/Pipeline.h"
 #include "sinter/sinter.h"
 

@@ -69,10 +69,10 @@ mlir::LogicalResult toCudaKernels(mlir::Operation *op, llvm::raw_ostream &os) {
 }
 
 /// Each function's planned Program, given to `emit` with its name and plan.
-mlir::LogicalResult eachProgram(
-    mlir::Operation *op,
-    const std::function<void(llvm::StringRef, const sinter::runtime::Program &,
-                             const std::string &)> &emit) {
+mlir::LogicalResult
+eachProgram(mlir::Operation *op,
+            const std::function<void(llvm::StringRef, const sinter::runtime::Program &,
+                                     const std::string &)> &emit) {
   auto module = mlir::dyn_cast<mlir::ModuleOp>(op);
   if (!module)
     return op->emitError("expected a module");
@@ -101,10 +101,10 @@ mlir::LogicalResult toProgram(mlir::Operation *op, llvm::raw_ostream &os) {
 }
 
 mlir::LogicalResult toProgramJson(mlir::Operation *op, llvm::raw_ostream &os) {
-  return eachProgram(op, [&](llvm::StringRef name, const sinter::runtime::Program &program,
-                             const std::string &) {
-    os << "// program @" << name << "\n" << sinter::runtime::writeProgram(program);
-  });
+  return eachProgram(
+      op, [&](llvm::StringRef name, const sinter::runtime::Program &program, const std::string &) {
+        os << "// program @" << name << "\n" << sinter::runtime::writeProgram(program);
+      });
 }
 
 } // namespace
@@ -124,7 +124,7 @@ int main(int argc, char **argv) {
       "sinter-to-program", "each function as a runtime Program with its memory plan", toProgram,
       registerDialects);
   mlir::TranslateFromMLIRRegistration programJson(
-      "sinter-to-program-json", "each function's Program as a file holds it (JSON)",
-      toProgramJson, registerDialects);
+      "sinter-to-program-json", "each function's Program as a file holds it (JSON)", toProgramJson,
+      registerDialects);
   return mlir::failed(mlir::mlirTranslateMain(argc, argv, "Sinter translation driver\n")) ? 1 : 0;
 }

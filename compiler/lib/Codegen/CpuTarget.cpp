@@ -61,10 +61,8 @@ public:
   }
 
 private:
-  TargetDescription description_{.name = "cpu",
-                                 .device = runtime::DeviceKind::Cpu,
-                                 .alignment = 64,
-                                 .sourceSuffix = ".cpp"};
+  TargetDescription description_{
+      .name = "cpu", .device = runtime::DeviceKind::Cpu, .alignment = 64, .sourceSuffix = ".cpp"};
   std::string cpu_;
 };
 

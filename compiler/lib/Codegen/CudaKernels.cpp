@@ -43,8 +43,8 @@ CudaKernels renderCudaKernels(mlir::Operation *root, llvm::StringRef prefix) {
       kernels.written.push_back(!problem);
       kernels.shapes.push_back(shape);
       kernels.why.push_back(problem ? problemText(*problem) : "");
-      kernels.source += problem ? "\n// " + name + ": not written: " + kernels.why.back() + "\n"
-                                : "\n" + source;
+      kernels.source +=
+          problem ? "\n// " + name + ": not written: " + kernels.why.back() + "\n" : "\n" + source;
       return mlir::WalkResult::skip();
     }
     if (isLibraryKernel(op) && !op->getParentOfType<ir::FusionOp>()) {

@@ -12,9 +12,9 @@
 #include "sinter/Codegen/Target.h"
 #include "sinter/Compiler/LowerLazyGraph.h"
 #include "sinter/Compiler/ProgramTranslation.h"
-#include "sinter/lazy/Graph.h"
 #include "sinter/Passes/PassPipeline.h"
 #include "sinter/Passes/Passes.h"
+#include "sinter/lazy/Graph.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -56,9 +56,10 @@ void dump(const DebugOptions &debug, const std::string &suffix, const std::strin
 }
 
 /// The graphs as one module, a function each: "step" alone, or "op<i>".
-mlir::OwningOpRef<mlir::ModuleOp> lowerGraphs(mlir::MLIRContext &context,
-                                              const std::vector<std::vector<lazy::NodePtr>> &graphs) {
-  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(mlir::UnknownLoc::get(&context));
+mlir::OwningOpRef<mlir::ModuleOp>
+lowerGraphs(mlir::MLIRContext &context, const std::vector<std::vector<lazy::NodePtr>> &graphs) {
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::ModuleOp::create(mlir::UnknownLoc::get(&context));
   for (size_t i = 0; i < graphs.size(); ++i) {
     std::string name = graphs.size() == 1 ? "step" : "op" + std::to_string(i);
     mlir::OwningOpRef<mlir::ModuleOp> one = lowerLazyGraph(context, graphs[i], name);
@@ -136,8 +137,8 @@ mlir::LogicalResult passRenderAndPlan(mlir::ModuleOp module, const codegen::Targ
     const std::vector<bool> *donatableHere =
         donatable != nullptr && f < donatable->size() ? &(*donatable)[f] : nullptr;
     ++f;
-    if (mlir::failed(planFunction(function, target, planned.kernels, kernel, donatableHere,
-                                  program, planned.planReports.emplace_back())))
+    if (mlir::failed(planFunction(function, target, planned.kernels, kernel, donatableHere, program,
+                                  planned.planReports.emplace_back())))
       return mlir::failure();
   }
   planned.kernels.plans = {}; // asked by planning only; the step keeps the source
@@ -146,9 +147,8 @@ mlir::LogicalResult passRenderAndPlan(mlir::ModuleOp module, const codegen::Targ
 
 bool lowerAndPlan(const std::vector<std::vector<lazy::NodePtr>> &graphs,
                   const codegen::Target &target, std::vector<runtime::Program> &programs,
-                  StepBuild &step, std::string &error, const DebugOptions &debug,
-                  bool buildKernels, const std::vector<std::vector<bool>> *donatable,
-                  int64_t memoryBudget) {
+                  StepBuild &step, std::string &error, const DebugOptions &debug, bool buildKernels,
+                  const std::vector<std::vector<bool>> *donatable, int64_t memoryBudget) {
   mlir::MLIRContext context;
   context.loadDialect<ir::SinterDialect, mlir::func::FuncDialect>();
   llvm::raw_string_ostream diagnostics(error);
@@ -191,8 +191,8 @@ bool lowerAndPlan(const std::vector<std::vector<lazy::NodePtr>> &graphs,
   for (;; ++attempt) {
     fusionReport.clear();
     mlir::LogicalResult made =
-        passRenderAndPlan(*module, target, budgeted ? std::max<int64_t>(1, arenaBudget) : 0,
-                          debug, donatable, planned, step.times);
+        passRenderAndPlan(*module, target, budgeted ? std::max<int64_t>(1, arenaBudget) : 0, debug,
+                          donatable, planned, step.times);
     if (debug.level >= 2)
       dump(debug, ".fusion.txt", fusionReport);
     if (mlir::failed(made))

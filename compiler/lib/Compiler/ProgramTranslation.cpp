@@ -159,9 +159,9 @@ void signatureOf(mlir::func::FuncOp function, runtime::Program &program) {
   using Role = runtime::Program::Role;
   auto valueOf = [](mlir::Type type, std::string name, Role role) {
     auto shaped = mlir::cast<mlir::ShapedType>(type);
-    return runtime::Program::Value{std::move(name), role, dtypeName(type),
-                                   std::vector<int64_t>(shaped.getShape().begin(),
-                                                        shaped.getShape().end())};
+    return runtime::Program::Value{
+        std::move(name), role, dtypeName(type),
+        std::vector<int64_t>(shaped.getShape().begin(), shaped.getShape().end())};
   };
   program.signature.arguments.clear();
   for (mlir::BlockArgument arg : function.getArguments()) {
@@ -175,14 +175,13 @@ void signatureOf(mlir::func::FuncOp function, runtime::Program &program) {
   }
   program.signature.results.clear();
   for (mlir::Type type : function.getFunctionType().getResults())
-    program.signature.results.push_back(valueOf(
-        type, "result" + std::to_string(program.signature.results.size()), Role::Output));
+    program.signature.results.push_back(
+        valueOf(type, "result" + std::to_string(program.signature.results.size()), Role::Output));
 }
 
 } // namespace
 
-mlir::LogicalResult translateToProgram(mlir::func::FuncOp function,
-                                       const codegen::Target &target,
+mlir::LogicalResult translateToProgram(mlir::func::FuncOp function, const codegen::Target &target,
                                        const codegen::RenderedKernels &kernels, int &kernel,
                                        runtime::Program &program,
                                        std::vector<mlir::Operation *> &launchOps) {
@@ -365,7 +364,8 @@ std::string formatProgram(const runtime::Program &program) {
   llvm::raw_string_ostream os(text);
   auto list = [&](const std::vector<int> &buffers) {
     os << "(";
-    llvm::interleave(buffers, os, [&](int b) { os << "%" << b; }, ", ");
+    llvm::interleave(
+        buffers, os, [&](int b) { os << "%" << b; }, ", ");
     os << ")";
   };
   os << "arena " << program.arenaBytes << " bytes\n";

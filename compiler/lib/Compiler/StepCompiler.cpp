@@ -493,12 +493,10 @@ private:
     return executables;
   }
 
-  std::unique_ptr<runtime::CpuExecutable> compile(const std::vector<lazy::NodePtr> &outputs,
-                                                  const codegen::Target &target,
-                                                  const DebugOptions &debug, StepMetrics &step,
-                                                  std::string &why,
-                                                  const std::vector<bool> &donatable,
-                                                  int64_t budget) {
+  std::unique_ptr<runtime::CpuExecutable>
+  compile(const std::vector<lazy::NodePtr> &outputs, const codegen::Target &target,
+          const DebugOptions &debug, StepMetrics &step, std::string &why,
+          const std::vector<bool> &donatable, int64_t budget) {
     std::vector<std::vector<bool>> perGraph = {donatable};
     std::vector<std::unique_ptr<runtime::CpuExecutable>> one =
         compileAll({outputs}, target, debug, step, why, &perGraph, budget);

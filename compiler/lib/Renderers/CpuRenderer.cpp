@@ -675,7 +675,8 @@ private:
       if (!value.splat)
         return problem(RenderProblem::Kind::UnsupportedOp, v);
       if (inLoop) {
-        os << "      const " << t << " " << local(v) << " = " << literalText(Dialect::Cpu, value, t) << ";\n";
+        os << "      const " << t << " " << local(v) << " = " << literalText(Dialect::Cpu, value, t)
+           << ";\n";
         return std::nullopt;
       }
       define(v);

@@ -29,20 +29,30 @@ public:
     if (plan.kind != KernelPlan::Kind::Elementwise)
       return RenderProblem{RenderProblem::Kind::UnsupportedOp, -1};
     std::vector<std::string> parameters, casts;
+    // A result the planner may write over an input (Note [In-place kernels])
+    // aliases it: neither is __restrict__.
+    auto aliased = [&](bool input, size_t index) {
+      for (const auto &[in, out] : plan.inPlace)
+        if ((input ? in : out) == index)
+          return true;
+      return false;
+    };
     for (size_t i = 0; i < plan.inputs.size(); ++i) {
       std::string t = cppElementTypeOf(plan.inputs[i].dtype);
       if (t.empty())
         return RenderProblem{RenderProblem::Kind::UnsupportedType, -1 - static_cast<int>(i)};
-      parameters.push_back("const " + t + " *__restrict__ in" + std::to_string(i));
+      parameters.push_back("const " + t + (aliased(true, i) ? " *in" : " *__restrict__ in") +
+                           std::to_string(i));
       casts.push_back("static_cast<const " + t + " *>(buffers[" + std::to_string(i) + "])");
     }
     for (size_t k = 0; k < plan.results.size(); ++k) {
       std::string t = typeOf(plan.results[k].value);
       if (t.empty())
         return RenderProblem{RenderProblem::Kind::UnsupportedType, plan.results[k].value};
-      parameters.push_back(t + " *__restrict__ out" + std::to_string(k));
-      casts.push_back("static_cast<" + t + " *>(buffers[" +
-                      std::to_string(plan.inputs.size() + k) + "])");
+      parameters.push_back(t + (aliased(false, k) ? " *out" : " *__restrict__ out") +
+                           std::to_string(k));
+      casts.push_back("static_cast<" + t + " *>(buffers[" + std::to_string(plan.inputs.size() + k) +
+                      "])");
     }
     if (!plan.scratchBytes.empty())
       return RenderProblem{RenderProblem::Kind::UnsupportedOp, -1};
@@ -162,13 +172,12 @@ private:
       define(v, "    const uint64_t seed = static_cast<uint64_t>(" + call(value.operands[0], "0") +
                     ");\n    return sinter::kernels::" +
                     (value.distribution == "uniform" ? "philoxUniform" : "philoxNormal") +
-                    "(seed, " + std::to_string(value.stream) +
-                    "ULL, static_cast<uint64_t>(i));\n");
+                    "(seed, " + std::to_string(value.stream) + "ULL, static_cast<uint64_t>(i));\n");
       return std::nullopt;
     }
-    std::string text = pointwiseText(
-        Dialect::Cuda, value, t, value.operands.empty() ? "" : typeOf(value.operands[0]),
-        [&](unsigned k) { return call(value.operands[k], "i"); });
+    std::string text = pointwiseText(Dialect::Cuda, value, t,
+                                     value.operands.empty() ? "" : typeOf(value.operands[0]),
+                                     [&](unsigned k) { return call(value.operands[k], "i"); });
     if (text.empty())
       return RenderProblem{RenderProblem::Kind::UnsupportedOp, v};
     define(v, "    return " + text + ";\n");

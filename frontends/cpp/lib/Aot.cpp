@@ -353,7 +353,9 @@ ArtifactContents training_artifact(const TrainingExport &what, const ArtifactReq
   // moments as data (m * beta + g * (1 - beta) is g * (1 - beta) exactly
   // at m = 0: the first step's value), or the steps it has taken.
   optim::Optimizer::State state = optimizer.state_dict();
-  std::vector<Tensor> parameters = model.parameters();
+  // The optimizer's parameters (its state is indexed by them): all of the
+  // model's, or some (a frozen backbone), which the export leaves as they are.
+  const std::vector<Tensor> &parameters = optimizer.params();
   int64_t step = 0;
   if (state.empty()) {
     for (size_t i = 0; i < parameters.size(); ++i) {
@@ -398,14 +400,19 @@ ArtifactContents training_artifact(const TrainingExport &what, const ArtifactReq
     for (auto &[name, tensor] : *list)
       tensor = tensor.detach();
   if (what.predict) {
-    bool training = model.is_training();
+    // Evaluation mode for predict, the model's own mode back after it (also
+    // when predict throws).
+    struct Mode {
+      nn::Module &model;
+      bool training;
+      ~Mode() { model.train(training); }
+    } mode{model, model.is_training()};
     model.eval();
     NoGradGuard noGrad;
     StepExport predict(weights, what.predict_inputs, step, loc);
     Tensor logits = what.predict();
     contents.functions.push_back(
         {"predict", predict.finish({{"logits", logits}}, loc), predict.source()});
-    model.train(training);
   }
   {
     StepExport train(

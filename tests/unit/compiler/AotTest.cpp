@@ -671,6 +671,88 @@ TEST(AotArtifact, AnOptimizerPartWayThroughIsExportedAtItsStepCount) {
   std::remove(saved.c_str());
 }
 
+TEST(AotArtifact, AnOptimizerOfSomeParametersTrainsThemAndLeavesTheRest) {
+  // A frozen first layer: AdamW over the last layer's weight and bias only
+  // (its state indexed by them). The artifact trains those as a process
+  // that trains on does, to the bit, and leaves the first layer's bytes.
+  compiler::install();
+  constexpr int kSteps = 4;
+  std::vector<std::vector<float>> xs;
+  std::vector<std::vector<int64_t>> ys;
+  for (int k = 0; k < kSteps; ++k) {
+    std::mt19937 generator(70 + k);
+    std::normal_distribution<float> normal;
+    xs.emplace_back(8 * 12);
+    for (float &v : xs.back())
+      v = normal(generator);
+    ys.emplace_back();
+    for (int i = 0; i < 8; ++i)
+      ys.back().push_back((k + i) % 4);
+  }
+  auto start = [&](std::shared_ptr<nn::Module> &model) {
+    manual_seed(12);
+    model = models::mlp({.in_features = 12, .hidden = {16}, .num_classes = 4});
+    std::vector<Tensor> all = model->parameters(), head(all.end() - 2, all.end());
+    return std::make_unique<optim::AdamW>(head, optim::AdamWOptions{.lr = 1e-2});
+  };
+  Session::Use session({.compiler = {.enabled = true, .allow_fallback = false}});
+  std::shared_ptr<nn::Module> jit;
+  std::unique_ptr<optim::AdamW> jitAdamW = start(jit);
+  auto named = jit->named_parameters();
+  std::map<std::string, std::vector<uint8_t>> initial =
+      bytesOf(aot::NamedTensors(named.begin(), named.end()));
+  std::vector<float> losses;
+  for (int k = 0; k < kSteps; ++k) {
+    jitAdamW->zero_grad();
+    Tensor loss = F::cross_entropy((*jit)(from_vector<float>(xs[k], {8, 12})),
+                                   from_vector<int64_t>(ys[k], {8}));
+    loss.backward();
+    jitAdamW->step();
+    mark_step();
+    losses.push_back(loss.to_vector<float>()[0]);
+  }
+  std::map<std::string, std::vector<uint8_t>> jitState = bytesOf(stateOf(*jit, *jitAdamW));
+
+  std::shared_ptr<nn::Module> model;
+  std::unique_ptr<optim::AdamW> adamw = start(model);
+  Tensor x = from_vector<float>(xs[0], {8, 12});
+  Tensor y = from_vector<int64_t>(ys[0], {8});
+  mark_step();
+  aot::ArtifactRequest request{.dir = scratchPath("frozen.sinter")};
+  aot::TrainingExport what;
+  what.model = model.get();
+  what.optimizer = adamw.get();
+  what.batch = {{"input", x}, {"target", y}};
+  what.loss = [&] { return F::cross_entropy((*model)(x), y); };
+  aot::write_artifact(request.dir, aot::training_artifact(what, request));
+
+  sinter_artifact *artifact = nullptr;
+  sinter_session *run = nullptr;
+  ASSERT_EQ(sinter_artifact_open(request.dir.c_str(), &artifact), SINTER_OK) << sinter_last_error();
+  ASSERT_EQ(sinter_session_open(artifact, "train_step", &run), SINTER_OK) << sinter_last_error();
+  for (int k = 0; k < kSteps; ++k) {
+    ASSERT_EQ(sinter_session_set_input(run, "input", xs[k].data(), xs[k].size() * 4), SINTER_OK);
+    ASSERT_EQ(sinter_session_set_input(run, "target", ys[k].data(), ys[k].size() * 8), SINTER_OK);
+    ASSERT_EQ(sinter_session_run(run), SINTER_OK) << sinter_last_error();
+    float loss = 0;
+    ASSERT_EQ(sinter_session_get_output(run, "loss", &loss, sizeof loss), SINTER_OK);
+    EXPECT_EQ(std::bit_cast<uint32_t>(loss), std::bit_cast<uint32_t>(losses[k]))
+        << "step " << k + 1 << ": session " << loss << ", just in time " << losses[k];
+  }
+  std::string saved = scratchPath("frozen.safetensors");
+  ASSERT_EQ(sinter_session_save(run, saved.c_str()), SINTER_OK) << sinter_last_error();
+  sinter_session_close(run);
+  sinter_artifact_close(artifact);
+  std::map<std::string, std::vector<uint8_t>> state = bytesOf(io::load_safetensors(saved).tensors);
+  EXPECT_EQ(state, jitState);
+  EXPECT_EQ(state.at("model.0.weight"), initial.at("0.weight")) << "the frozen layer moved";
+  EXPECT_NE(state.at("model.2.weight"), initial.at("2.weight")) << "the trained layer did not";
+  EXPECT_EQ(state.count("optimizer.1.exp_avg"), 1u);
+  EXPECT_EQ(state.count("optimizer.2.exp_avg"), 0u) << "state for a parameter it does not train";
+  std::filesystem::remove_all(request.dir);
+  std::remove(saved.c_str());
+}
+
 /// A small mlp artifact, written once for the tests below.
 const std::string &smallArtifact() {
   static const std::string dir = [] {

@@ -7,8 +7,8 @@
 // reference executor: the loss and every updated parameter.
 //
 //===----------------------------------------------------------------------===//
-#include "sinter/Compare.h"
 #include "sinter/Codegen/Target.h"
+#include "sinter/Compare.h"
 #include "sinter/Compiler/Pipeline.h"
 #include "sinter/Compiler/StepCompiler.h"
 #include "sinter/lazy/Graph.h"
@@ -18,11 +18,11 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <functional>
-#include <bit>
 #include <map>
 #include <set>
 
@@ -105,7 +105,8 @@ void checkCompiledStep(const std::string &what, const std::vector<Tensor> &outpu
     worst = std::max(worst, c.worst_difference / std::max(c.largest, 1e-30));
   }
   std::printf("STEP OK  %-24s %lld kernels, %zu launches, max relative diff %.1e\n", what.c_str(),
-              static_cast<long long>(step.kernels), runtime::launchesOf(step.program).size(), worst);
+              static_cast<long long>(step.kernels), runtime::launchesOf(step.program).size(),
+              worst);
 }
 
 /// One training step of `model` on (x, y) with AdamW: the loss, the updated
@@ -176,7 +177,8 @@ public:
     mlir::FailureOr<codegen::RenderedKernels> kernels = cpu_.render(module);
     if (mlir::succeeded(kernels))
       for (int64_t k = 0; k < kernels->count; ++k)
-        kernels->shapes.push_back({.grid = {k + 1, 2, 1}, .block = {128, 1, 1}, .sharedBytes = 64 * k});
+        kernels->shapes.push_back(
+            {.grid = {k + 1, 2, 1}, .block = {128, 1, 1}, .sharedBytes = 64 * k});
     return kernels;
   }
   StatusOr<codegen::BuiltKernels> build(const codegen::RenderedKernels &kernels) const override {
@@ -209,8 +211,8 @@ TEST(CompiledStep, ASecondTargetPlugsInWithItsLaunchShapesAndAlignment) {
     if (step.kind != runtime::Program::Step::Kind::Kernel)
       continue;
     ++kernels;
-    runtime::LaunchShape expected{.grid = {step.kernel + 1, 2, 1}, .block = {128, 1, 1},
-                                  .sharedBytes = 64 * step.kernel};
+    runtime::LaunchShape expected{
+        .grid = {step.kernel + 1, 2, 1}, .block = {128, 1, 1}, .sharedBytes = 64 * step.kernel};
     EXPECT_EQ(step.shape, expected) << "kernel " << step.kernel;
   }
   EXPECT_GE(kernels, 2);

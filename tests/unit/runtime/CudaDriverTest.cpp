@@ -83,9 +83,9 @@ TEST(CudaLaunch, AShapeOutsideCudasLimitsIsRefusedNamingTheKernel) {
     edit(shape);
     return empty.launch("fusion_3", shape, nullptr);
   };
-  for (Status status : {launch([](auto &s) { s.block[0] = 2048; }),
-                        launch([](auto &s) { s.grid[1] = 70000; }),
-                        launch([](auto &s) { s.grid[0] = 0; })}) {
+  for (Status status :
+       {launch([](auto &s) { s.block[0] = 2048; }), launch([](auto &s) { s.grid[1] = 70000; }),
+        launch([](auto &s) { s.grid[0] = 0; })}) {
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
     EXPECT_THAT(std::string(status.message()), HasSubstr("launch of 'fusion_3': grid "));
     EXPECT_THAT(std::string(status.message()), HasSubstr("outside CUDA's limits"));

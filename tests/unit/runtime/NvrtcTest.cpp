@@ -24,13 +24,13 @@ bool expected() {
   return expect != nullptr && std::string(expect) == "1";
 }
 
-#define REQUIRE_NVRTC()                                                                          \
-  do {                                                                                           \
-    StatusOr<std::string> version = nvrtcVersion();                                              \
-    if (!version.ok()) {                                                                         \
-      ASSERT_FALSE(expected()) << version.status();                                              \
-      GTEST_SKIP() << version.status();                                                          \
-    }                                                                                            \
+#define REQUIRE_NVRTC()                                                                            \
+  do {                                                                                             \
+    StatusOr<std::string> version = nvrtcVersion();                                                \
+    if (!version.ok()) {                                                                           \
+      ASSERT_FALSE(expected()) << version.status();                                                \
+      GTEST_SKIP() << version.status();                                                            \
+    }                                                                                              \
   } while (false)
 
 constexpr const char *kKernel = R"(#include "common/scalar.h"
@@ -65,7 +65,9 @@ TEST(Nvrtc, CompilesPtxAndCubinsWithTheKernelHelpers) {
                                                     .includeDirs = {SINTER_KERNELS_DIR}});
     ASSERT_TRUE(cubin.ok()) << cubin.status();
     ASSERT_GT(cubin->size(), 4u);
-    EXPECT_EQ(cubin->substr(0, 4), "\x7f" "ELF") << "sm_" << arch << ": not an ELF cubin";
+    EXPECT_EQ(cubin->substr(0, 4), "\x7f"
+                                   "ELF")
+        << "sm_" << arch << ": not an ELF cubin";
   }
 }
 
@@ -88,12 +90,11 @@ TEST(Nvrtc, ACompileErrorNamesTheFileAndHoldsTheLog) {
   EXPECT_THAT(message, HasSubstr("undeclared"));
   EXPECT_THAT(log, HasSubstr("fusion_7.cu"));
   // A missing helper header is named too.
-  StatusOr<std::string> missing = compileWithNvrtc(
-      {.path = "k.cu",
-       .source = "#include \"common/scalar.h\"\n",
-       .arch = "90",
-       .output = NvrtcOutput::Ptx,
-       .includeDirs = {}});
+  StatusOr<std::string> missing = compileWithNvrtc({.path = "k.cu",
+                                                    .source = "#include \"common/scalar.h\"\n",
+                                                    .arch = "90",
+                                                    .output = NvrtcOutput::Ptx,
+                                                    .includeDirs = {}});
   ASSERT_FALSE(missing.ok());
   EXPECT_THAT(std::string(missing.status().message()), HasSubstr("common/scalar.h"));
 }
@@ -102,13 +103,12 @@ TEST(NvrtcMissing, SaysWhichLibraryAndWhatToInstall) {
   const char *library = std::getenv("SINTER_NVRTC");
   if (library == nullptr)
     GTEST_SKIP() << "run by ctest with SINTER_NVRTC set";
-  for (Status status : {nvrtcVersion().status(),
-                        compileWithNvrtc({.path = "k.cu",
-                                          .source = "",
-                                          .arch = "90",
-                                          .output = NvrtcOutput::Ptx,
-                                          .includeDirs = {}})
-                            .status()}) {
+  for (Status status : {nvrtcVersion().status(), compileWithNvrtc({.path = "k.cu",
+                                                 .source = "",
+                                                 .arch = "90",
+                                                 .output = NvrtcOutput::Ptx,
+                                                 .includeDirs = {}})
+                                                     .status()}) {
     EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
     std::string message(status.message());
     EXPECT_THAT(message, HasSubstr("NVRTC, which compiles the CUDA kernels, could not be loaded"));

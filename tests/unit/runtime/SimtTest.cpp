@@ -52,8 +52,8 @@ TEST(Simt, BarriersAndSharedMemoryReduceEachBlock) {
                                     x.data(), sums.data());
     ASSERT_TRUE(status.ok()) << status;
     for (int b = 0; b < kBlocks; ++b)
-      EXPECT_EQ(sums[b], std::accumulate(x.begin() + b * kThreads,
-                                         x.begin() + (b + 1) * kThreads, 0.0f))
+      EXPECT_EQ(sums[b],
+                std::accumulate(x.begin() + b * kThreads, x.begin() + (b + 1) * kThreads, 0.0f))
           << "block " << b << (shuffled ? " (shuffled)" : "");
   }
 }
@@ -64,10 +64,9 @@ TEST(Simt, WarpShufflesAndBallotsAreRendezvousOfTheWarp) {
   for (bool shuffled : {false, true}) {
     std::vector<float> sums(kBlocks * kThreads / 32, 0);
     std::vector<unsigned> negatives(sums.size(), 99);
-    Status status = sinter_simulate(
-        "warp_sum", warp_sum, shapeOf(kBlocks, kThreads),
-        Options{.fibers = true, .shuffled = shuffled, .seed = 3}, x.data(), sums.data(),
-        negatives.data());
+    Status status = sinter_simulate("warp_sum", warp_sum, shapeOf(kBlocks, kThreads),
+                                    Options{.fibers = true, .shuffled = shuffled, .seed = 3},
+                                    x.data(), sums.data(), negatives.data());
     ASSERT_TRUE(status.ok()) << status;
     for (size_t w = 0; w < sums.size(); ++w) {
       float total = 0;
@@ -82,6 +81,31 @@ TEST(Simt, WarpShufflesAndBallotsAreRendezvousOfTheWarp) {
   }
 }
 
+TEST(Simt, SplitMasksAndSegmentsFollowTheGpusRules) {
+  constexpr int kThreads = 64;
+  std::vector<int> x(kThreads);
+  for (int i = 0; i < kThreads; ++i)
+    x[i] = (i * 37 + 11) % 101;
+  for (bool shuffled : {false, true}) {
+    std::vector<int> out(kThreads * 5, -1);
+    Status status = sinter_simulate("segments", segments, shapeOf(1, kThreads),
+                                    Options{.fibers = true, .shuffled = shuffled, .seed = 9},
+                                    x.data(), out.data());
+    ASSERT_TRUE(status.ok()) << status;
+    for (int i = 0; i < kThreads; ++i) {
+      int warp = i / 32 * 32, lane = i % 32, segment = warp + lane / 8 * 8;
+      int sum = 0;
+      for (int k = 0; k < 8; ++k)
+        sum += x[segment + k];
+      EXPECT_EQ(out[i * 5 + 0], x[warp + (lane ^ 1)]) << "swapped, thread " << i;
+      EXPECT_EQ(out[i * 5 + 1], x[segment]) << "first of segment, thread " << i;
+      EXPECT_EQ(out[i * 5 + 2], lane % 8 == 0 ? x[i] : x[i - 1]) << "up, thread " << i;
+      EXPECT_EQ(out[i * 5 + 3], sum) << "segment sum, thread " << i;
+      EXPECT_EQ(out[i * 5 + 4], x[warp + 31]) << "lane -1, thread " << i;
+    }
+  }
+}
+
 TEST(Simt, AtomicsFromBlocksOnSeveralWorkersCountEveryValue) {
   constexpr int kValues = 100000;
   std::vector<int> values(kValues);
@@ -92,8 +116,8 @@ TEST(Simt, AtomicsFromBlocksOnSeveralWorkersCountEveryValue) {
   for (int v : values)
     ++expected[v & 15];
   std::vector<unsigned> bins(16, 0);
-  Status status = sinter_simulate("histogram", histogram, shapeOf(64, 128),
-                                  Options{.workers = 4}, values.data(), kValues, bins.data());
+  Status status = sinter_simulate("histogram", histogram, shapeOf(64, 128), Options{.workers = 4},
+                                  values.data(), kValues, bins.data());
   ASSERT_TRUE(status.ok()) << status;
   EXPECT_EQ(bins, expected);
 }
@@ -106,8 +130,8 @@ TEST(Simt, TheCheckingModeFindsAMissingBarrier) {
   // With the barrier: right in every order.
   for (uint64_t seed : {1, 2, 3}) {
     ASSERT_TRUE(sinter_simulate("shift_synced", shift_synced, shapeOf(1, 256),
-                                Options{.fibers = true, .shuffled = true, .seed = seed},
-                                x.data(), out.data())
+                                Options{.fibers = true, .shuffled = true, .seed = seed}, x.data(),
+                                out.data())
                     .ok());
     EXPECT_EQ(out, expected) << "seed " << seed;
   }
@@ -115,9 +139,9 @@ TEST(Simt, TheCheckingModeFindsAMissingBarrier) {
   // ran: right by luck. Shuffled, a thread runs before its neighbour and
   // reads what the slot held before (shared memory is not cleared between
   // blocks, as on the GPU: other inputs, so a stale value shows).
-  ASSERT_TRUE(sinter_simulate("shift_racy", shift_racy, shapeOf(1, 256), Options{}, x.data(),
-                              out.data())
-                  .ok());
+  ASSERT_TRUE(
+      sinter_simulate("shift_racy", shift_racy, shapeOf(1, 256), Options{}, x.data(), out.data())
+          .ok());
   EXPECT_EQ(out, expected);
   std::vector<float> y = randomFloats(256, 6), shifted(256, 0.0f);
   for (int t = 1; t < 256; ++t)
@@ -159,8 +183,8 @@ TEST(Simt, AShuffleHalfTheWarpNeverReachesIsReported) {
 
 TEST(Simt, ABarrierWithoutFibersIsReported) {
   std::vector<float> x(256, 1.0f), sums(1);
-  Status status = sinter_simulate("block_sum", block_sum, shapeOf(1, 256), Options{}, x.data(),
-                                  sums.data());
+  Status status =
+      sinter_simulate("block_sum", block_sum, shapeOf(1, 256), Options{}, x.data(), sums.data());
   ASSERT_FALSE(status.ok());
   EXPECT_THAT(std::string(status.message()),
               HasSubstr("kernel 'block_sum', block (0,0,0): thread (0,0,0) reached "
@@ -169,8 +193,8 @@ TEST(Simt, ABarrierWithoutFibersIsReported) {
 
 TEST(Simt, AShapeCudaRefusesIsRefused) {
   std::vector<float> x(1), sums(1);
-  Status status = sinter_simulate("block_sum", block_sum, shapeOf(1, 2048),
-                                  Options{.fibers = true}, x.data(), sums.data());
+  Status status = sinter_simulate("block_sum", block_sum, shapeOf(1, 2048), Options{.fibers = true},
+                                  x.data(), sums.data());
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
   EXPECT_THAT(std::string(status.message()), HasSubstr("launch of 'block_sum'"));
 }
@@ -182,12 +206,11 @@ TEST(SimtMemory, AWriteOutOfBoundsOrAfterFreeNamesTheKernel) {
   ASSERT_NE(out, nullptr);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(out) % 256, 0u);
   // In bounds: nothing to say.
-  ASSERT_TRUE(sinter_simulate("off_by_one", off_by_one, shapeOf(4, 256), Options{}, out, kN - 1)
-                  .ok());
+  ASSERT_TRUE(
+      sinter_simulate("off_by_one", off_by_one, shapeOf(4, 256), Options{}, out, kN - 1).ok());
   EXPECT_TRUE(memory.check("off_by_one").ok());
   // One past the end.
-  ASSERT_TRUE(
-      sinter_simulate("off_by_one", off_by_one, shapeOf(4, 256), Options{}, out, kN).ok());
+  ASSERT_TRUE(sinter_simulate("off_by_one", off_by_one, shapeOf(4, 256), Options{}, out, kN).ok());
   Status past = memory.check("off_by_one");
   ASSERT_FALSE(past.ok());
   EXPECT_THAT(std::string(past.message()),

@@ -69,8 +69,7 @@ public:
   /// cuLaunchKernel takes them. Asynchronous. A shape outside CUDA's limits
   /// (grid x below 2^31, y and z below 2^16, at most 1024 threads a block)
   /// is refused naming the kernel.
-  Status launch(const std::string &name, const runtime::LaunchShape &shape,
-                void **arguments) const;
+  Status launch(const std::string &name, const runtime::LaunchShape &shape, void **arguments) const;
 
 private:
   friend class Device;

@@ -124,7 +124,14 @@ struct Program {
   /// "result<i>" unless whoever exports the step gives them. dtype is the
   /// dialect's element type name ("f32", "f16", "bf16", "i32", "i64",
   /// "bool").
-  enum class Role : uint8_t { Parameter, OptimizerState, BatchInput, StepScalar, RandomKey, Output };
+  enum class Role : uint8_t {
+    Parameter,
+    OptimizerState,
+    BatchInput,
+    StepScalar,
+    RandomKey,
+    Output
+  };
   struct Value {
     std::string name;
     Role role = Role::BatchInput;
