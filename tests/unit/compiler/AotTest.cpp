@@ -547,6 +547,53 @@ TEST(AotArtifact, AGptWithDropoutTrainsInAProcessWithNoCompilerAsTheJustInTimePa
   });
 }
 
+/// Batches of 8 rows of 12 normal floats (from `seed`) and their labels.
+struct SmallBatches {
+  std::vector<std::vector<float>> xs;
+  std::vector<std::vector<int64_t>> ys;
+};
+SmallBatches smallBatches(int count, unsigned seed) {
+  SmallBatches data;
+  for (int k = 0; k < count; ++k) {
+    std::mt19937 generator(seed + k);
+    std::normal_distribution<float> normal;
+    data.xs.emplace_back(8 * 12);
+    for (float &v : data.xs.back())
+      v = normal(generator);
+    data.ys.emplace_back();
+    for (int i = 0; i < 8; ++i)
+      data.ys.back().push_back((k * 5 + i * 3) % 4);
+  }
+  return data;
+}
+
+/// Trains the artifact at `dir`'s train_step through the C API on batches
+/// [first, first + losses.size()) of `data`, starting at step `first`:
+/// each loss must be `losses`' to the bit. Saves the state to `saved`.
+void trainThroughTheCApi(const std::string &dir, const SmallBatches &data, int first,
+                         const std::vector<float> &losses, const std::string &saved) {
+  sinter_artifact *artifact = nullptr;
+  sinter_session *run = nullptr;
+  ASSERT_EQ(sinter_artifact_open(dir.c_str(), &artifact), SINTER_OK) << sinter_last_error();
+  ASSERT_EQ(sinter_artifact_function_count(artifact), 1); // no predict asked for
+  ASSERT_EQ(sinter_session_open(artifact, "train_step", &run), SINTER_OK) << sinter_last_error();
+  EXPECT_EQ(sinter_session_step(run), first);
+  for (size_t j = 0; j < losses.size(); ++j) {
+    const std::vector<float> &x = data.xs[first + j];
+    const std::vector<int64_t> &y = data.ys[first + j];
+    ASSERT_EQ(sinter_session_set_input(run, "input", x.data(), x.size() * 4), SINTER_OK);
+    ASSERT_EQ(sinter_session_set_input(run, "target", y.data(), y.size() * 8), SINTER_OK);
+    ASSERT_EQ(sinter_session_run(run), SINTER_OK) << sinter_last_error();
+    float loss = 0;
+    ASSERT_EQ(sinter_session_get_output(run, "loss", &loss, sizeof loss), SINTER_OK);
+    EXPECT_EQ(std::bit_cast<uint32_t>(loss), std::bit_cast<uint32_t>(losses[j]))
+        << "step " << first + j + 1 << ": session " << loss << ", just in time " << losses[j];
+  }
+  ASSERT_EQ(sinter_session_save(run, saved.c_str()), SINTER_OK) << sinter_last_error();
+  sinter_session_close(run);
+  sinter_artifact_close(artifact);
+}
+
 TEST(AotArtifact, AnOptimizerPartWayThroughIsExportedAtItsStepCount) {
   // training_artifact from an AdamW that has taken 3 steps under a warmup
   // schedule: the artifact's session starts at step 3 (the bias corrections
@@ -556,18 +603,9 @@ TEST(AotArtifact, AnOptimizerPartWayThroughIsExportedAtItsStepCount) {
   // second. SGD and a missing loss are refused.
   compiler::install();
   constexpr int kBefore = 3, kAfter = 5;
-  std::vector<std::vector<float>> xs;
-  std::vector<std::vector<int64_t>> ys;
-  for (int k = 0; k < kBefore + kAfter; ++k) {
-    std::mt19937 generator(40 + k);
-    std::normal_distribution<float> normal;
-    xs.emplace_back(8 * 12);
-    for (float &v : xs.back())
-      v = normal(generator);
-    ys.emplace_back();
-    for (int i = 0; i < 8; ++i)
-      ys.back().push_back((k * 5 + i * 3) % 4);
-  }
+  SmallBatches data = smallBatches(kBefore + kAfter, 40);
+  const auto &xs = data.xs;
+  const auto &ys = data.ys;
   struct Run {
     std::shared_ptr<nn::Module> model;
     std::unique_ptr<optim::AdamW> adamw;
@@ -618,25 +656,8 @@ TEST(AotArtifact, AnOptimizerPartWayThroughIsExportedAtItsStepCount) {
   what.model_name = "small-mlp";
   aot::write_artifact(request.dir, aot::training_artifact(what, request));
 
-  sinter_artifact *artifact = nullptr;
-  sinter_session *run = nullptr;
-  ASSERT_EQ(sinter_artifact_open(request.dir.c_str(), &artifact), SINTER_OK) << sinter_last_error();
-  ASSERT_EQ(sinter_artifact_function_count(artifact), 1); // no predict asked for
-  ASSERT_EQ(sinter_session_open(artifact, "train_step", &run), SINTER_OK) << sinter_last_error();
-  EXPECT_EQ(sinter_session_step(run), kBefore);
-  for (int k = kBefore; k < kBefore + kAfter; ++k) {
-    ASSERT_EQ(sinter_session_set_input(run, "input", xs[k].data(), xs[k].size() * 4), SINTER_OK);
-    ASSERT_EQ(sinter_session_set_input(run, "target", ys[k].data(), ys[k].size() * 8), SINTER_OK);
-    ASSERT_EQ(sinter_session_run(run), SINTER_OK) << sinter_last_error();
-    float loss = 0;
-    ASSERT_EQ(sinter_session_get_output(run, "loss", &loss, sizeof loss), SINTER_OK);
-    EXPECT_EQ(std::bit_cast<uint32_t>(loss), std::bit_cast<uint32_t>(jitLosses[k - kBefore]))
-        << "step " << k + 1 << ": session " << loss << ", just in time " << jitLosses[k - kBefore];
-  }
   std::string saved = scratchPath("part-way.safetensors");
-  ASSERT_EQ(sinter_session_save(run, saved.c_str()), SINTER_OK) << sinter_last_error();
-  sinter_session_close(run);
-  sinter_artifact_close(artifact);
+  ASSERT_NO_FATAL_FAILURE(trainThroughTheCApi(request.dir, data, kBefore, jitLosses, saved));
   io::SafetensorsFile file = io::load_safetensors(saved);
   EXPECT_EQ(file.metadata.at("step"), std::to_string(kBefore + kAfter));
   EXPECT_EQ(file.metadata.at("model"), "small-mlp");
@@ -677,18 +698,9 @@ TEST(AotArtifact, AnOptimizerOfSomeParametersTrainsThemAndLeavesTheRest) {
   // that trains on does, to the bit, and leaves the first layer's bytes.
   compiler::install();
   constexpr int kSteps = 4;
-  std::vector<std::vector<float>> xs;
-  std::vector<std::vector<int64_t>> ys;
-  for (int k = 0; k < kSteps; ++k) {
-    std::mt19937 generator(70 + k);
-    std::normal_distribution<float> normal;
-    xs.emplace_back(8 * 12);
-    for (float &v : xs.back())
-      v = normal(generator);
-    ys.emplace_back();
-    for (int i = 0; i < 8; ++i)
-      ys.back().push_back((k + i) % 4);
-  }
+  SmallBatches data = smallBatches(kSteps, 70);
+  const auto &xs = data.xs;
+  const auto &ys = data.ys;
   auto start = [&](std::shared_ptr<nn::Module> &model) {
     manual_seed(12);
     model = models::mlp({.in_features = 12, .hidden = {16}, .num_classes = 4});
@@ -726,23 +738,8 @@ TEST(AotArtifact, AnOptimizerOfSomeParametersTrainsThemAndLeavesTheRest) {
   what.loss = [&] { return F::cross_entropy((*model)(x), y); };
   aot::write_artifact(request.dir, aot::training_artifact(what, request));
 
-  sinter_artifact *artifact = nullptr;
-  sinter_session *run = nullptr;
-  ASSERT_EQ(sinter_artifact_open(request.dir.c_str(), &artifact), SINTER_OK) << sinter_last_error();
-  ASSERT_EQ(sinter_session_open(artifact, "train_step", &run), SINTER_OK) << sinter_last_error();
-  for (int k = 0; k < kSteps; ++k) {
-    ASSERT_EQ(sinter_session_set_input(run, "input", xs[k].data(), xs[k].size() * 4), SINTER_OK);
-    ASSERT_EQ(sinter_session_set_input(run, "target", ys[k].data(), ys[k].size() * 8), SINTER_OK);
-    ASSERT_EQ(sinter_session_run(run), SINTER_OK) << sinter_last_error();
-    float loss = 0;
-    ASSERT_EQ(sinter_session_get_output(run, "loss", &loss, sizeof loss), SINTER_OK);
-    EXPECT_EQ(std::bit_cast<uint32_t>(loss), std::bit_cast<uint32_t>(losses[k]))
-        << "step " << k + 1 << ": session " << loss << ", just in time " << losses[k];
-  }
   std::string saved = scratchPath("frozen.safetensors");
-  ASSERT_EQ(sinter_session_save(run, saved.c_str()), SINTER_OK) << sinter_last_error();
-  sinter_session_close(run);
-  sinter_artifact_close(artifact);
+  ASSERT_NO_FATAL_FAILURE(trainThroughTheCApi(request.dir, data, 0, losses, saved));
   std::map<std::string, std::vector<uint8_t>> state = bytesOf(io::load_safetensors(saved).tensors);
   EXPECT_EQ(state, jitState);
   EXPECT_EQ(state.at("model.0.weight"), initial.at("0.weight")) << "the frozen layer moved";
