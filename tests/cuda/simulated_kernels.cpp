@@ -219,6 +219,13 @@ int main(int argc, char **argv) {
         expectedPointers.push_back(expected[r].data());
         buffers.push_back(got[r]);
       }
+      // The CPU's kernel takes its plan's scratch buffers after its results
+      // (a CUDA kernel keeps a row's values in registers).
+      std::vector<std::vector<unsigned char>> scratch;
+      for (int64_t bytes : plan->scratchBytes)
+        scratch.emplace_back(static_cast<size_t>(bytes) + 64);
+      for (auto &buffer : scratch)
+        expectedPointers.push_back(buffer.data());
       cpuKernel(inputPointers.data(), expectedPointers.data());
       sinter::simt::Options options;
       options.shuffled = shuffled;

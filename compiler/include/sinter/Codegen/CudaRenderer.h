@@ -13,11 +13,15 @@
 // they are read (no stored values, no reductions), as one grid-stride loop
 // per independent part, a thread per element, 256 threads a block (eight
 // warps: enough to hide a load's latency on sm_80/sm_90 at any occupancy)
-// and up to 65535 blocks (each thread then takes several elements). A value
-// read at another index (a broadcast, a transpose, a slice, a reshape) is a
-// device lambda of the index, through the plan's index map. Row kernels,
-// per-result kernels, stored values and reductions are refused with a
-// RenderProblem until their shapes (warp per row, split reductions) land.
+// and up to 65535 blocks (each thread then takes several elements); and row
+// plans (softmax, layer norm, a loss's rows), a warp per row (Note [Row
+// kernels on the GPU] in CudaRenderer.cpp). A value read at another index (a
+// broadcast, a transpose, a slice, a reshape) is a device lambda of the
+// index, through the plan's index map; a stored value is recomputed where
+// read, a row value kept in a register. Per-result plans, elementwise plans
+// with stored values and reductions outside row plans are refused with a
+// RenderProblem until their shapes (split reductions) land. A CUDA kernel
+// takes no scratch buffers.
 //
 // Each kernel is
 //   extern "C" __global__ void <name>(const T0 *in0, ..., R0 *out0, ...)
