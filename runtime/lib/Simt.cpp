@@ -8,7 +8,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
-#include <boost/context/detail/exception.hpp>
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#endif
+
 #include <boost/context/fiber.hpp>
 #include <boost/context/preallocated.hpp>
 #include <boost/context/protected_fixedsize_stack.hpp>
@@ -47,7 +50,41 @@ struct Thread {
   int fromLane = 0;
   uint64_t result = 0;
   std::string error; // what the thread threw, if it did
+  /// The block gave up (an error elsewhere): the fiber unwinds and ends
+  /// when it is next resumed (or ends at once, if it never ran).
+  bool abandon = false;
+  // The stacks of the fiber and of the scheduler, for AddressSanitizer.
+  const void *stackBottom = nullptr, *schedulerBottom = nullptr;
+  std::size_t stackSize = 0, schedulerSize = 0;
 };
+
+/// What suspend() throws into an abandoned fiber.
+struct Abandoned {};
+
+// Stack switches said to AddressSanitizer (Note [The CUDA simulator]): it
+// then knows which stack each fiber runs on, and reports nothing false when
+// one unwinds.
+#if defined(__SANITIZE_ADDRESS__)
+#define SINTER_SIMT_ASAN 1
+#else
+#define SINTER_SIMT_ASAN 0
+#endif
+
+void startSwitch(void **fake, const void *bottom, std::size_t size) {
+#if SINTER_SIMT_ASAN
+  __sanitizer_start_switch_fiber(fake, bottom, size);
+#else
+  (void)fake, (void)bottom, (void)size;
+#endif
+}
+
+void finishSwitch(void *fake, const void **bottom, std::size_t *size) {
+#if SINTER_SIMT_ASAN
+  __sanitizer_finish_switch_fiber(fake, bottom, size);
+#else
+  (void)fake, (void)bottom, (void)size;
+#endif
+}
 
 /// A worker's fiber stacks (each with a guard page below it), kept from
 /// block to block: a block of 1024 threads maps its stacks once per worker,
@@ -106,22 +143,43 @@ const char *nameOf(WarpOp op) { return op == WarpOp::Shuffle ? "a shuffle" : "a 
 void suspend(State state) {
   Thread *t = current;
   t->state = state;
+  void *fake = nullptr;
+  startSwitch(&fake, t->schedulerBottom, t->schedulerSize);
   t->scheduler = std::move(t->scheduler).resume();
+  finishSwitch(fake, &t->schedulerBottom, &t->schedulerSize);
+  if (t->abandon)
+    throw Abandoned{};
 }
+
+/// Runs fiber `t` until it suspends or ends.
+void resume(Thread &t) {
+  current = &t;
+  void *fake = nullptr;
+  startSwitch(&fake, t.stackBottom, t.stackSize);
+  t.self = std::move(t.self).resume();
+  finishSwitch(fake, nullptr, nullptr);
+  current = nullptr;
+}
+
+std::string schedule(Block &block, const Options &options, std::mt19937_64 &random);
 
 /// Runs one block's threads as fibers until every one has ended; "" or why
 /// not.
 std::string runFibers(Block &block, const std::function<void()> &body, const Options &options,
                       std::mt19937_64 &random) {
-  const int n = static_cast<int>(block.threads.size());
   for (Thread &t : block.threads) {
     Thread *thread = &t;
     ctx::stack_context stack = block.stacks->at(static_cast<std::size_t>(t.linear));
+    t.stackBottom = static_cast<const char *>(stack.sp) - stack.size;
+    t.stackSize = stack.size;
     t.self = ctx::fiber(std::allocator_arg, ctx::preallocated(stack.sp, stack.size, stack),
                         KeepStack{}, [thread, &body](ctx::fiber &&scheduler) {
+                          finishSwitch(nullptr, &thread->schedulerBottom, &thread->schedulerSize);
                           thread->scheduler = std::move(scheduler);
                           try {
-                            body();
+                            if (!thread->abandon)
+                              body();
+                          } catch (const Abandoned &) {
                           } catch (const ctx::detail::forced_unwind &) {
                             throw; // the fiber is being destroyed
                           } catch (const std::exception &e) {
@@ -130,9 +188,25 @@ std::string runFibers(Block &block, const std::function<void()> &body, const Opt
                             thread->error = "an exception of no standard type";
                           }
                           thread->state = State::Done;
+                          startSwitch(nullptr, thread->schedulerBottom, thread->schedulerSize);
                           return std::move(thread->scheduler);
                         });
   }
+  std::string why = schedule(block, options, random);
+  // The block gave up: each fiber still suspended (or never run) unwinds
+  // its kernel code and ends, so no stack is left holding live frames.
+  for (Thread &t : block.threads)
+    if (t.state != State::Done) {
+      t.abandon = true;
+      resume(t);
+    }
+  return why;
+}
+
+/// The scheduler of runFibers: "" when every thread has ended, or why they
+/// cannot.
+std::string schedule(Block &block, const Options &options, std::mt19937_64 &random) {
+  const int n = static_cast<int>(block.threads.size());
   std::vector<int> order(n);
   std::iota(order.begin(), order.end(), 0);
   for (;;) {
@@ -142,9 +216,7 @@ std::string runFibers(Block &block, const std::function<void()> &body, const Opt
       Thread &t = block.threads[i];
       if (t.state != State::Running)
         continue;
-      current = &t;
-      t.self = std::move(t.self).resume();
-      current = nullptr;
+      resume(t);
       if (!t.error.empty())
         return absl::StrCat(threadText(t), ": ", t.error);
     }

@@ -37,6 +37,11 @@
 // copies (cp.async, TMA), dynamic shared memory (`extern __shared__`),
 // timing and occupancy. Those are for a real GPU (tools/gpu_check.sh).
 //
+// A block that fails (a reported bug) abandons its fibers: each unwinds its
+// kernel code and ends before the block's stacks are reused. Every stack
+// switch is said to AddressSanitizer in a sanitized build, so it reports
+// nothing false about fiber stacks.
+//
 // Device memory is host memory from simt::Memory: each block has guard
 // zones before and after it, freed blocks are poisoned and held back, and
 // after every launch the guards and the poison are checked, so a write out
