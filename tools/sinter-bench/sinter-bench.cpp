@@ -11,26 +11,39 @@
 //   sinter-bench --model gpt-mini --dump-weights DIR   (for torch_baseline.py)
 //   sinter-bench --model gpt-mini --batch-size auto --memory-budget 256MiB
 //       --mode compiled --check-reference   (the chosen batch, checked)
+//   sinter-bench --model gpt-mini --device cuda --compile-only --arch sm_80,sm_90 --json
+//       (the step's CUDA kernels through NVRTC and ptxas: each one's registers,
+//       spills and shared memory; no GPU needed)
 //
 //===----------------------------------------------------------------------===//
 #include "Flags.h"
 #include "LargestBatch.h"
+#include "Ptxas.h"
 #include "TensorDump.h"
 #include "ZooTask.h"
 
+#include "sinter/Codegen/HostCompiler.h"
+#include "sinter/Compiler/Pipeline.h"
 #include "sinter/Compiler/StepCompiler.h"
 #include "sinter/runtime/Allocator.h"
 #include "sinter/runtime/ByteCount.h"
 #include "sinter/runtime/CoreShare.h"
+#include "sinter/runtime/Nvrtc.h"
 
 #include "absl/flags/flag.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <optional>
+#include <sstream>
+
+#include <unistd.h>
 
 ABSL_FLAG(std::string, model, "gpt-mini", "mlp, lenet, resnet18, gpt-mini or bert-mini");
 ABSL_FLAG(std::string, batch_size, "8",
@@ -65,6 +78,13 @@ ABSL_FLAG(bool, keep_gradients, false,
           "before the forward pass does; by default the step clears them after the update "
           "(zero_grad() before mark_step()), so it returns none and frees each as soon as its "
           "parameter is updated");
+ABSL_FLAG(std::string, device, "",
+          "where the steps run: cpu, cuda or cuda:N (empty: SINTER_DEVICE, else cpu)");
+ABSL_FLAG(bool, compile_only, false,
+          "with --device cuda: compile the first training step's CUDA kernels with NVRTC and "
+          "ptxas for each --arch and print each kernel's registers, spills and shared memory "
+          "(exit status 1 when one spills or exceeds a limit); nothing runs, no GPU needed");
+ABSL_FLAG(std::string, arch, "sm_80,sm_90", "--compile-only: the GPU architectures");
 ABSL_FLAG(std::string, dump_weights, "",
           "write the initial parameters and the batch to this folder (raw little-endian files "
           "and a manifest) for benchmarks/torch_baseline.py, then benchmark as usual");
@@ -274,9 +294,10 @@ StepMemory planStep(const std::string &model, int64_t batch, int64_t length, dou
 
 /// The loss and every parameter's gradient of one AdamW training step of
 /// `model` at `batch` under `settings`, from the zoo's weights and batch.
-std::vector<std::pair<std::string, std::vector<double>>>
-stepGradients(const std::string &model, int64_t batch, int64_t length, double lr,
-              const Settings &settings) {
+std::vector<std::pair<std::string, std::vector<double>>> stepGradients(const std::string &model,
+                                                                       int64_t batch,
+                                                                       int64_t length, double lr,
+                                                                       const Settings &settings) {
   Session::Use use(settings);
   tools::ZooTask task = tools::makeZooTask(model, batch, length);
   optim::AdamW optimizer(task.model->parameters(), {.lr = lr});
@@ -367,6 +388,100 @@ double learningRate(const std::string &flag, int64_t batch) {
   return lr;
 }
 
+/// --compile-only: the first step's CUDA kernels (those the CUDA renderer
+/// writes yet) through NVRTC and ptxas for each architecture.
+int compileOnly(const std::string &name, int64_t batch, int64_t length) {
+  std::vector<std::string> archs;
+  {
+    std::string flag = absl::GetFlag(FLAGS_arch), item;
+    std::istringstream items(flag);
+    while (std::getline(items, item, ',')) {
+      SINTER_CHECK(item.size() == 5 && item.rfind("sm_", 0) == 0 &&
+                       std::isdigit(static_cast<unsigned char>(item[3])) &&
+                       std::isdigit(static_cast<unsigned char>(item[4])),
+                   Loc::current(), "--arch: '" + item + "' is not sm_NN (sm_80, sm_90)");
+      archs.push_back(item.substr(3));
+    }
+    SINTER_CHECK(!archs.empty(), Loc::current(), "--arch names no architecture");
+  }
+  const std::string ptxas = tools::findPtxas();
+  SINTER_CHECK(!ptxas.empty(), Loc::current(),
+               "--compile-only needs ptxas (the CUDA toolkit's; CUDA_HOME/bin, /usr/local/cuda/bin "
+               "or PATH)");
+  // The step is recorded on the CPU (its graph does not depend on the
+  // device) and not run.
+  Session::Use session({.compiler = {.use_reference = true}});
+  tools::ZooTask task = tools::makeZooTask(name, batch, length);
+  Tensor loss = task.loss();
+  loss.backward();
+  optim::AdamW optimizer(task.model->parameters());
+  optimizer.step();
+  std::vector<lazy::NodePtr> outputs = {lazy::node_of(loss)};
+  for (const Tensor &p : task.model->parameters())
+    outputs.push_back(lazy::node_of(p));
+  compiler::CudaStepSource step;
+  std::string error;
+  SINTER_CHECK(compiler::renderCudaStep(outputs, step, error), Loc::current(),
+               "the step did not compile: " + error);
+  std::filesystem::path work =
+      std::filesystem::temp_directory_path() / ("sinter-bench-cuda-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(work);
+  constexpr long kThreads = 256; // every kernel the renderer writes (Note [The CUDA renderer])
+  int problems = 0;
+  const bool json = absl::GetFlag(FLAGS_json);
+  for (const std::string &arch : archs) {
+    StatusOr<std::string> ptx =
+        cuda::compileWithNvrtc({.path = name + ".cu",
+                                .source = step.source,
+                                .arch = arch,
+                                .output = cuda::NvrtcOutput::Ptx,
+                                .includeDirs = {codegen::kernelsIncludeDir()}});
+    SINTER_CHECK(ptx.ok(), Loc::current(), std::string(ptx.status().message()));
+    std::string ptxPath = (work / ("step_sm" + arch + ".ptx")).string();
+    std::ofstream(ptxPath) << *ptx;
+    StatusOr<std::string> report = tools::assemble(
+        ptxas, ptxPath, arch, (work / ("step_sm" + arch + ".cubin")).string(), true);
+    SINTER_CHECK(report.ok(), Loc::current(), std::string(report.status().message()));
+    std::vector<tools::KernelResources> kernels = tools::parsePtxasReport(*report);
+    long most = 0, spills = 0;
+    for (const tools::KernelResources &k : kernels) {
+      std::string why = tools::resourceProblem(k, kThreads);
+      problems += !why.empty();
+      most = std::max(most, k.registers);
+      spills += k.spillStores + k.spillLoads;
+      if (json)
+        std::printf("{\"model\": \"%s\", \"kernel\": \"%s\", \"arch\": \"sm_%s\", "
+                    "\"registers\": %ld, \"spill_stores\": %ld, \"spill_loads\": %ld, "
+                    "\"shared_bytes\": %ld, \"threads\": %ld, \"problem\": %s}\n",
+                    name.c_str(), k.kernel.c_str(), arch.c_str(), k.registers, k.spillStores,
+                    k.spillLoads, k.sharedBytes, kThreads,
+                    why.empty() ? "null" : ("\"" + why + "\"").c_str());
+      else if (!why.empty())
+        std::printf("%s sm_%s: %s: %s (registers %ld, spills %ld/%ld, shared %ld bytes)\n",
+                    name.c_str(), arch.c_str(), k.kernel.c_str(), why.c_str(), k.registers,
+                    k.spillStores, k.spillLoads, k.sharedBytes);
+    }
+    if (json)
+      std::printf("{\"model\": \"%s\", \"arch\": \"sm_%s\", \"kernels\": %lld, "
+                  "\"kernels_written\": %zu, \"kernels_assembled\": %zu, \"max_registers\": "
+                  "%ld, \"spill_bytes\": %ld}\n",
+                  name.c_str(), arch.c_str(), static_cast<long long>(step.kernels),
+                  step.written.size(), kernels.size(), most, spills);
+    else
+      std::printf("%s batch %lld sm_%s: %zu of the step's %lld kernels written for CUDA and "
+                  "assembled (%zu), at most %ld registers, %ld bytes of spills\n",
+                  name.c_str(), static_cast<long long>(batch), arch.c_str(), step.written.size(),
+                  static_cast<long long>(step.kernels), kernels.size(), most, spills);
+    if (kernels.size() != step.written.size()) {
+      std::fprintf(stderr, "sinter-bench: ptxas reported %zu kernels, the renderer wrote %zu\n",
+                   kernels.size(), step.written.size());
+      ++problems;
+    }
+  }
+  std::filesystem::remove_all(work);
+  return problems == 0 ? 0 : 1;
+}
+
 int run() {
   const std::string model = absl::GetFlag(FLAGS_model), mode = absl::GetFlag(FLAGS_mode);
   const int64_t length = absl::GetFlag(FLAGS_length);
@@ -377,11 +492,26 @@ int run() {
   SINTER_CHECK(steps > 0 && warmup >= 0, Loc::current(),
                "--steps must be positive and --warmup not negative");
   compiler::install();
+  const std::string deviceFlag = absl::GetFlag(FLAGS_device);
+  const Device device =
+      !deviceFlag.empty() ? Device::parse(deviceFlag) : Settings::fromEnvironment().device;
+  if (absl::GetFlag(FLAGS_compile_only)) {
+    SINTER_CHECK(device.isCuda(), Loc::current(),
+                 "--compile-only compiles a step's CUDA kernels: give --device cuda (the CPU's "
+                 "kernels compile as a step runs)");
+    const std::string batchText = absl::GetFlag(FLAGS_batch_size);
+    char *end = nullptr;
+    long long value = std::strtoll(batchText.c_str(), &end, 10);
+    SINTER_CHECK(!batchText.empty() && *end == '\0' && value > 0, Loc::current(),
+                 "--compile-only takes a positive --batch-size, got '" + batchText + "'");
+    return compileOnly(model, value, length);
+  }
   const std::string budgetFlag = absl::GetFlag(FLAGS_memory_budget);
   const int64_t budget = budgetFlag.empty() ? 0 : parseBytes(budgetFlag, "memory-budget");
   // The tool's session: the environment's settings, with the budget of the
   // flag (compiled steps recompute to fit, Note [Rematerialization]).
   Settings settings = Settings::fromEnvironment();
+  settings.device = device;
   if (budget > 0)
     settings.compiler.memory_budget = budget;
   Session::Use session(settings);

@@ -12,6 +12,8 @@
 //   sinter-cuda-check [--arch 90] [--keep DIR] [--threads N] file.cu...
 //
 //===----------------------------------------------------------------------===//
+#include "Ptxas.h"
+
 #include "sinter/runtime/Nvrtc.h"
 
 #include <algorithm>
@@ -19,12 +21,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include <sys/wait.h>
 #include <unistd.h>
 
 namespace {
@@ -37,38 +37,6 @@ bool readFile(const std::string &path, std::string &text) {
   buffer << in.rdbuf();
   text = buffer.str();
   return true;
-}
-
-/// One kernel's resources, as ptxas -v reports them.
-struct Resources {
-  std::string kernel;
-  long registers = 0, spillStores = 0, spillLoads = 0, sharedBytes = 0;
-};
-
-std::vector<Resources> parseResources(const std::string &report) {
-  std::vector<Resources> kernels;
-  std::regex entry(R"(Compiling entry function '([^']+)')"),
-      spills(R"((\d+) bytes spill stores, (\d+) bytes spill loads)"),
-      used(R"(Used (\d+) registers)"), smem(R"((\d+) bytes smem)");
-  std::istringstream lines(report);
-  std::smatch m;
-  for (std::string line; std::getline(lines, line);) {
-    if (std::regex_search(line, m, entry)) {
-      kernels.push_back({m[1].str()});
-      continue;
-    }
-    if (kernels.empty())
-      continue;
-    if (std::regex_search(line, m, spills)) {
-      kernels.back().spillStores = std::stol(m[1].str());
-      kernels.back().spillLoads = std::stol(m[2].str());
-    }
-    if (std::regex_search(line, m, used))
-      kernels.back().registers = std::stol(m[1].str());
-    if (std::regex_search(line, m, smem))
-      kernels.back().sharedBytes = std::stol(m[1].str());
-  }
-  return kernels;
 }
 
 } // namespace
@@ -134,39 +102,24 @@ int main(int argc, char **argv) {
     std::filesystem::path stem = work / std::filesystem::path(file).stem();
     std::string ptxPath = stem.string() + ".ptx", cubin = stem.string() + ".cubin";
     std::ofstream(ptxPath) << ptx;
-    std::string command = std::string(SINTER_PTXAS) + (threads > 0 ? " -v" : "") + " -arch=sm_" +
-                          arch + " " + ptxPath + " -o " + cubin + " 2>&1";
-    std::string report;
-    FILE *pipe = popen(command.c_str(), "r");
-    if (pipe != nullptr) {
-      char chunk[4096];
-      for (size_t n; (n = std::fread(chunk, 1, sizeof chunk, pipe)) > 0;)
-        report.append(chunk, n);
-    }
-    int status = pipe == nullptr ? -1 : pclose(pipe);
-    if (status > 0)
-      status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    if (status != 0) {
-      std::fprintf(stderr, "FAIL  %s: ptxas (exit %d) on %s\n%s", file.c_str(), status,
-                   ptxPath.c_str(), report.c_str());
+    sinter::StatusOr<std::string> report =
+        sinter::tools::assemble(SINTER_PTXAS, ptxPath, arch, cubin, threads > 0);
+    if (!report.ok()) {
+      std::fprintf(stderr, "FAIL  %s: %s\n", file.c_str(),
+                   std::string(report.status().message()).c_str());
       ++failures;
       continue;
     }
     if (threads > 0) {
-      std::vector<Resources> kernels = parseResources(report);
+      std::vector<sinter::tools::KernelResources> kernels =
+          sinter::tools::parsePtxasReport(*report);
       long most = 0;
       bool bad = kernels.empty();
       if (kernels.empty())
         std::fprintf(stderr, "FAIL  %s: ptxas reported no kernel\n", file.c_str());
-      for (const Resources &k : kernels) {
+      for (const sinter::tools::KernelResources &k : kernels) {
         most = std::max(most, k.registers);
-        std::string why;
-        if (k.spillStores > 0 || k.spillLoads > 0)
-          why = "spills";
-        else if (k.registers * threads > 65536)
-          why = "registers x threads above 65536";
-        else if (k.sharedBytes > 48 * 1024)
-          why = "more than 48 KiB of static shared memory";
+        std::string why = sinter::tools::resourceProblem(k, threads);
         std::printf("  %s sm_%s: registers %ld, spill_stores %ld, spill_loads %ld, shared_bytes "
                     "%ld, threads %ld%s\n",
                     k.kernel.c_str(), arch.c_str(), k.registers, k.spillStores, k.spillLoads,

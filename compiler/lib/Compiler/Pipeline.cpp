@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "sinter/Compiler/Pipeline.h"
 
+#include "sinter/Codegen/CudaKernels.h"
 #include "sinter/Codegen/Target.h"
 #include "sinter/Compiler/LowerLazyGraph.h"
 #include "sinter/Compiler/ProgramTranslation.h"
@@ -289,6 +290,34 @@ bool planStep(const std::vector<lazy::NodePtr> &outputs, const codegen::Target &
                     donatable != nullptr ? &perGraph : nullptr, memoryBudget))
     return false;
   program = std::move(programs.front());
+  return true;
+}
+
+bool renderCudaStep(const std::vector<lazy::NodePtr> &outputs, CudaStepSource &step,
+                    std::string &error) {
+  mlir::MLIRContext context;
+  context.loadDialect<ir::SinterDialect, mlir::func::FuncDialect>();
+  llvm::raw_string_ostream diagnostics(error);
+  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diagnostic) {
+    if (diagnostic.getSeverity() != mlir::DiagnosticSeverity::Remark)
+      diagnostics << diagnostic.getLocation() << ": " << diagnostic << "\n";
+    return mlir::success();
+  });
+  mlir::OwningOpRef<mlir::ModuleOp> module = lowerGraphs(context, {outputs});
+  if (!module)
+    return false;
+  // The pipeline as for the CPU (there is no CUDA target to plan with yet).
+  mlir::PassManager pm(&context);
+  passes::buildPipeline(pm, {.memory = codegen::memoryRules(codegen::cpuTarget())});
+  if (mlir::failed(pm.run(*module)))
+    return false;
+  codegen::CudaKernels kernels = codegen::renderCudaKernels(*module, "sinter_kernel_");
+  step.source = std::move(kernels.source);
+  step.kernels = kernels.count;
+  step.written.clear();
+  for (int64_t k = 0; k < kernels.count; ++k)
+    if (kernels.written[k])
+      step.written.push_back("sinter_kernel_" + std::to_string(k));
   return true;
 }
 

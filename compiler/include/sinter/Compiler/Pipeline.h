@@ -69,6 +69,22 @@ bool planStep(const std::vector<lazy::NodePtr> &outputs, const codegen::Target &
               runtime::Program &program, StepBuild &step, std::string &error,
               const std::vector<bool> *donatable = nullptr, int64_t memoryBudget = 0);
 
+/// A step's kernels as CUDA C++ (Note [The CUDA renderer] in
+/// sinter/Codegen/CudaRenderer.h): kernel k is `sinter_kernel_<k>`.
+struct CudaStepSource {
+  std::string source;
+  /// The step's kernels (fusions and library ops), and the names of those
+  /// the CUDA renderer wrote.
+  int64_t kernels = 0;
+  std::vector<std::string> written;
+};
+
+/// Lowers the graph of `outputs` and runs the pipeline as compileStep does,
+/// then writes each fusion with the CUDA renderer where it can (nothing is
+/// built). Returns false with the diagnostics in `error`.
+bool renderCudaStep(const std::vector<lazy::NodePtr> &outputs, CudaStepSource &step,
+                    std::string &error);
+
 } // namespace sinter::compiler
 
 #endif // SINTER_COMPILER_PIPELINE_H
