@@ -48,13 +48,6 @@ using SimulatedKernel = void (*)(const void *, const void *, void *const *, void
 
 size_t elementBytes(const std::string &dtype) { return dtype == "i1" ? 1 : dtype == "i64" ? 8 : 4; }
 
-int64_t count(const std::vector<int64_t> &shape) {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
-}
-
 std::vector<unsigned char> randomBuffer(const std::string &dtype, int64_t n, std::mt19937 &random) {
   std::vector<unsigned char> bytes(static_cast<size_t>(n) * elementBytes(dtype) + 1);
   std::normal_distribution<float> normal;
@@ -187,16 +180,16 @@ int main(int argc, char **argv) {
     }
     std::vector<std::vector<unsigned char>> inputs;
     std::vector<const void *> inputPointers;
-    for (const auto &input : plan->inputs) {
-      inputs.push_back(randomBuffer(input.dtype, count(input.shape), random));
+    for (size_t i = 0; i < plan->inputs.size(); ++i) {
+      int input = -1 - static_cast<int>(i);
+      inputs.push_back(randomBuffer(plan->dtypeOf(input), plan->elementsOf(input), random));
       inputPointers.push_back(inputs.back().data());
     }
     std::vector<std::string> dtypes;
     std::vector<int64_t> sizes;
     for (const auto &result : plan->results) {
-      const auto &value = plan->values[result.value];
-      dtypes.push_back(value.dtype);
-      sizes.push_back(count(value.shape));
+      dtypes.push_back(plan->dtypeOf(result.value));
+      sizes.push_back(plan->elementsOf(result.value));
     }
     for (bool shuffled : {false, true}) {
       // The simulated kernel's buffers are the simulated device's memory

@@ -95,4 +95,15 @@ ZooTask makeZooTask(const std::string &name, int64_t batch, int64_t length, uint
   return task;
 }
 
+std::vector<lazy::NodePtr> recordStep(ZooTask &task, optim::Optimizer *optimizer) {
+  Tensor loss = task.loss();
+  loss.backward();
+  if (optimizer != nullptr)
+    optimizer->step();
+  std::vector<lazy::NodePtr> outputs = {lazy::node_of(loss)};
+  for (const Tensor &p : task.model->parameters())
+    outputs.push_back(lazy::node_of(optimizer != nullptr ? p : p.grad()));
+  return outputs;
+}
+
 } // namespace sinter::tools

@@ -12,6 +12,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace sinter::tools {
 
@@ -40,6 +41,12 @@ inline constexpr const char *kZooModels = "mlp, lenet, resnet18, gpt-mini or ber
 /// dropout for a model without one.
 ZooTask makeZooTask(const std::string &name, int64_t batch, int64_t length, uint64_t seed = 0,
                     int64_t imageSize = 32, double dropout = 0);
+
+/// Records one training step of `task` without running it: the loss, its
+/// backward and, given one, `optimizer`'s update. The graph's outputs: the
+/// loss, then each parameter (updated), or each gradient (no optimizer).
+/// What sinter-dump-step prints and `sinter-bench --compile-only` compiles.
+std::vector<lazy::NodePtr> recordStep(ZooTask &task, optim::Optimizer *optimizer);
 
 } // namespace sinter::tools
 

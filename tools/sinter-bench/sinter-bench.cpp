@@ -412,13 +412,8 @@ int compileOnly(const std::string &name, int64_t batch, int64_t length) {
   // device) and not run.
   Session::Use session({.compiler = {.use_reference = true}});
   tools::ZooTask task = tools::makeZooTask(name, batch, length);
-  Tensor loss = task.loss();
-  loss.backward();
   optim::AdamW optimizer(task.model->parameters());
-  optimizer.step();
-  std::vector<lazy::NodePtr> outputs = {lazy::node_of(loss)};
-  for (const Tensor &p : task.model->parameters())
-    outputs.push_back(lazy::node_of(p));
+  std::vector<lazy::NodePtr> outputs = tools::recordStep(task, &optimizer);
   compiler::CudaStepSource step;
   std::string error;
   SINTER_CHECK(compiler::renderCudaStep(outputs, step, error), Loc::current(),

@@ -46,8 +46,6 @@ int run() {
   Session::Use session({.compiler = {.use_reference = true}});
   tools::ZooTask task = tools::makeZooTask(name, batch, length);
   std::shared_ptr<nn::Module> model = task.model;
-  Tensor loss = task.loss();
-  loss.backward();
   std::unique_ptr<optim::Optimizer> optimizer;
   const std::string which = absl::GetFlag(FLAGS_optimizer);
   if (which == "adamw")
@@ -57,12 +55,7 @@ int run() {
         std::make_unique<optim::SGD>(model->parameters(), optim::SGDOptions{.momentum = 0.9});
   else
     SINTER_CHECK(which == "none", Loc::current(), "unknown --optimizer '" + which + "'");
-  if (optimizer)
-    optimizer->step();
-
-  std::vector<lazy::NodePtr> outputs = {lazy::node_of(loss)};
-  for (const Tensor &p : model->parameters())
-    outputs.push_back(lazy::node_of(optimizer ? p : p.grad()));
+  std::vector<lazy::NodePtr> outputs = tools::recordStep(task, optimizer.get());
   if (absl::GetFlag(FLAGS_compile)) {
     compiler::StepBuild step;
     std::string error;

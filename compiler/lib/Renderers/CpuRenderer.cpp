@@ -127,18 +127,9 @@ private:
 
   // A value is an operand index of the plan (KernelPlan::Value::operands):
   // a value (>= 0) or an input (-1 - input).
-  const std::vector<int64_t> &shapeOf(int v) const {
-    return v < 0 ? plan.inputs[-1 - v].shape : plan.values[v].shape;
-  }
-  std::string typeOf(int v) const {
-    return cppElementTypeOf(v < 0 ? plan.inputs[-1 - v].dtype : plan.values[v].dtype);
-  }
-  int64_t elements(int v) const {
-    int64_t n = 1;
-    for (int64_t d : shapeOf(v))
-      n *= d;
-    return n;
-  }
+  const std::vector<int64_t> &shapeOf(int v) const { return plan.shapeOf(v); }
+  std::string typeOf(int v) const { return cppElementTypeOf(plan.dtypeOf(v)); }
+  int64_t elements(int v) const { return plan.elementsOf(v); }
   /// The last dim of `v`'s shape (1 for a scalar).
   int64_t lastDim(int v) const {
     const std::vector<int64_t> &shape = shapeOf(v);

@@ -105,18 +105,8 @@ public:
   }
 
 private:
-  const std::vector<int64_t> &shapeOf(int v) const {
-    return v >= 0 ? plan.values[v].shape : plan.inputs[-1 - v].shape;
-  }
-  std::string typeOf(int v) const {
-    return cppElementTypeOf(v >= 0 ? plan.values[v].dtype : plan.inputs[-1 - v].dtype);
-  }
-  int64_t elements(int v) const {
-    int64_t n = 1;
-    for (int64_t d : shapeOf(v))
-      n *= d;
-    return n;
-  }
+  std::string typeOf(int v) const { return cppElementTypeOf(plan.dtypeOf(v)); }
+  int64_t elements(int v) const { return plan.elementsOf(v); }
 
   /// `v` read at element `index`.
   std::string call(int v, const std::string &index) const {

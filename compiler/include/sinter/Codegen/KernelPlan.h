@@ -135,6 +135,21 @@ struct KernelPlan {
   std::vector<std::pair<unsigned, unsigned>> inPlace;
 
   bool writesInPlace(unsigned input, unsigned result) const;
+
+  /// An operand as Value::operands names one (a value, or -1 - input): its
+  /// shape, dtype and element count, what every renderer reads of it.
+  const std::vector<int64_t> &shapeOf(int operand) const {
+    return operand < 0 ? inputs[-1 - operand].shape : values[operand].shape;
+  }
+  const std::string &dtypeOf(int operand) const {
+    return operand < 0 ? inputs[-1 - operand].dtype : values[operand].dtype;
+  }
+  int64_t elementsOf(int operand) const {
+    int64_t n = 1;
+    for (int64_t d : shapeOf(operand))
+      n *= d;
+    return n;
+  }
 };
 
 /// The plan as text, one line per input, value and result, then the scratch
