@@ -15,14 +15,7 @@ set(prefix "${WORK_DIR}/prefix")
 set(artifact "${WORK_DIR}/mlp.sinter")
 set(data /usr/share/datasets/fashion-mnist)
 
-function(run_step what)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${what} failed (${rc}):\n${out}\n${err}")
-  endif()
-  message(STATUS "${what}: ok\n${out}${err}")
-  set(output "${out}" PARENT_SCOPE)
-endfunction()
+include("${CMAKE_CURRENT_LIST_DIR}/RunStep.cmake")
 
 # The accuracy an example printed ("test accuracy 85.12% (10000 images)").
 function(accuracy_of what text)
