@@ -1,19 +1,22 @@
 //===- simulated_kernels.cpp - CUDA kernels on the simulator vs the CPU's --===//
 //
-// Usage: simulated_kernels MODULE.mlir [MIN_KERNELS]
+// Usage: simulated_kernels MODULE.mlir [MIN_KERNELS | all]
 //
 // Reads a planned module (sinter-opt --sinter-pipeline's output), writes its
 // kernels with the CPU renderer (built by the host compiler as the CPU
 // target builds them) and with the CUDA renderer (the CUDA C++ that NVRTC
 // compiles, built here by the host compiler against the SIMT prelude:
 // Note [The CUDA simulator]), runs every kernel the CUDA renderer wrote on
-// the same random inputs both ways, in order and in the simulator's
-// shuffled mode, and compares every output: integers and booleans exactly,
-// floats within 1e-5 of the tensor's largest magnitude (the CPU's
+// the same random inputs both ways, in order, in the simulator's shuffled
+// mode and (where the plan allows it) with results written over inputs as
+// buffer assignment may place them, and compares every output: integers
+// and booleans exactly, floats within 1e-5 of the tensor's largest
+// magnitude (the CPU's
 // vectorised libmvec and the scalar libm differ in the last bits of tanh
 // and erf, which 1 + tanh(x) near -1 magnifies).
 // Exits 1 on any difference, or when fewer than MIN_KERNELS (default 1)
-// kernels were compared.
+// kernels were compared, or with `all` when the CUDA renderer left any
+// fusion unwritten (it names each and why).
 //
 //===----------------------------------------------------------------------===//
 #include "sinter/Codegen/CudaKernels.h"
@@ -110,7 +113,8 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "usage: simulated_kernels MODULE.mlir [MIN_KERNELS]\n");
     return 2;
   }
-  int minKernels = argc > 2 ? std::atoi(argv[2]) : 1;
+  const bool all = argc > 2 && std::strcmp(argv[2], "all") == 0;
+  int minKernels = argc > 2 && !all ? std::atoi(argv[2]) : 1;
   mlir::MLIRContext context;
   context
       .loadDialect<sinter::ir::SinterDialect, mlir::func::FuncDialect, mlir::arith::ArithDialect>();
@@ -157,8 +161,16 @@ int main(int argc, char **argv) {
     return 1;
   }
 
+  int compared = 0, failures = 0, inPlaceRuns = 0, unwritten = 0;
+  for (int64_t k = 0; k < cuda.count; ++k)
+    if (!cuda.written[k] && !cuda.library[k]) {
+      std::fprintf(stderr, "sinter_kernel_%lld: not written for CUDA: %s\n",
+                   static_cast<long long>(k), cuda.why[k].c_str());
+      ++unwritten;
+    }
+  if (all && unwritten > 0)
+    ++failures;
   std::mt19937 random(11);
-  int compared = 0, failures = 0;
   for (int64_t k = 0; k < cuda.count; ++k) {
     if (!cuda.written[k])
       continue;
@@ -191,7 +203,26 @@ int main(int argc, char **argv) {
       dtypes.push_back(plan->dtypeOf(result.value));
       sizes.push_back(plan->elementsOf(result.value));
     }
-    for (bool shuffled : {false, true}) {
+    // Three runs: in order, in the shuffled order, and with each result
+    // the plan may write over an input (Note [In-place kernels]) written
+    // over it, as buffer assignment may place it.
+    enum class Run { InOrder, Shuffled, InPlace };
+    for (Run run : {Run::InOrder, Run::Shuffled, Run::InPlace}) {
+      const bool shuffled = run == Run::Shuffled;
+      std::vector<int> overInput(dtypes.size(), -1);
+      if (run == Run::InPlace) {
+        if (plan->inPlace.empty())
+          continue;
+        std::vector<bool> taken(inputs.size(), false);
+        for (auto [input, result] : plan->inPlace)
+          if (!taken[input] && overInput[result] < 0 &&
+              inputs[input].size() ==
+                  static_cast<size_t>(sizes[result]) * elementBytes(dtypes[result]) + 1) {
+            taken[input] = true;
+            overInput[result] = static_cast<int>(input);
+          }
+        ++inPlaceRuns;
+      }
       // The simulated kernel's buffers are the simulated device's memory
       // (guard zones: a write out of bounds is reported).
       sinter::simt::Memory memory;
@@ -206,7 +237,8 @@ int main(int argc, char **argv) {
       for (size_t r = 0; r < dtypes.size(); ++r) {
         size_t bytes = static_cast<size_t>(sizes[r]) * elementBytes(dtypes[r]);
         expected.emplace_back(bytes + 1, 0xab);
-        got.push_back(static_cast<unsigned char *>(memory.allocate(bytes)));
+        got.push_back(overInput[r] >= 0 ? static_cast<unsigned char *>(buffers[overInput[r]])
+                                        : static_cast<unsigned char *>(memory.allocate(bytes)));
       }
       for (size_t r = 0; r < dtypes.size(); ++r) {
         expectedPointers.push_back(expected[r].data());
@@ -236,8 +268,10 @@ int main(int argc, char **argv) {
         std::string why = difference(dtypes[r], sizes[r], expected[r].data(), got[r]);
         if (!why.empty()) {
           std::fprintf(stderr, "%s%s: result %zu (%s[%lld]): %s\n", name.c_str(),
-                       shuffled ? " (shuffled)" : "", r, dtypes[r].c_str(),
-                       static_cast<long long>(sizes[r]), why.c_str());
+                       shuffled              ? " (shuffled)"
+                       : run == Run::InPlace ? " (written in place)"
+                                             : "",
+                       r, dtypes[r].c_str(), static_cast<long long>(sizes[r]), why.c_str());
           ++failures;
         }
       }
@@ -245,9 +279,9 @@ int main(int argc, char **argv) {
     ++compared;
   }
   std::filesystem::remove_all(work);
-  std::printf("simulated_kernels: %d of %lld kernels written for CUDA and compared with the CPU's "
-              "(%d differ)\n",
-              compared, static_cast<long long>(cuda.count), failures);
+  std::printf("simulated_kernels: %d of %lld kernels written for CUDA and compared with the CPU's, "
+              "%d of them also with results written over inputs (%d differ)\n",
+              compared, static_cast<long long>(cuda.count), inPlaceRuns, failures);
   if (compared < minKernels) {
     std::fprintf(stderr, "simulated_kernels: fewer than %d kernels compared\n", minKernels);
     return 1;

@@ -12,15 +12,15 @@ namespace sinter::codegen {
 namespace {
 
 std::string problemText(const RenderProblem &problem) {
+  if (!problem.detail.empty())
+    return problem.detail;
   switch (problem.kind) {
   case RenderProblem::Kind::UnsupportedType:
     return "an element type it has no type for";
   case RenderProblem::Kind::SeveralResults:
     return "an op of several results";
   case RenderProblem::Kind::UnsupportedOp:
-    return problem.value < 0 ? "a plan of a kind it does not write yet (rows, a loop per result, "
-                               "stored values)"
-                             : "an op it does not write yet (reductions, stored values)";
+    return "an op it does not write";
   case RenderProblem::Kind::ScratchMismatch:
     return "scratch buffers that differ from the plan's";
   }
@@ -41,6 +41,7 @@ CudaKernels renderCudaKernels(mlir::Operation *root, llvm::StringRef prefix) {
       std::optional<RenderProblem> problem =
           renderCudaKernel(planCpuKernel(fusion), name, source, shape);
       kernels.written.push_back(!problem);
+      kernels.library.push_back(false);
       kernels.shapes.push_back(shape);
       kernels.why.push_back(problem ? problemText(*problem) : "");
       kernels.source +=
@@ -50,6 +51,7 @@ CudaKernels renderCudaKernels(mlir::Operation *root, llvm::StringRef prefix) {
     if (isLibraryKernel(op) && !op->getParentOfType<ir::FusionOp>()) {
       ++kernels.count;
       kernels.written.push_back(false);
+      kernels.library.push_back(true);
       kernels.shapes.emplace_back();
       kernels.why.push_back("a library op");
       kernels.source += "\n// " + name + ": a library op (" + op->getName().getStringRef().str() +

@@ -20,6 +20,48 @@ constexpr int64_t kThreads = 256;
 constexpr int64_t kWarps = kThreads / 32;
 constexpr int64_t kMaxBlocks = 65535;
 
+/// Note [Loops of a CUDA kernel]
+/// A CUDA kernel is one or more grid-stride loops, each writing some of the
+/// plan's results; each walks its domain one of three ways:
+///  - Elements: a thread per element (pointwise kernels; reductions that
+///    keep the innermost dim, such as a bias gradient's column sums: the
+///    thread of an output element adds its column top to bottom, and the
+///    threads of a warp read 32 neighbouring columns of each row, so every
+///    load is coalesced);
+///  - WarpElements: a warp per element (reductions over the innermost dim
+///    that the plan does not hold row by row, such as batch-norm statistics
+///    over N, H and W: the lanes of a warp read neighbouring elements of
+///    one output's block and combine them by shuffles);
+///  - Rows: a warp per row of `cols` columns (Note [Row kernels on the
+///    GPU]): the row's reductions once, into registers, then its columns.
+/// The loops of an elementwise plan are its independent parts (which share
+/// no full-size input, so no loop reads what another writes in place),
+/// merged where they walk alike; a per-result plan's are its results (it
+/// writes nothing in place), merged likewise. Every value is a function of
+/// its index, recomputed where read (the plan's stored values, which the CPU
+/// keeps in scratch, cost no memory here); a reduction outside a row is
+/// computed where read, and so is refused where that would repeat it for
+/// many elements (read through a broadcast, or inside another reduction)
+/// until split reductions land. Each loop computes all its results at an
+/// index before it stores any, so a result written over an input (Note
+/// [In-place kernels]) never changes what the loop reads next; an input a
+/// reduction reads may not be written over in an Elements or WarpElements
+/// loop (other threads read it), which is refused. Every reduction runs in
+/// a fixed order: the same bits run after run.
+enum class Walk : uint8_t { Elements, WarpElements, Rows };
+
+struct Loop {
+  std::vector<size_t> results;
+  Walk walk = Walk::Elements;
+  int64_t elements = 0; // Elements and WarpElements: the results' size
+  int64_t rows = 0, cols = 0;
+  std::vector<bool> needed; // the values its results read
+};
+
+bool isReduction(const KernelPlan::Value &value) {
+  return value.op == "reduce_sum" || value.op == "reduce_max";
+}
+
 class CudaRenderer {
 public:
   explicit CudaRenderer(const KernelPlan &plan) : plan(plan) { os.imbue(std::locale::classic()); }
@@ -27,9 +69,6 @@ public:
   std::string text() const { return os.str(); }
 
   std::optional<RenderProblem> render(const std::string &name, runtime::LaunchShape &shape) {
-    rowMode = plan.kind == KernelPlan::Kind::Rows;
-    if (plan.kind == KernelPlan::Kind::PerResult)
-      return RenderProblem{RenderProblem::Kind::UnsupportedOp, -1};
     std::vector<std::string> parameters, casts;
     // A result the planner may write over an input (Note [In-place kernels])
     // aliases it: neither is __restrict__.
@@ -56,10 +95,11 @@ public:
       casts.push_back("static_cast<" + t + " *>(buffers[" + std::to_string(plan.inputs.size() + k) +
                       "])");
     }
-    // An elementwise plan's stored values are recomputed where read; a row
-    // plan's scratch (its row values) lives in registers: no scratch here.
-    if (!rowMode && !plan.scratchBytes.empty())
-      return RenderProblem{RenderProblem::Kind::UnsupportedOp, -1};
+    std::vector<Loop> loops = loopsOf();
+    for (Loop &loop : loops)
+      if (std::optional<RenderProblem> problem = classify(loop))
+        return problem;
+    merge(loops);
     names.assign(plan.values.size(), "");
     body << "extern \"C\" __global__ void " << name << "(";
     for (size_t p = 0; p < parameters.size(); ++p)
@@ -67,35 +107,31 @@ public:
     body << ") {\n";
     shape = {};
     shape.block[0] = kThreads;
-    if (rowMode) {
-      if (std::optional<RenderProblem> problem = renderRows())
+    int64_t blocks = 1;
+    bool warpOperations = false;
+    for (const Loop &loop : loops) {
+      body << "  {\n";
+      std::optional<RenderProblem> problem =
+          loop.walk == Walk::Rows ? renderRows(loop) : renderElements(loop);
+      if (problem)
         return problem;
-      shape.grid[0] = std::clamp<int64_t>((plan.rows + kWarps - 1) / kWarps, 1, kMaxBlocks);
-    } else {
-      for (int v = 0; v < static_cast<int>(plan.values.size()); ++v)
-        if (std::optional<RenderProblem> problem = emit(v))
-          return problem;
-      int64_t n = plan.results.empty() ? 0 : elements(plan.results[0].value);
-      for (int part = 0; part < plan.parts; ++part) {
-        body << "  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; "
-                "i < "
-             << n << "; i += static_cast<int64_t>(gridDim.x) * blockDim.x) {\n";
-        for (size_t k = 0; k < plan.results.size(); ++k)
-          if (plan.results[k].part == part)
-            body << "    out" << k << "[i] = " << call(plan.results[k].value, "i") << ";\n";
-        body << "  }\n";
-      }
-      shape.grid[0] = std::clamp<int64_t>((n + kThreads - 1) / kThreads, 1, kMaxBlocks);
+      body << "  }\n";
+      int64_t wanted = loop.walk == Walk::Elements       ? (loop.elements + kThreads - 1) / kThreads
+                       : loop.walk == Walk::WarpElements ? (loop.elements + kWarps - 1) / kWarps
+                                                         : (loop.rows + kWarps - 1) / kWarps;
+      blocks = std::max(blocks, wanted);
+      warpOperations |= loop.walk != Walk::Elements;
     }
+    shape.grid[0] = std::clamp<int64_t>(blocks, 1, kMaxBlocks);
     body << "}\n";
     os << body.str();
-    // The simulator's entry (Note [The CUDA renderer]).
-    // A row kernel's warp operations need the simulator's fibers.
+    // The simulator's entry (Note [The CUDA renderer]). Warp operations
+    // need the simulator's fibers.
     os << "#ifdef SINTER_SIMULATED\nextern \"C\" void " << name
        << "_simulate(const void *shape, const void *options, void *const *buffers, void *status) "
           "{\n  ::sinter::simt::Options run = *static_cast<const ::sinter::simt::Options "
           "*>(options);\n"
-       << (rowMode ? "  run.fibers = true;\n" : "")
+       << (warpOperations ? "  run.fibers = true;\n" : "")
        << "  *static_cast<::sinter::Status *>(status) = sinter_simulate(\"" << name << "\", "
        << name << ", *static_cast<const ::sinter::runtime::LaunchShape *>(shape), run";
     for (const std::string &cast : casts)
@@ -107,6 +143,213 @@ public:
 private:
   std::string typeOf(int v) const { return cppElementTypeOf(plan.dtypeOf(v)); }
   int64_t elements(int v) const { return plan.elementsOf(v); }
+
+  static RenderProblem refused(int v, std::string why) {
+    return RenderProblem{RenderProblem::Kind::UnsupportedOp, v, std::move(why)};
+  }
+
+  /// The loops before merging: the parts of an elementwise plan, the one
+  /// loop of a row plan, a loop per result of a per-result plan.
+  std::vector<Loop> loopsOf() const {
+    std::vector<Loop> loops;
+    for (size_t k = 0; k < plan.results.size(); ++k) {
+      size_t at = loops.size();
+      if (plan.kind == KernelPlan::Kind::Rows && !loops.empty())
+        at = 0;
+      if (plan.kind == KernelPlan::Kind::Elementwise)
+        for (size_t l = 0; l < loops.size(); ++l)
+          if (plan.results[loops[l].results[0]].part == plan.results[k].part)
+            at = l;
+      if (at == loops.size())
+        loops.emplace_back();
+      loops[at].results.push_back(k);
+    }
+    for (Loop &loop : loops) {
+      loop.needed.assign(plan.values.size(), false);
+      std::vector<int> work;
+      for (size_t k : loop.results)
+        work.push_back(plan.results[k].value);
+      while (!work.empty()) {
+        int v = work.back();
+        work.pop_back();
+        if (v < 0 || loop.needed[v])
+          continue;
+        loop.needed[v] = true;
+        for (int operand : plan.values[v].operands)
+          work.push_back(operand);
+      }
+    }
+    return loops;
+  }
+
+  /// Loops that walk alike become one (they read and write nothing the
+  /// other writes: Note [Loops of a CUDA kernel]).
+  static void merge(std::vector<Loop> &loops) {
+    for (size_t a = 0; a < loops.size(); ++a)
+      for (size_t b = a + 1; b < loops.size();) {
+        if (loops[b].walk != loops[a].walk || loops[b].elements != loops[a].elements ||
+            loops[b].rows != loops[a].rows || loops[b].cols != loops[a].cols) {
+          ++b;
+          continue;
+        }
+        loops[a].results.insert(loops[a].results.end(), loops[b].results.begin(),
+                                loops[b].results.end());
+        for (size_t v = 0; v < loops[a].needed.size(); ++v)
+          loops[a].needed[v] = loops[a].needed[v] || loops[b].needed[v];
+        loops.erase(loops.begin() + static_cast<std::ptrdiff_t>(b));
+      }
+  }
+
+  /// For each value, whether it is computed from a value in `from` (the
+  /// value itself included).
+  std::vector<bool> computedFrom(const std::vector<bool> &from) const {
+    std::vector<bool> depends(plan.values.size(), false);
+    for (size_t v = 0; v < plan.values.size(); ++v) {
+      depends[v] = from[v];
+      for (int operand : plan.values[v].operands)
+        if (operand >= 0 && depends[operand])
+          depends[v] = true;
+    }
+    return depends;
+  }
+
+  /// How `loop` walks (Note [Loops of a CUDA kernel]), or why it cannot.
+  std::optional<RenderProblem> classify(Loop &loop) const {
+    int firstRow = -1;
+    std::vector<bool> reductions(plan.values.size(), false);
+    bool innermost = false;
+    for (size_t v = 0; v < plan.values.size(); ++v) {
+      if (!loop.needed[v] || !isReduction(plan.values[v]))
+        continue;
+      const KernelPlan::Value &value = plan.values[v];
+      if (value.reduction == KernelPlan::Reduction::Row) {
+        if (firstRow < 0)
+          firstRow = static_cast<int>(v);
+        continue;
+      }
+      reductions[v] = true;
+      const std::vector<int64_t> &shape = plan.shapeOf(value.operands.at(0));
+      innermost |= !shape.empty() &&
+                   std::find(value.reducedDims.begin(), value.reducedDims.end(),
+                             static_cast<int64_t>(shape.size()) - 1) != value.reducedDims.end();
+    }
+    bool anyOther = std::find(reductions.begin(), reductions.end(), true) != reductions.end();
+    if (plan.kind == KernelPlan::Kind::Rows || firstRow >= 0) {
+      if (anyOther)
+        return refused(-1, "a reduction beside a row's that is not over the row");
+      loop.walk = Walk::Rows;
+      if (plan.kind == KernelPlan::Kind::Rows) {
+        loop.rows = plan.rows, loop.cols = plan.cols;
+      } else {
+        loop.rows = elements(firstRow);
+        loop.cols = loop.rows == 0 ? 0 : elements(plan.values[firstRow].operands.at(0)) / loop.rows;
+      }
+      return checkRows(loop);
+    }
+    loop.walk = innermost ? Walk::WarpElements : Walk::Elements;
+    loop.elements = elements(plan.results[loop.results[0]].value);
+    for (size_t k : loop.results)
+      if (elements(plan.results[k].value) != loop.elements)
+        return refused(plan.results[k].value, "results of several sizes in one loop");
+    if (!anyOther)
+      return std::nullopt;
+    // A reduction computed where read must be read once per element.
+    std::vector<bool> fromReduction = computedFrom(reductions);
+    for (size_t v = 0; v < plan.values.size(); ++v) {
+      if (!loop.needed[v])
+        continue;
+      const KernelPlan::Value &value = plan.values[v];
+      for (int operand : value.operands)
+        if (operand >= 0 && fromReduction[operand] &&
+            (isReduction(value) || elements(static_cast<int>(v)) > elements(operand)))
+          return refused(static_cast<int>(v), "a reduction read at many elements (split "
+                                              "reductions are not written yet)");
+    }
+    // Other threads read what a reduction reads: nothing of it is written
+    // over in place.
+    for (const auto &[input, result] : plan.inPlace)
+      for (size_t v = 0; v < plan.values.size(); ++v)
+        if (reductions[v] && readsInput(plan.values[v].operands[0], static_cast<int>(input)))
+          return refused(static_cast<int>(v),
+                         "a result written over an input that a reduction reads");
+    return std::nullopt;
+  }
+
+  /// Whether `v` (a value or an input) reads input `input`.
+  bool readsInput(int v, int input) const {
+    if (v < 0)
+      return -1 - v == input;
+    for (int operand : plan.values[v].operands)
+      if (readsInput(operand, input))
+        return true;
+    return false;
+  }
+
+  /// A row loop's results are rows or whole rows, and every value computed
+  /// from a row's reductions is read only at the current row: by the same
+  /// index, by a reshape that keeps it, by a broadcast of the row across
+  /// its columns, or by a reduction over the row.
+  std::optional<RenderProblem> checkRows(const Loop &loop) const {
+    const int64_t rows = loop.rows, cols = loop.cols;
+    for (size_t k : loop.results) {
+      int64_t n = elements(plan.results[k].value);
+      if (n != rows * cols && n != rows)
+        return refused(plan.results[k].value, "a result neither rows nor whole rows");
+    }
+    std::vector<bool> rowReductions(plan.values.size(), false);
+    for (size_t v = 0; v < plan.values.size(); ++v) {
+      const KernelPlan::Value &value = plan.values[v];
+      if (!loop.needed[v] || !isReduction(value))
+        continue;
+      if (value.reduction != KernelPlan::Reduction::Row || value.operands.size() != 1 ||
+          elements(static_cast<int>(v)) != rows || elements(value.operands[0]) != rows * cols)
+        return refused(static_cast<int>(v), "a reduction that is not over this loop's rows");
+      rowReductions[v] = true;
+    }
+    std::vector<bool> fromRow = computedFrom(rowReductions);
+    for (size_t v = 0; v < plan.values.size(); ++v) {
+      const KernelPlan::Value &value = plan.values[v];
+      // A row reduction reads its operand in the current row.
+      if (!loop.needed[v] || rowReductions[v])
+        continue;
+      for (int operand : value.operands) {
+        if (operand < 0 || !fromRow[operand])
+          continue;
+        bool sameIndex = !value.hasIndexMap || value.op == "reshape";
+        if (sameIndex ? elements(static_cast<int>(v)) == elements(operand)
+                      : elements(operand) == rows && broadcastsRows(value, cols))
+          continue;
+        return refused(static_cast<int>(v), "a row's value read at another row");
+      }
+    }
+    return std::nullopt;
+  }
+
+  /// Whether `value` (a layout op) reads element i of its operand at i / cols.
+  static bool broadcastsRows(const KernelPlan::Value &value, int64_t cols) {
+    const std::vector<int64_t> &shape = value.shape;
+    const std::vector<int64_t> &strides = value.map.strides;
+    if (value.map.offset != 0 || strides.size() != shape.size())
+      return false;
+    std::vector<int64_t> rowMajor(shape.size(), 1);
+    for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
+      rowMajor[d] = rowMajor[d + 1] * shape[d + 1];
+    // The columns are the trailing dims from `first` on.
+    size_t first = shape.size();
+    int64_t trailing = 1;
+    while (first > 0 && trailing < cols)
+      trailing *= shape[--first];
+    if (trailing != cols)
+      return false;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (shape[d] == 1)
+        continue;
+      int64_t wanted = d >= first ? 0 : rowMajor[d] / cols;
+      if (strides[d] != wanted)
+        return false;
+    }
+    return true;
+  }
 
   /// `v` read at element `index`.
   std::string call(int v, const std::string &index) const {
@@ -137,32 +380,36 @@ private:
     return text + "    (void)rest;\n";
   }
 
-  std::optional<RenderProblem> emit(int v) {
+  /// Defines every value `loop` reads, in program order.
+  std::optional<RenderProblem> emitValues(const Loop &loop) {
+    for (int v = 0; v < static_cast<int>(plan.values.size()); ++v)
+      if (loop.needed[v])
+        if (std::optional<RenderProblem> problem = emit(v, loop.walk))
+          return problem;
+    return std::nullopt;
+  }
+
+  std::optional<RenderProblem> emit(int v, Walk walk) {
     const KernelPlan::Value &value = plan.values[v];
     if (value.dtype.empty())
       return RenderProblem{RenderProblem::Kind::SeveralResults, v};
     std::string t = typeOf(v);
     if (t.empty())
       return RenderProblem{RenderProblem::Kind::UnsupportedType, v};
-    const bool reduction = value.op == "reduce_sum" || value.op == "reduce_max";
-    if (reduction && rowMode && value.reduction == KernelPlan::Reduction::Row)
-      return emitRowReduction(v, value.op == "reduce_sum", t);
-    // Stored values are recomputed where read (a row value is the one
-    // exception, above).
-    if (reduction || !value.reducedDims.empty() ||
-        (!rowMode && (value.storage == KernelPlan::Storage::Scratch ||
-                      value.storage == KernelPlan::Storage::RowStack)))
-      return RenderProblem{RenderProblem::Kind::UnsupportedOp, v};
+    if (isReduction(value))
+      return walk == Walk::Rows ? emitRowReduction(v, t) : emitReduction(v, t, walk);
+    if (!value.reducedDims.empty())
+      return refused(v, "an op that reduces but is not a sum or a maximum");
     if (value.op == "constant") {
       if (!value.splat)
-        return RenderProblem{RenderProblem::Kind::UnsupportedOp, v};
+        return refused(v, "a constant that is not one value");
       define(v, "    return " + literalText(Dialect::Cuda, value, t) + ";\n", false);
       return std::nullopt;
     }
     if (value.hasIndexMap) {
       // A layout op: its operand at offset + sum of coordinate x stride.
       if (value.operands.size() != 1)
-        return RenderProblem{RenderProblem::Kind::UnsupportedOp, v};
+        return refused(v, "a layout op of several operands");
       std::string index = std::to_string(value.map.offset);
       for (size_t d = 0; d < value.map.strides.size(); ++d)
         if (value.map.strides[d] != 0)
@@ -187,13 +434,57 @@ private:
                                      value.operands.empty() ? "" : typeOf(value.operands[0]),
                                      [&](unsigned k) { return call(value.operands[k], "i"); });
     if (text.empty())
-      return RenderProblem{RenderProblem::Kind::UnsupportedOp, v};
+      return refused(v, "an op the pointwise table lacks (" + value.op + ")");
     define(v, "    return " + text + ";\n");
     return std::nullopt;
   }
 
+  /// `loop`'s results of `count` elements at `index`: every value computed
+  /// (first) and then every store (second), so that no store changes what
+  /// a value reads (Note [Loops of a CUDA kernel]).
+  std::pair<std::string, std::string> results(const Loop &loop, const std::string &index,
+                                              int64_t count, const std::string &indent) const {
+    std::string values, stores;
+    for (size_t k : loop.results) {
+      int value = plan.results[k].value;
+      if (elements(value) != count)
+        continue;
+      std::string r = "r" + std::to_string(k);
+      values += indent + "const " + typeOf(value) + " " + r + " = " + call(value, index) + ";\n";
+      stores += indent + "out" + std::to_string(k) + "[" + index + "] = " + r + ";\n";
+    }
+    return {values, stores};
+  }
+
+  /// An Elements or WarpElements loop (Note [Loops of a CUDA kernel]).
+  std::optional<RenderProblem> renderElements(const Loop &loop) {
+    const bool warp = loop.walk == Walk::WarpElements;
+    if (warp)
+      body << "  const int64_t lane = threadIdx.x % 32;\n";
+    if (std::optional<RenderProblem> problem = emitValues(loop))
+      return problem;
+    if (warp) {
+      body << "  const int64_t warps = static_cast<int64_t>(gridDim.x) * (blockDim.x / 32);\n"
+           << "  for (int64_t i = static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + "
+              "threadIdx.x / 32; i < "
+           << loop.elements << "; i += warps) {\n";
+      // Every lane computes the values (a reduction needs them all); lane
+      // 0 stores.
+      auto [values, stores] = results(loop, "i", loop.elements, "      ");
+      body << values << "    if (lane == 0) {\n" << stores << "    }\n";
+    } else {
+      body << "  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; "
+              "i < "
+           << loop.elements << "; i += static_cast<int64_t>(gridDim.x) * blockDim.x) {\n";
+      auto [values, stores] = results(loop, "i", loop.elements, "    ");
+      body << values << stores;
+    }
+    body << "  }\n";
+    return std::nullopt;
+  }
+
   /// Note [Row kernels on the GPU]
-  /// A row plan (rows of `cols` columns, reductions over each row) runs a
+  /// A row loop (rows of `cols` columns, reductions over each row) runs a
   /// warp per row, the rows of a grid-stride loop over warps: each lane
   /// takes the columns lane, lane + 32, ... in order, and a row reduction
   /// combines the lanes' partial values by a butterfly of xor shuffles, then
@@ -201,71 +492,148 @@ private:
   /// (a maximum of +0 and -0 depends on its order). The order is fixed: the
   /// same bits run after run, though not the CPU's (its lanes are eight
   /// vector lanes), so a row sum matches the CPU's to rounding. A row value
-  /// is a register of the warp, not scratch memory. Rows of up to a few
-  /// thousand columns; longer rows want a block per row (next).
-  std::optional<RenderProblem> renderRows() {
-    const int64_t rows = plan.rows, cols = plan.cols, n = rows * cols;
+  /// is a register of the warp, not scratch memory; the row's reductions
+  /// are done (each ends in a shuffle every lane takes part in) before any
+  /// lane stores, so a result written over an input never changes what a
+  /// reduction reads. Rows of up to a few thousand columns; longer rows
+  /// want a block per row (next).
+  std::optional<RenderProblem> renderRows(const Loop &loop) {
+    const int64_t rows = loop.rows, cols = loop.cols;
     body << "  const int64_t lane = threadIdx.x % 32;\n"
          << "  const int64_t warps = static_cast<int64_t>(gridDim.x) * (blockDim.x / 32);\n"
          << "  for (int64_t r = static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + "
             "threadIdx.x / 32; r < "
          << rows << "; r += warps) {\n";
-    for (int v = 0; v < static_cast<int>(plan.values.size()); ++v)
-      if (std::optional<RenderProblem> problem = emit(v))
-        return problem;
+    rowCols = cols;
+    if (std::optional<RenderProblem> problem = emitValues(loop))
+      return problem;
     body << "  for (int64_t c = lane; c < " << cols << "; c += 32) {\n    const int64_t i = r * "
          << cols << " + c;\n";
-    for (size_t k = 0; k < plan.results.size(); ++k)
-      if (elements(plan.results[k].value) == n)
-        body << "    out" << k << "[i] = " << call(plan.results[k].value, "i") << ";\n";
-    body << "  }\n  if (lane == 0) {\n";
-    for (size_t k = 0; k < plan.results.size(); ++k)
-      if (elements(plan.results[k].value) != n) {
-        if (elements(plan.results[k].value) != rows)
-          return RenderProblem{RenderProblem::Kind::UnsupportedOp, plan.results[k].value};
-        body << "    out" << k << "[r] = " << call(plan.results[k].value, "r") << ";\n";
-      }
-    body << "  }\n  }\n";
+    auto [values, stores] = results(loop, "i", rows * cols, "    ");
+    body << values << stores << "  }\n";
+    auto [rowValues, rowStores] = results(loop, "r", rows, "    ");
+    if (rows * cols != rows && !rowValues.empty())
+      body << "  if (lane == 0) {\n" << rowValues << rowStores << "  }\n";
+    body << "  }\n";
     return std::nullopt;
+  }
+
+  /// A reduction's first value and how it takes in `x`, for type `t`.
+  static bool combineRule(bool isSum, const std::string &t, bool empty, std::string &init,
+                          std::string &combine) {
+    init = empty || isSum   ? t + "(0)"
+           : t == "float"   ? std::string("__uint_as_float(0xff800000u)")
+           : t == "int64_t" ? std::string("static_cast<int64_t>(-9223372036854775807LL - 1)")
+           : t == "int32_t" ? std::string("static_cast<int32_t>(-2147483647 - 1)")
+                            : std::string();
+    // A maximum keeps the first NaN it meets, as the CPU's.
+    combine = isSum ? "acc = acc + x;" : "if (x > acc || x != x) acc = x;";
+    return !init.empty();
+  }
+
+  /// Lanes' partial values combined by a butterfly of xor shuffles into
+  /// `acc`, then lane 0's taken by every lane (into `to`).
+  static std::string butterfly(const std::string &t, const std::string &combine,
+                               const std::string &to, const std::string &indent) {
+    return indent + "for (int o = 16; o > 0; o /= 2) {\n" + indent + "  " + t +
+           " x = __shfl_xor_sync(0xffffffffu, acc, o);\n" + indent + "  " + combine + "\n" +
+           indent + "}\n" + indent + to + "__shfl_sync(0xffffffffu, acc, 0);\n";
   }
 
   /// A row reduction (Note [Row kernels on the GPU]): the current row's
   /// value, in a register every lane holds.
-  std::optional<RenderProblem> emitRowReduction(int v, bool isSum, const std::string &t) {
+  std::optional<RenderProblem> emitRowReduction(int v, const std::string &t) {
     const KernelPlan::Value &value = plan.values[v];
-    int64_t rowCount = elements(v);
-    if (rowCount != plan.rows || value.operands.size() != 1)
-      return RenderProblem{RenderProblem::Kind::UnsupportedOp, v};
     int operand = value.operands[0];
-    int64_t cols = rowCount == 0 ? 0 : elements(operand) / rowCount;
-    std::string init = cols == 0 || isSum ? t + "(0)"
-                       : t == "float"     ? std::string("__uint_as_float(0xff800000u)")
-                       : t == "int64_t"
-                           ? std::string("static_cast<int64_t>(-9223372036854775807LL - 1)")
-                       : t == "int32_t" ? std::string("static_cast<int32_t>(-2147483647 - 1)")
-                                        : std::string();
-    if (init.empty())
+    std::string init, combine;
+    if (!combineRule(value.op == "reduce_sum", t, rowCols == 0, init, combine))
       return RenderProblem{RenderProblem::Kind::UnsupportedType, v};
-    // A maximum keeps the first NaN it meets, as the CPU's.
-    std::string combine = isSum ? "acc = acc + x;" : "if (x > acc || x != x) acc = x;";
     std::string n = "v" + std::to_string(v) + "_row";
     body << "    " << t << " " << n << ";\n    {\n      " << t << " acc = " << init << ";\n"
-         << "      for (int64_t c = lane; c < " << cols << "; c += 32) {\n        " << t
-         << " x = " << call(operand, "r * " + std::to_string(cols) + " + c") << ";\n        "
+         << "      for (int64_t c = lane; c < " << rowCols << "; c += 32) {\n        " << t
+         << " x = " << call(operand, "r * " + std::to_string(rowCols) + " + c") << ";\n        "
          << combine << "\n      }\n"
-         << "      for (int o = 16; o > 0; o /= 2) {\n        " << t
-         << " x = __shfl_xor_sync(0xffffffffu, acc, o);\n        " << combine << "\n      }\n"
-         << "      " << n << " = __shfl_sync(0xffffffffu, acc, 0);\n    }\n";
+         << butterfly(t, combine, n + " = ", "      ") << "    }\n";
     names[v] = "v" + std::to_string(v);
     body << "    auto " << names[v] << " = [&](int64_t i) -> " << t
          << " {\n      (void)i;\n      return " << n << ";\n    };\n";
     return std::nullopt;
   }
 
+  /// A reduction outside a row, a function of its output index: the
+  /// thread's own loop over the reduced elements in order (Elements), or
+  /// the warp's, lane by lane and then by shuffles (WarpElements). The
+  /// operand's dims are taken in runs of kept and reduced dims (a run is
+  /// one stride), so an output's elements are found with a division per
+  /// run rather than per dim.
+  std::optional<RenderProblem> emitReduction(int v, const std::string &t, Walk walk) {
+    const KernelPlan::Value &value = plan.values[v];
+    if (value.operands.size() != 1)
+      return refused(v, "a reduction of several operands");
+    int operand = value.operands[0];
+    const std::vector<int64_t> &shape = plan.shapeOf(operand);
+    struct Run {
+      int64_t size = 1, stride = 1;
+      bool reduced = false;
+    };
+    std::vector<Run> runs;
+    int64_t stride = 1;
+    for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+      bool reduced = std::find(value.reducedDims.begin(), value.reducedDims.end(), d) !=
+                     value.reducedDims.end();
+      if (shape[d] != 1) {
+        if (!runs.empty() && runs.back().reduced == reduced)
+          runs.back().size *= shape[d];
+        else
+          runs.push_back({shape[d], stride, reduced});
+      }
+      stride *= shape[d];
+    }
+    int64_t kept = 1, count = 1;
+    for (const Run &run : runs)
+      (run.reduced ? count : kept) *= run.size;
+    if (kept != elements(v))
+      return refused(v, "a reduction whose result is not its kept dims");
+    std::string init, combine;
+    if (!combineRule(value.op == "reduce_sum", t, count == 0, init, combine))
+      return RenderProblem{RenderProblem::Kind::UnsupportedType, v};
+    // Runs innermost first: each takes its coordinate from what is left of
+    // the index; the outermost takes all that is left.
+    auto decompose = [&](bool reduced, const std::string &from, const std::string &to,
+                         const std::string &indent) {
+      std::vector<const Run *> mine;
+      for (const Run &run : runs)
+        if (run.reduced == reduced)
+          mine.push_back(&run);
+      std::string text = indent + "uint64_t " + from + "_left = static_cast<uint64_t>(" + from +
+                         ");\n" + indent + "(void)" + from + "_left;\n";
+      for (size_t r = 0; r < mine.size(); ++r) {
+        std::string coordinate = r + 1 == mine.size()
+                                     ? from + "_left"
+                                     : from + "_left % " + std::to_string(mine[r]->size) + "u";
+        text += indent + to + " += static_cast<int64_t>(" + coordinate + ") * " +
+                std::to_string(mine[r]->stride) + ";\n";
+        if (r + 1 < mine.size())
+          text += indent + from + "_left /= " + std::to_string(mine[r]->size) + "u;\n";
+      }
+      return text;
+    };
+    const bool warp = walk == Walk::WarpElements;
+    std::string text = "    int64_t base = 0;\n" + decompose(false, "i", "base", "    ") + "    " +
+                       t + " acc = " + init + ";\n    for (int64_t j = " + (warp ? "lane" : "0") +
+                       "; j < " + std::to_string(count) + "; j += " + (warp ? "32" : "1") +
+                       ") {\n      int64_t at = base;\n" + decompose(true, "j", "at", "      ") +
+                       "      " + t + " x = " + call(operand, "at") + ";\n      " + combine +
+                       "\n    }\n";
+    text += warp ? butterfly(t, combine, "return ", "    ") : "    return acc;\n";
+    define(v, text);
+    return std::nullopt;
+  }
+
   const KernelPlan &plan;
   std::ostringstream os, body;
   std::vector<std::string> names;
-  bool rowMode = false;
+  int64_t rowCols = 0;
 };
 
 } // namespace

@@ -32,6 +32,8 @@ struct RenderProblem {
   };
   Kind kind;
   int value = 0;
+  /// What the renderer could not write, in words ("" where the kind says it).
+  std::string detail = {};
 };
 
 /// The includes every translation unit of kernels starts with: the helpers

@@ -25,8 +25,10 @@ struct CudaKernels {
   std::string source;
   /// Kernels (fusions and library ops) in program order.
   int64_t count = 0;
-  /// Per kernel: whether it was written, its launch shape, and why not.
+  /// Per kernel: whether it was written, whether it is a library op (a
+  /// fusion otherwise), its launch shape, and why it was not written.
   std::vector<bool> written;
+  std::vector<bool> library;
   std::vector<runtime::LaunchShape> shapes;
   std::vector<std::string> why;
 };

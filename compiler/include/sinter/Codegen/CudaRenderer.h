@@ -9,19 +9,21 @@
 // from (Note [One table of pointwise ops]), the scalar helpers from
 // kernels/common/.
 //
-// What it writes so far: elementwise plans whose values are computed where
-// they are read (no stored values, no reductions), as one grid-stride loop
-// per independent part, a thread per element, 256 threads a block (eight
+// It writes every fusion plan: each kernel is one or more grid-stride loops
+// (Note [Loops of a CUDA kernel] in CudaRenderer.cpp), a thread per element
+// for pointwise work and for reductions that keep the innermost dim
+// (column sums), a warp per element for reductions over it (batch-norm
+// statistics), and a warp per row for row plans (softmax, layer norm, a
+// loss's rows: Note [Row kernels on the GPU]); 256 threads a block (eight
 // warps: enough to hide a load's latency on sm_80/sm_90 at any occupancy)
-// and up to 65535 blocks (each thread then takes several elements); and row
-// plans (softmax, layer norm, a loss's rows), a warp per row (Note [Row
-// kernels on the GPU] in CudaRenderer.cpp). A value read at another index (a
-// broadcast, a transpose, a slice, a reshape) is a device lambda of the
-// index, through the plan's index map; a stored value is recomputed where
-// read, a row value kept in a register. Per-result plans, elementwise plans
-// with stored values and reductions outside row plans are refused with a
-// RenderProblem until their shapes (split reductions) land. A CUDA kernel
-// takes no scratch buffers.
+// and up to 65535 blocks (each thread then takes several elements). A value
+// read at another index (a broadcast, a transpose, a slice, a reshape) is a
+// device lambda of the index, through the plan's index map; a stored value
+// is recomputed where read, a row value kept in a register; every
+// reduction runs in a fixed order. A plan that would repeat a reduction for
+// many elements (read through a broadcast: split reductions, next) is
+// refused with a RenderProblem that says why; fusion makes none today. A
+// CUDA kernel takes no scratch buffers.
 //
 // Each kernel is
 //   extern "C" __global__ void <name>(const T0 *in0, ..., R0 *out0, ...)

@@ -1,0 +1,176 @@
+//===- CudaRendererTest.cpp - how the CUDA renderer walks and what it refuses ===//
+//
+// Plans written by hand (a KernelPlan is plain data): the walk each loop of
+// a CUDA kernel takes (Note [Loops of a CUDA kernel] in
+// compiler/lib/Renderers/CudaRenderer.cpp) and the plans it refuses, with
+// the value and the reason. That the kernels it writes compute what the
+// CPU's do is checked on the simulator (tests/cuda/simulated_kernels.cpp)
+// and by NVRTC and ptxas (tests/cuda).
+//
+//===----------------------------------------------------------------------===//
+#include "sinter/Codegen/CudaRenderer.h"
+
+#include <gtest/gtest.h>
+
+namespace sinter {
+namespace {
+
+using Plan = codegen::KernelPlan;
+
+Plan::Value valueOf(std::string op, std::vector<int64_t> shape, std::vector<int> operands) {
+  Plan::Value value;
+  value.op = std::move(op);
+  value.dtype = "f32";
+  value.shape = std::move(shape);
+  value.operands = std::move(operands);
+  return value;
+}
+
+Plan::Value reduction(std::vector<int64_t> shape, int operand, std::vector<int64_t> dims,
+                      Plan::Reduction how) {
+  Plan::Value value = valueOf("reduce_sum", std::move(shape), {operand});
+  value.reducedDims = std::move(dims);
+  value.reduction = how;
+  return value;
+}
+
+Plan::Value broadcast(std::vector<int64_t> shape, int operand, std::vector<int64_t> strides) {
+  Plan::Value value = valueOf("broadcast_in_dim", std::move(shape), {operand});
+  value.hasIndexMap = true;
+  value.map.strides = std::move(strides);
+  return value;
+}
+
+/// An elementwise plan of one loop over `inputs` whose result is the last
+/// of `values`.
+Plan elementwise(std::vector<Plan::Input> inputs, std::vector<Plan::Value> values) {
+  Plan plan;
+  plan.kind = Plan::Kind::Elementwise;
+  plan.parts = 1;
+  plan.inputs = std::move(inputs);
+  plan.values = std::move(values);
+  plan.results = {{static_cast<int>(plan.values.size()) - 1, 0}};
+  plan.elements = plan.elementsOf(plan.results[0].value);
+  return plan;
+}
+
+struct Rendered {
+  std::optional<codegen::RenderProblem> problem;
+  std::string source;
+  runtime::LaunchShape shape;
+};
+
+Rendered render(const Plan &plan) {
+  Rendered rendered;
+  rendered.problem = codegen::renderCudaKernel(plan, "kernel0", rendered.source, rendered.shape);
+  return rendered;
+}
+
+TEST(CudaRenderer, AColumnSumTakesAThreadPerColumnAndAChannelSumAWarpPerChannel) {
+  // A bias gradient: the sum of 64 rows of 32 columns.
+  Rendered columns = render(
+      elementwise({{"f32", {64, 32}}}, {reduction({32}, -1, {0}, Plan::Reduction::ColumnBlocks)}));
+  ASSERT_FALSE(columns.problem) << columns.problem->detail;
+  EXPECT_NE(columns.source.find("for (int64_t j = 0; j < 64; j += 1)"), std::string::npos)
+      << columns.source;
+  EXPECT_EQ(columns.source.find("__shfl"), std::string::npos) << columns.source;
+  EXPECT_EQ(columns.shape.block[0], 256);
+  EXPECT_EQ(columns.shape.grid[0], 1);
+  // Batch-norm statistics: per channel of [2, 4, 8, 8], 128 elements in
+  // runs of 64 (one division per run, not per dim).
+  Rendered channels = render(
+      elementwise({{"f32", {2, 4, 8, 8}}},
+                  {reduction({1, 4, 1, 1}, -1, {0, 2, 3}, Plan::Reduction::TrailingBlocks)}));
+  ASSERT_FALSE(channels.problem) << channels.problem->detail;
+  EXPECT_NE(channels.source.find("for (int64_t j = lane; j < 128; j += 32)"), std::string::npos)
+      << channels.source;
+  EXPECT_NE(channels.source.find("j_left % 64u) * 1"), std::string::npos) << channels.source;
+  EXPECT_NE(channels.source.find("j_left) * 256"), std::string::npos) << channels.source;
+  EXPECT_NE(channels.source.find("if (lane == 0)"), std::string::npos) << channels.source;
+  EXPECT_NE(channels.source.find("run.fibers = true"), std::string::npos) << channels.source;
+}
+
+TEST(CudaRenderer, RefusesAReductionItWouldRepeatForManyElements) {
+  // x - column sums(x): each of 2048 elements would add its column again.
+  Plan centered = elementwise({{"f32", {64, 32}}},
+                              {reduction({32}, -1, {0}, Plan::Reduction::ColumnBlocks),
+                               broadcast({64, 32}, 0, {0, 1}), valueOf("sub", {64, 32}, {-1, 1})});
+  Rendered rendered = render(centered);
+  ASSERT_TRUE(rendered.problem);
+  EXPECT_EQ(rendered.problem->kind, codegen::RenderProblem::Kind::UnsupportedOp);
+  EXPECT_EQ(rendered.problem->value, 1); // the broadcast
+  EXPECT_NE(rendered.problem->detail.find("read at many elements"), std::string::npos)
+      << rendered.problem->detail;
+  EXPECT_TRUE(rendered.source.empty());
+  // A sum of column sums: the inner one again for every element.
+  Rendered nested = render(
+      elementwise({{"f32", {64, 32}}}, {reduction({32}, -1, {0}, Plan::Reduction::ColumnBlocks),
+                                        reduction({}, 0, {0}, Plan::Reduction::General)}));
+  ASSERT_TRUE(nested.problem);
+  EXPECT_EQ(nested.problem->value, 1);
+  EXPECT_NE(nested.problem->detail.find("read at many elements"), std::string::npos)
+      << nested.problem->detail;
+}
+
+TEST(CudaRenderer, RefusesWritingOverAnInputAReductionReads) {
+  // Column sums of in0 plus in1: in1 may be written over, in0 may not
+  // (other threads read all of it).
+  Plan plan = elementwise(
+      {{"f32", {4, 8}}, {"f32", {8}}},
+      {reduction({8}, -1, {0}, Plan::Reduction::ColumnBlocks), valueOf("add", {8}, {0, -2})});
+  plan.inPlace = {{1, 0}};
+  Rendered overIn1 = render(plan);
+  ASSERT_FALSE(overIn1.problem) << overIn1.problem->detail;
+  // The aliased pair is not __restrict__; the other input is.
+  EXPECT_NE(overIn1.source.find("const float *in1, float *out0"), std::string::npos)
+      << overIn1.source;
+  EXPECT_NE(overIn1.source.find("const float *__restrict__ in0"), std::string::npos);
+  plan.inPlace = {{0, 0}};
+  Rendered overIn0 = render(plan);
+  ASSERT_TRUE(overIn0.problem);
+  EXPECT_EQ(overIn0.problem->value, 0);
+  EXPECT_NE(overIn0.problem->detail.find("written over an input that a reduction reads"),
+            std::string::npos)
+      << overIn0.problem->detail;
+}
+
+TEST(CudaRenderer, ARowPlanReadsItsRowValuesOnlyInTheirRow) {
+  // x / row sums(x) over 4 rows of 8: the sums broadcast along each row.
+  Plan plan;
+  plan.kind = Plan::Kind::Rows;
+  plan.rows = 4, plan.cols = 8;
+  plan.inputs = {{"f32", {4, 8}}};
+  plan.values = {reduction({4}, -1, {1}, Plan::Reduction::Row), broadcast({4, 8}, 0, {1, 0}),
+                 valueOf("div", {4, 8}, {-1, 1})};
+  plan.results = {{2, -1}, {0, -1}};
+  Rendered rendered = render(plan);
+  ASSERT_FALSE(rendered.problem) << rendered.problem->detail;
+  // Values first, then stores; the rows' sums by lane 0.
+  size_t value = rendered.source.find("const float r0 = v2(i);");
+  size_t stored = rendered.source.find("out0[i] = r0;");
+  ASSERT_NE(value, std::string::npos) << rendered.source;
+  EXPECT_LT(value, stored);
+  EXPECT_NE(rendered.source.find("if (lane == 0) {\n    const float r1 = v0(r);"),
+            std::string::npos)
+      << rendered.source;
+  EXPECT_EQ(rendered.shape.grid[0], 1); // 4 rows: a warp each, 8 warps a block
+  // Every element reading row 0's sum is another row's value for rows 1-3.
+  plan.values[1].map.strides = {0, 0};
+  Rendered otherRow = render(plan);
+  ASSERT_TRUE(otherRow.problem);
+  EXPECT_EQ(otherRow.problem->value, 1);
+  EXPECT_NE(otherRow.problem->detail.find("read at another row"), std::string::npos)
+      << otherRow.problem->detail;
+  // A result of neither size.
+  plan.values[1].map.strides = {1, 0};
+  plan.inputs.push_back({"f32", {3}});
+  plan.values.push_back(valueOf("neg", {3}, {-2}));
+  plan.results.push_back({3, -1});
+  Rendered oddResult = render(plan);
+  ASSERT_TRUE(oddResult.problem);
+  EXPECT_EQ(oddResult.problem->value, 3);
+  EXPECT_NE(oddResult.problem->detail.find("neither rows nor whole rows"), std::string::npos);
+}
+
+} // namespace
+} // namespace sinter
