@@ -26,5 +26,6 @@ typedef unsigned long long uint64_t;
 
 #include "common/philox.h"
 #include "common/scalar.h"
+#include "cuda/library.h"
 
 #endif // SINTER_KERNELS_CUDA_PROLOGUE_H

@@ -19,6 +19,7 @@
 // fusion unwritten (it names each and why).
 //
 //===----------------------------------------------------------------------===//
+#include "sinter/Codegen/CpuKernel.h"
 #include "sinter/Codegen/CudaKernels.h"
 #include "sinter/Codegen/HostCompiler.h"
 #include "sinter/Codegen/Target.h"
@@ -106,6 +107,60 @@ std::string difference(const std::string &dtype, int64_t n, const unsigned char 
   return "";
 }
 
+std::string dtypeName(mlir::Type type) {
+  mlir::Type element = mlir::cast<mlir::ShapedType>(type).getElementType();
+  if (element.isF32())
+    return "f32";
+  if (element.isInteger(64))
+    return "i64";
+  if (element.isInteger(32))
+    return "i32";
+  return element.isInteger(1) ? "i1" : "";
+}
+
+/// What a kernel takes and writes: (dtype, elements) of each input and
+/// result, and the results it may write over inputs.
+struct Operands {
+  std::vector<std::pair<std::string, int64_t>> inputs, results;
+  std::vector<std::pair<unsigned, unsigned>> inPlace;
+};
+
+/// Every kernel's operands, in the order the renderers number them: a
+/// fusion's from its plan, a library op's from its types.
+std::vector<Operands> operandsOf(mlir::ModuleOp module,
+                                 const sinter::codegen::RenderedKernels &rendered) {
+  std::vector<Operands> all;
+  module->walk<mlir::WalkOrder::PreOrder>([&](mlir::Operation *op) {
+    if (mlir::isa<sinter::ir::FusionOp>(op)) {
+      const sinter::codegen::KernelPlan &plan = *rendered.plans[all.size()];
+      Operands o;
+      for (size_t i = 0; i < plan.inputs.size(); ++i) {
+        int input = -1 - static_cast<int>(i);
+        o.inputs.emplace_back(plan.dtypeOf(input), plan.elementsOf(input));
+      }
+      for (const auto &result : plan.results)
+        o.results.emplace_back(plan.dtypeOf(result.value), plan.elementsOf(result.value));
+      o.inPlace = plan.inPlace;
+      all.push_back(o);
+      return mlir::WalkResult::skip();
+    }
+    if (sinter::codegen::isLibraryKernel(op) && !op->getParentOfType<sinter::ir::FusionOp>()) {
+      Operands o;
+      auto count = [](mlir::Value v) {
+        return mlir::ShapedType::getNumElements(
+            mlir::cast<mlir::ShapedType>(v.getType()).getShape());
+      };
+      for (mlir::Value v : op->getOperands())
+        o.inputs.emplace_back(dtypeName(v.getType()), count(v));
+      for (mlir::Value v : op->getResults())
+        o.results.emplace_back(dtypeName(v.getType()), count(v));
+      all.push_back(o);
+    }
+    return mlir::WalkResult::advance();
+  });
+  return all;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -161,7 +216,7 @@ int main(int argc, char **argv) {
     return 1;
   }
 
-  int compared = 0, failures = 0, inPlaceRuns = 0, unwritten = 0;
+  int compared = 0, failures = 0, inPlaceRuns = 0, unwritten = 0, libraryKernels = 0;
   for (int64_t k = 0; k < cuda.count; ++k)
     if (!cuda.written[k] && !cuda.library[k]) {
       std::fprintf(stderr, "sinter_kernel_%lld: not written for CUDA: %s\n",
@@ -170,17 +225,12 @@ int main(int argc, char **argv) {
     }
   if (all && unwritten > 0)
     ++failures;
+  std::vector<Operands> operands = operandsOf(*module, *rendered);
   std::mt19937 random(11);
   for (int64_t k = 0; k < cuda.count; ++k) {
     if (!cuda.written[k])
       continue;
-    const std::optional<sinter::codegen::KernelPlan> &plan = rendered->plans[k];
-    if (!plan) {
-      std::fprintf(stderr, "kernel %lld: written for CUDA but has no CPU plan\n",
-                   static_cast<long long>(k));
-      ++failures;
-      continue;
-    }
+    const Operands &plan = operands[k];
     std::string name = "sinter_kernel_" + std::to_string(k);
     auto cpuKernel = reinterpret_cast<CpuKernel>(dlsym(cpuLibrary, name.c_str()));
     auto simulated =
@@ -192,16 +242,15 @@ int main(int argc, char **argv) {
     }
     std::vector<std::vector<unsigned char>> inputs;
     std::vector<const void *> inputPointers;
-    for (size_t i = 0; i < plan->inputs.size(); ++i) {
-      int input = -1 - static_cast<int>(i);
-      inputs.push_back(randomBuffer(plan->dtypeOf(input), plan->elementsOf(input), random));
+    for (size_t i = 0; i < plan.inputs.size(); ++i) {
+      inputs.push_back(randomBuffer(plan.inputs[i].first, plan.inputs[i].second, random));
       inputPointers.push_back(inputs.back().data());
     }
     std::vector<std::string> dtypes;
     std::vector<int64_t> sizes;
-    for (const auto &result : plan->results) {
-      dtypes.push_back(plan->dtypeOf(result.value));
-      sizes.push_back(plan->elementsOf(result.value));
+    for (const auto &[dtype, count] : plan.results) {
+      dtypes.push_back(dtype);
+      sizes.push_back(count);
     }
     // Three runs: in order, in the shuffled order, and with each result
     // the plan may write over an input (Note [In-place kernels]) written
@@ -211,10 +260,10 @@ int main(int argc, char **argv) {
       const bool shuffled = run == Run::Shuffled;
       std::vector<int> overInput(dtypes.size(), -1);
       if (run == Run::InPlace) {
-        if (plan->inPlace.empty())
+        if (plan.inPlace.empty())
           continue;
         std::vector<bool> taken(inputs.size(), false);
-        for (auto [input, result] : plan->inPlace)
+        for (auto [input, result] : plan.inPlace)
           if (!taken[input] && overInput[result] < 0 &&
               inputs[input].size() ==
                   static_cast<size_t>(sizes[result]) * elementBytes(dtypes[result]) + 1) {
@@ -247,7 +296,7 @@ int main(int argc, char **argv) {
       // The CPU's kernel takes its plan's scratch buffers after its results
       // (a CUDA kernel keeps a row's values in registers).
       std::vector<std::vector<unsigned char>> scratch;
-      for (int64_t bytes : plan->scratchBytes)
+      for (int64_t bytes : rendered->scratch[k])
         scratch.emplace_back(static_cast<size_t>(bytes) + 64);
       for (auto &buffer : scratch)
         expectedPointers.push_back(buffer.data());
@@ -277,11 +326,13 @@ int main(int argc, char **argv) {
       }
     }
     ++compared;
+    libraryKernels += cuda.library[k] ? 1 : 0;
   }
   std::filesystem::remove_all(work);
-  std::printf("simulated_kernels: %d of %lld kernels written for CUDA and compared with the CPU's, "
+  std::printf("simulated_kernels: %d of %lld kernels written for CUDA and compared with the CPU's "
+              "(%d library ops), "
               "%d of them also with results written over inputs (%d differ)\n",
-              compared, static_cast<long long>(cuda.count), inPlaceRuns, failures);
+              compared, static_cast<long long>(cuda.count), libraryKernels, inPlaceRuns, failures);
   if (compared < minKernels) {
     std::fprintf(stderr, "simulated_kernels: fewer than %d kernels compared\n", minKernels);
     return 1;

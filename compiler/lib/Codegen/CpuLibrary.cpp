@@ -11,6 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "sinter/Codegen/CpuKernel.h"
+
+#include "LibraryOps.h"
 #include "sinter/runtime/Environment.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -127,22 +129,10 @@ struct Convolution {
 
 Convolution convolutionOf(Operation *op) {
   Convolution c;
-  auto attrs = [&](auto conv) {
-    c.stride = conv.getStride(), c.padding = conv.getPadding(), c.dilation = conv.getDilation();
-    c.groups = static_cast<int64_t>(conv.getGroups());
-  };
-  if (auto conv = dyn_cast<Conv2dOp>(op)) {
-    attrs(conv);
-    c.input = conv.getInput(), c.filter = conv.getFilter(), c.output = conv.getResult();
-  } else if (auto conv = dyn_cast<Conv2dBackwardInputOp>(op)) {
-    attrs(conv);
-    c.input = conv.getResult(), c.filter = conv.getFilter(), c.output = conv.getGradOutput();
-  } else {
-    auto filterGradient = cast<Conv2dBackwardFilterOp>(op);
-    attrs(filterGradient);
-    c.input = filterGradient.getInput(), c.filter = filterGradient.getResult();
-    c.output = filterGradient.getGradOutput();
-  }
+  ConvolutionOperands operands = convolutionOperands(op);
+  c.stride = operands.stride, c.padding = operands.padding, c.dilation = operands.dilation;
+  c.groups = operands.groups;
+  c.input = operands.input, c.filter = operands.filter, c.output = operands.output;
   auto shapeOf = [](Value v) { return cast<ShapedType>(v.getType()).getShape(); };
   ArrayRef<int64_t> in = shapeOf(c.input), w = shapeOf(c.filter), out = shapeOf(c.output);
   int64_t og = w[0] / c.groups, k = w[1] * w[2] * w[3], p = out[2] * out[3];
@@ -222,16 +212,6 @@ public:
 private:
   static ArrayRef<int64_t> shapeOf(Value v) { return cast<ShapedType>(v.getType()).getShape(); }
 
-  /// `outer`, `extent`, `inner` of `shape` viewed as [outer, extent, inner] around `axis`.
-  static std::array<int64_t, 3> aroundAxis(ArrayRef<int64_t> shape, int64_t axis) {
-    int64_t outer = 1, inner = 1;
-    for (int64_t d = 0; d < axis; ++d)
-      outer *= shape[d];
-    for (size_t d = axis + 1; d < shape.size(); ++d)
-      inner *= shape[d];
-    return {outer, shape[axis], inner};
-  }
-
   /// The scratch buffer of output slot `slot` as a float pointer, or nullptr.
   std::string scratchSlot(bool present, size_t slot) {
     return present ? "static_cast<float *>(outputs[" + std::to_string(slot) + "])" : "nullptr";
@@ -269,18 +249,11 @@ private:
   }
 
   LogicalResult pool(Operation *op, llvm::raw_ostream &call) {
-    bool backward = isa<Pool2dBackwardOp>(op);
-    auto attrs = [](auto p) {
-      return std::make_tuple(p.getKind(), p.getKernel(), p.getStride(), p.getPadding());
-    };
-    PoolKind kind;
-    ArrayRef<int64_t> kernel, stride, padding;
-    if (backward)
-      std::tie(kind, kernel, stride, padding) = attrs(cast<Pool2dBackwardOp>(op));
-    else
-      std::tie(kind, kernel, stride, padding) = attrs(cast<Pool2dOp>(op));
-    ArrayRef<int64_t> in = shapeOf(op->getOperand(0));
-    ArrayRef<int64_t> out = backward ? shapeOf(op->getOperand(1)) : shapeOf(op->getResult(0));
+    PoolOperands p = poolOperands(op);
+    bool backward = p.backward;
+    PoolKind kind = p.kind;
+    ArrayRef<int64_t> kernel = p.kernel, stride = p.stride, padding = p.padding;
+    ArrayRef<int64_t> in = shapeOf(p.input), out = shapeOf(p.output);
     os << "static constexpr sinter_pool2d_shape " << shapeName << " = {/*planes*/ " << in[0] * in[1]
        << ", /*input*/ " << in[2] << ", " << in[3] << ", /*output*/ " << out[2] << ", " << out[3]
        << ", /*kernel*/ " << kernel[0] << ", " << kernel[1] << ", /*stride*/ " << stride[0] << ", "

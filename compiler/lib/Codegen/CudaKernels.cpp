@@ -1,11 +1,17 @@
-//===- CudaKernels.cpp - every fusion of a module as CUDA C++ -------------===//
+//===- CudaKernels.cpp - every kernel of a module as CUDA C++ -------------===//
 #include "sinter/Codegen/CudaKernels.h"
 
 #include "sinter/Codegen/CpuKernel.h"
 #include "sinter/Codegen/CudaRenderer.h"
 #include "sinter/Dialect/Sinter/SinterOps.h"
 
+#include "LibraryOps.h"
+
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/Twine.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <algorithm>
 
 namespace sinter::codegen {
 
@@ -24,6 +30,126 @@ std::string problemText(const RenderProblem &problem) {
   case RenderProblem::Kind::ScratchMismatch:
     return "scratch buffers that differ from the plan's";
   }
+  return "";
+}
+
+using namespace mlir;
+using namespace sinter::ir;
+
+ArrayRef<int64_t> shapeOf(Value v) { return cast<ShapedType>(v.getType()).getShape(); }
+
+/// The calls of kernels/cuda/library.h that compute a library op (Note
+/// [Library ops on the GPU]) and the elements its threads take (the most
+/// of any call), or "" for an op it has no kernel for.
+std::string libraryCall(Operation *op, int64_t &work) {
+  auto list = [](std::initializer_list<int64_t> values) {
+    std::string text;
+    for (int64_t v : values)
+      text += (text.empty() ? "" : ", ") + std::to_string(v);
+    return text;
+  };
+  auto type = [](Value v) { return cppElementType(v.getType()); };
+  return llvm::TypeSwitch<Operation *, std::string>(op)
+      .Case<GatherOp, ScatterAddOp>([&](Operation *g) {
+        bool scatter = isa<ScatterAddOp>(g);
+        int64_t axis = scatter ? static_cast<int64_t>(cast<ScatterAddOp>(g).getAxis())
+                               : static_cast<int64_t>(cast<GatherOp>(g).getAxis());
+        auto [outer, extent, inner] = aroundAxis(shapeOf(g->getOperand(0)), axis);
+        int64_t count = ShapedType::getNumElements(shapeOf(g->getOperand(1)));
+        work = scatter ? outer * inner : outer * count * inner;
+        return std::string(scatter ? "sinter::cuda::scatterAdd<" : "sinter::cuda::gather<") +
+               type(g->getOperand(0)) + ", " + type(g->getOperand(1)) + ">(" +
+               list({outer, count, extent, inner}) + ", in0, in1, " + (scatter ? "in2, " : "") +
+               "out0);";
+      })
+      .Case<ConcatOp>([&](ConcatOp c) {
+        int64_t axis = static_cast<int64_t>(c.getDim());
+        auto [outer, outExtent, inner] = aroundAxis(shapeOf(c.getResult()), axis);
+        std::string text;
+        int64_t offset = 0;
+        work = 0;
+        for (auto [i, input] : llvm::enumerate(c.getInputs())) {
+          int64_t extent = shapeOf(input)[axis];
+          text += std::string(text.empty() ? "" : "\n  ") + "sinter::cuda::concatPart<" +
+                  type(input) + ">(" + list({outer, extent, inner, outExtent, offset}) + ", in" +
+                  std::to_string(i) + ", out0);";
+          work = std::max(work, outer * extent * inner);
+          offset += extent;
+        }
+        // The parts are one kernel, each a grid-stride loop of its own.
+        return text;
+      })
+      .Case<ArgMaxOp>([&](ArgMaxOp a) {
+        auto [outer, extent, inner] =
+            aroundAxis(shapeOf(a.getOperand()), static_cast<int64_t>(a.getDim()));
+        work = outer * inner;
+        return "sinter::cuda::argmax<" + type(a.getOperand()) + ", " + type(a.getResult()) + ">(" +
+               list({outer, extent, inner}) + ", in0, out0);";
+      })
+      .Case<Pool2dOp, Pool2dBackwardOp>([&](Operation *) {
+        PoolOperands p = poolOperands(op);
+        ArrayRef<int64_t> in = shapeOf(p.input), out = shapeOf(p.output);
+        work = p.backward ? in[0] * in[1] * in[2] * in[3] : out[0] * out[1] * out[2] * out[3];
+        std::string shape =
+            "sinter::cuda::Pool2d{" +
+            list({in[0] * in[1], in[2], in[3], out[2], out[3], p.kernel[0], p.kernel[1],
+                  p.stride[0], p.stride[1], p.padding[0], p.padding[1]}) +
+            (p.kind == PoolKind::max ? ", true}" : ", false}");
+        return p.backward ? "sinter::cuda::pool2dBackward(" + shape + ", in0, in1, out0);"
+                          : "sinter::cuda::pool2d(" + shape + ", in0, out0);";
+      })
+      .Case<Conv2dOp, Conv2dBackwardInputOp, Conv2dBackwardFilterOp>([&](Operation *) {
+        ConvolutionOperands c = convolutionOperands(op);
+        ArrayRef<int64_t> in = shapeOf(c.input), w = shapeOf(c.filter), out = shapeOf(c.output);
+        std::string shape = "sinter::cuda::Conv2d{" +
+                            list({in[0], in[1], in[2], in[3], w[0], w[2], w[3], out[2], out[3],
+                                  c.stride[0], c.stride[1], c.padding[0], c.padding[1],
+                                  c.dilation[0], c.dilation[1], c.groups}) +
+                            "}";
+        if (isa<Conv2dOp>(op)) {
+          work = out[0] * out[1] * out[2] * out[3];
+          return "sinter::cuda::conv2d(" + shape + ", in0, in1, out0);";
+        }
+        if (isa<Conv2dBackwardInputOp>(op)) {
+          work = in[0] * in[1] * in[2] * in[3];
+          return "sinter::cuda::conv2dBackwardInput(" + shape + ", in0, in1, out0);";
+        }
+        work = w[0] * w[1] * w[2] * w[3];
+        return "sinter::cuda::conv2dBackwardFilter(" + shape + ", in0, in1, out0);";
+      })
+      .Default([](Operation *) { return std::string(); });
+}
+
+/// A library op's kernel (Note [Library ops on the GPU] in
+/// kernels/cuda/library.h), or why there is none.
+std::string renderLibraryKernel(Operation *op, const std::string &name, std::string &source,
+                                runtime::LaunchShape &shape) {
+  std::vector<std::string> parameters, casts;
+  unsigned slot = 0;
+  for (Value v : op->getOperands()) {
+    std::string t = cppElementType(v.getType());
+    if (t.empty() || t == "bool")
+      return "an operand of a type its library kernel does not take";
+    std::string index = std::to_string(slot++);
+    parameters.push_back("const " + t + " *__restrict__ in" + std::to_string(parameters.size()));
+    casts.push_back("static_cast<const " + t + " *>(buffers[" + index + "])");
+  }
+  for (auto [k, v] : llvm::enumerate(op->getResults())) {
+    std::string t = cppElementType(v.getType());
+    if (t.empty() || t == "bool")
+      return "a result of a type its library kernel does not write";
+    parameters.push_back(t + " *__restrict__ out" + std::to_string(k));
+    casts.push_back("static_cast<" + t + " *>(buffers[" + std::to_string(slot++) + "])");
+  }
+  int64_t work = 0;
+  std::string call = libraryCall(op, work);
+  if (call.empty())
+    return "no library kernel for " + op->getName().getStringRef().str();
+  constexpr int64_t kThreads = 256, kMaxBlocks = 65535;
+  shape = {};
+  shape.block[0] = kThreads;
+  shape.grid[0] = std::clamp<int64_t>((work + kThreads - 1) / kThreads, 1, kMaxBlocks);
+  source += cudaKernelText(name, parameters, casts, "  " + call + "\n", false);
   return "";
 }
 
@@ -50,12 +176,20 @@ CudaKernels renderCudaKernels(mlir::Operation *root, llvm::StringRef prefix) {
     }
     if (isLibraryKernel(op) && !op->getParentOfType<ir::FusionOp>()) {
       ++kernels.count;
-      kernels.written.push_back(false);
       kernels.library.push_back(true);
-      kernels.shapes.emplace_back();
-      kernels.why.push_back("a library op");
-      kernels.source += "\n// " + name + ": a library op (" + op->getName().getStringRef().str() +
-                        "), not a generated kernel\n";
+      runtime::LaunchShape shape;
+      std::string source;
+      // A matrix product is a library call of the Program (Note [Matrix
+      // products as data]), not a kernel.
+      std::string why = mlir::isa<ir::MatmulOp>(op) ? "a matrix product (a library call)"
+                                                    : renderLibraryKernel(op, name, source, shape);
+      kernels.written.push_back(why.empty());
+      kernels.shapes.push_back(shape);
+      kernels.why.push_back(why);
+      kernels.source += why.empty() ? "\n" + source
+                                    : "\n// " + name + ": a library op (" +
+                                          op->getName().getStringRef().str() + "): " + why + "\n";
+      return mlir::WalkResult::advance();
     }
     return mlir::WalkResult::advance();
   });

@@ -1,9 +1,11 @@
-//===- CudaKernels.h - every fusion of a module as CUDA C++ ------*- C++ -*-===//
+//===- CudaKernels.h - every kernel of a module as CUDA C++ ------*- C++ -*-===//
 //
 // The walk over a planned module that the CUDA target will render with
 // (Note [The CUDA renderer] in sinter/Codegen/CudaRenderer.h): each fusion
-// planned as the CPU plans it and written by the CUDA renderer where it can,
-// the kernels it cannot write yet said by a comment in their place.
+// planned as the CPU plans it and written by the CUDA renderer, each
+// library op but the matrix products (library calls of the Program) as a
+// call of kernels/cuda/library.h (Note [Library ops on the GPU]); a kernel
+// it cannot write is said by a comment in its place, with the reason.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SINTER_CODEGEN_CUDAKERNELS_H

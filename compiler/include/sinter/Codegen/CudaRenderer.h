@@ -44,6 +44,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace sinter::codegen {
 
@@ -51,6 +52,14 @@ namespace sinter::codegen {
 /// (kernels/cuda/prologue.h: the fixed-width types NVRTC lacks, the SIMT
 /// prelude for the simulator, the scalar helpers and Philox).
 std::string cudaKernelPrologue();
+
+/// A kernel's text: `extern "C" __global__ void <name>(<parameters>)` with
+/// `body`, and its simulator entry `<name>_simulate`, which hands the
+/// buffers to it as `casts` (one per parameter, of `buffers[i]`); `fibers`
+/// where the kernel has barriers or warp operations.
+std::string cudaKernelText(const std::string &name, const std::vector<std::string> &parameters,
+                           const std::vector<std::string> &casts, const std::string &body,
+                           bool fibers);
 
 /// Appends `plan`'s kernel `name` to `source` and sets its launch shape, or
 /// returns the first value it cannot write (or, as value -1, a plan kind
