@@ -83,6 +83,14 @@ Environment parseEnvironment(const std::function<const char *(const char *)> &lo
   env.adaptive_threads = text("SINTER_ADAPTIVE_THREADS") != "0";
   env.cuda_driver = text("SINTER_CUDA_DRIVER");
   env.nvrtc_library = text("SINTER_NVRTC");
+  if (std::string simulator = text("SINTER_CUDA_SIMULATOR"); !simulator.empty()) {
+    if (simulator != "0" && simulator != "1" && simulator != "shuffled")
+      warn("SINTER_CUDA_SIMULATOR", simulator,
+           "0 (off), 1 (CUDA devices are the simulator) or shuffled (and every launch in its "
+           "checking mode); the simulator is off");
+    else
+      env.cuda_simulator = simulator != "0", env.cuda_simulator_shuffled = simulator == "shuffled";
+  }
   return env;
 }
 

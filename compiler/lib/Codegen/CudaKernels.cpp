@@ -155,6 +155,12 @@ std::string renderLibraryKernel(Operation *op, const std::string &name, std::str
 
 } // namespace
 
+KernelPlan planCudaKernel(ir::FusionOp fusion) {
+  KernelPlan plan = planCpuKernel(fusion);
+  keepCudaInPlacePairs(plan);
+  return plan;
+}
+
 CudaKernels renderCudaKernels(mlir::Operation *root, llvm::StringRef prefix) {
   CudaKernels kernels;
   kernels.source = cudaKernelPrologue();
@@ -164,8 +170,9 @@ CudaKernels renderCudaKernels(mlir::Operation *root, llvm::StringRef prefix) {
       ++kernels.count;
       runtime::LaunchShape shape;
       std::string source;
-      std::optional<RenderProblem> problem =
-          renderCudaKernel(planCpuKernel(fusion), name, source, shape);
+      KernelPlan plan = planCudaKernel(fusion);
+      std::optional<RenderProblem> problem = renderCudaKernel(plan, name, source, shape);
+      kernels.plans.push_back(std::move(plan));
       kernels.written.push_back(!problem);
       kernels.library.push_back(false);
       kernels.shapes.push_back(shape);
@@ -184,6 +191,7 @@ CudaKernels renderCudaKernels(mlir::Operation *root, llvm::StringRef prefix) {
       std::string why = mlir::isa<ir::MatmulOp>(op) ? "a matrix product (a library call)"
                                                     : renderLibraryKernel(op, name, source, shape);
       kernels.written.push_back(why.empty());
+      kernels.plans.emplace_back();
       kernels.shapes.push_back(shape);
       kernels.why.push_back(why);
       kernels.source += why.empty() ? "\n" + source

@@ -1,6 +1,8 @@
 //===- HostCompiler.cpp - C++ kernels into shared libraries, cached --------===//
 #include "sinter/Codegen/HostCompiler.h"
 
+#include "sinter/runtime/Simt.h"
+
 #include "sinter/runtime/Environment.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -110,9 +112,12 @@ namespace {
 
 /// The helpers generated kernels include (every file of kernels/cpu/ and
 /// kernels/common/, by name): part of the cache key.
-std::string includedHeaders() {
+std::string includedHeaders(bool cuda) {
   std::vector<std::string> files;
-  for (const char *folder : {"/cpu", "/common"}) {
+  std::vector<const char *> folders = {"/cpu", "/common"};
+  if (cuda)
+    folders.push_back("/cuda");
+  for (const char *folder : folders) {
     std::error_code error;
     for (llvm::sys::fs::directory_iterator it(kernelsIncludeDir() + folder, error), end;
          it != end && !error; it.increment(error))
@@ -232,8 +237,45 @@ std::vector<std::pair<std::string, std::string>> kernelLibraryDependencies() {
   return libraries;
 }
 
+/// Where the runtime's headers are (sinter/runtime/Simt.h, which the SIMT
+/// prelude includes), as Note [Finding the kernel helpers] finds the kernel
+/// helpers: <prefix>/include beside the library, else the source tree's.
+const std::string &runtimeIncludeDir() {
+  static const std::string *dir = [] {
+    Dl_info info;
+    if (dladdr(reinterpret_cast<void *>(&runtimeIncludeDir), &info) != 0 &&
+        info.dli_fname != nullptr) {
+      llvm::SmallString<256> installed(llvm::sys::path::parent_path(info.dli_fname));
+      llvm::sys::path::append(installed, "..", "include");
+      if (llvm::sys::fs::exists(installed + "/sinter/runtime/Simt.h"))
+        return new std::string(installed.str().str());
+    }
+    return new std::string(SINTER_RUNTIME_INCLUDE_DIR);
+  }();
+  return *dir;
+}
+
+/// The simulator's library, which a simulated module links (its
+/// sinter::simt::launch, found where this process loaded it).
+const std::string &simulatorLibrary() {
+  static const std::string *path = [] {
+    Dl_info info;
+    if (dladdr(reinterpret_cast<void *>(&simt::syncthreads), &info) != 0 &&
+        info.dli_fname != nullptr)
+      return new std::string(info.dli_fname);
+    return new std::string();
+  }();
+  return *path;
+}
+
 bool compileHostLibrary(const std::string &source, CompiledLibrary &library, std::string &error,
                         const std::string &cpu) {
+  return compileHostLibrary(source, library, error, HostBuild{cpu, false});
+}
+
+bool compileHostLibrary(const std::string &source, CompiledLibrary &library, std::string &error,
+                        const HostBuild &build) {
+  const std::string &cpu = build.cpu;
   if (cpu != "native" && cpu != "x86-64" && cpu != "x86-64-v2" && cpu != "x86-64-v3" &&
       cpu != "x86-64-v4") {
     error = "the CPU to build kernels for is '" + cpu +
@@ -247,11 +289,26 @@ bool compileHostLibrary(const std::string &source, CompiledLibrary &library, std
   for (std::string &flag : flags)
     if (flag == "-march=native")
       flag = "-march=" + cpu;
+  std::vector<std::string> extra;
+  if (build.simulatedCuda) {
+    if (simulatorLibrary().empty()) {
+      error = "the CUDA simulator's library (libsinter_cuda_simulator) is not loaded";
+      return false;
+    }
+    for (std::string &flag : flags)
+      if (flag == "-std=c++17")
+        flag = "-std=c++20";
+    flags.push_back("-DSINTER_SIMULATED");
+    extra = {"-I" + runtimeIncludeDir(), simulatorLibrary(),
+             "-Wl,-rpath," + llvm::sys::path::parent_path(simulatorLibrary()).str()};
+  }
   static const std::string host = hostCpu();
   std::string key = source + "\n" + compiler + "\n" + compilerVersion(compiler) + "\n" +
-                    includedHeaders() + "\n" + host +
+                    includedHeaders(build.simulatedCuda) + "\n" + host +
                     "\n" SINTER_DNNL_LIBRARY "\n" SINTER_OPENBLAS_LIBRARY;
   for (const std::string &flag : flags)
+    key += flag;
+  for (const std::string &flag : extra)
     key += flag;
   std::string hash = llvm::utohexstr(llvm::xxh3_64bits(key), /*LowerCase=*/true);
   std::string dir = kernelCacheDir();
@@ -293,6 +350,8 @@ bool compileHostLibrary(const std::string &source, CompiledLibrary &library, std
   args.append({include, "-I" SINTER_OPENBLAS_INCLUDE_DIR, sourcePath.str(), "-o", temporary.str(),
                SINTER_DNNL_LIBRARY, SINTER_OPENBLAS_LIBRARY, "-Wl,-rpath," SINTER_OPENBLAS_DIR,
                "-lmvec", "-lm"});
+  for (const std::string &flag : extra)
+    args.push_back(flag);
   std::string output;
   if (run(args, output) != 0) {
     error = "the host compiler failed on " + sourcePath.str().str() + ":\n" + output;

@@ -62,6 +62,31 @@ bool isReduction(const KernelPlan::Value &value) {
   return value.op == "reduce_sum" || value.op == "reduce_max";
 }
 
+/// The first reduction outside a row that reads input `input`, or -1.
+int reductionReading(const KernelPlan &plan, int input) {
+  // Values in program order: an operand's answer is known before its user's.
+  std::vector<bool> reads(plan.values.size(), false);
+  for (size_t v = 0; v < plan.values.size(); ++v) {
+    const KernelPlan::Value &value = plan.values[v];
+    for (int operand : value.operands)
+      if (operand < 0 ? -1 - operand == input : reads[operand])
+        reads[v] = true;
+    if (reads[v] && isReduction(value) && value.reduction != KernelPlan::Reduction::Row)
+      return static_cast<int>(v);
+  }
+  return -1;
+}
+
+} // namespace
+
+void keepCudaInPlacePairs(KernelPlan &plan) {
+  std::erase_if(plan.inPlace, [&](const std::pair<unsigned, unsigned> &pair) {
+    return reductionReading(plan, static_cast<int>(pair.first)) >= 0;
+  });
+}
+
+namespace {
+
 class CudaRenderer {
 public:
   explicit CudaRenderer(const KernelPlan &plan) : plan(plan) { os.imbue(std::locale::classic()); }
@@ -95,6 +120,11 @@ public:
       casts.push_back("static_cast<" + t + " *>(buffers[" + std::to_string(plan.inputs.size() + k) +
                       "])");
     }
+    // Other threads read what a reduction reads: nothing of it is written
+    // over in place (keepCudaInPlacePairs drops such pairs).
+    for (const auto &[input, result] : plan.inPlace)
+      if (int v = reductionReading(plan, static_cast<int>(input)); v >= 0)
+        return refused(v, "a result written over an input that a reduction reads");
     std::vector<Loop> loops = loopsOf();
     for (Loop &loop : loops)
       if (std::optional<RenderProblem> problem = classify(loop))
@@ -248,24 +278,7 @@ private:
           return refused(static_cast<int>(v), "a reduction read at many elements (split "
                                               "reductions are not written yet)");
     }
-    // Other threads read what a reduction reads: nothing of it is written
-    // over in place.
-    for (const auto &[input, result] : plan.inPlace)
-      for (size_t v = 0; v < plan.values.size(); ++v)
-        if (reductions[v] && readsInput(plan.values[v].operands[0], static_cast<int>(input)))
-          return refused(static_cast<int>(v),
-                         "a result written over an input that a reduction reads");
     return std::nullopt;
-  }
-
-  /// Whether `v` (a value or an input) reads input `input`.
-  bool readsInput(int v, int input) const {
-    if (v < 0)
-      return -1 - v == input;
-    for (int operand : plan.values[v].operands)
-      if (readsInput(operand, input))
-        return true;
-    return false;
   }
 
   /// A row loop's results are rows or whole rows, and every value computed

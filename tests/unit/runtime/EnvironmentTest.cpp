@@ -53,7 +53,8 @@ TEST(Environment, EveryVariableIsRead) {
                            {"SINTER_PROFILE", "1"},
                            {"SINTER_ADAPTIVE_THREADS", "0"},
                            {"SINTER_CUDA_DRIVER", "/opt/libcuda.so"},
-                           {"SINTER_NVRTC", "/opt/libnvrtc.so"}});
+                           {"SINTER_NVRTC", "/opt/libnvrtc.so"},
+                           {"SINTER_CUDA_SIMULATOR", "shuffled"}});
   EXPECT_EQ(env.device, "cuda:1");
   EXPECT_TRUE(env.compiler_enabled);
   EXPECT_TRUE(env.use_reference);
@@ -71,7 +72,13 @@ TEST(Environment, EveryVariableIsRead) {
   EXPECT_FALSE(env.adaptive_threads);
   EXPECT_EQ(env.cuda_driver, "/opt/libcuda.so");
   EXPECT_EQ(env.nvrtc_library, "/opt/libnvrtc.so");
+  EXPECT_TRUE(env.cuda_simulator);
+  EXPECT_TRUE(env.cuda_simulator_shuffled);
   EXPECT_TRUE(env.warnings.empty());
+  Environment simulated = parse({{"SINTER_CUDA_SIMULATOR", "1"}});
+  EXPECT_TRUE(simulated.cuda_simulator);
+  EXPECT_FALSE(simulated.cuda_simulator_shuffled);
+  EXPECT_FALSE(parse({{"SINTER_CUDA_SIMULATOR", "0"}}).cuda_simulator);
   EXPECT_FALSE(parse({{"SINTER_COMPILER", "0"}}).compiler_enabled);
   EXPECT_EQ(parse({{"SINTER_DEVICE", "cpu"}}).device, "cpu");
   EXPECT_EQ(parse({{"SINTER_DEVICE", "cuda"}}).device, "cuda");
@@ -90,8 +97,9 @@ TEST(Environment, AValueOfNoFormIsSaidAndTheDefaultKept) {
                            {"SINTER_CHECK_NUMERICS", "yes"},
                            {"SINTER_MEMORY_BUDGET", "lots"},
                            {"SINTER_MEMORY_LIMIT", "-5"},
-                           {"SINTER_ALLOW_FALLBACK", "no"}});
-  ASSERT_EQ(env.warnings.size(), 7u);
+                           {"SINTER_ALLOW_FALLBACK", "no"},
+                           {"SINTER_CUDA_SIMULATOR", "yes"}});
+  ASSERT_EQ(env.warnings.size(), 8u);
   EXPECT_EQ(
       env.warnings.front(),
       "sinter: warning: SINTER_DEVICE='gpu' is not cpu, cuda or cuda:N; steps run on the CPU");
@@ -107,6 +115,10 @@ TEST(Environment, AValueOfNoFormIsSaidAndTheDefaultKept) {
                              "(optionally with KiB, MiB or GiB); ignored");
   EXPECT_EQ(env.warnings[5], "sinter: warning: SINTER_ALLOW_FALLBACK='no' is not 1 (allowed) or 0 "
                              "(an error); fallbacks are allowed");
+  EXPECT_EQ(env.warnings[6], "sinter: warning: SINTER_CUDA_SIMULATOR='yes' is not 0 (off), 1 "
+                             "(CUDA devices are the simulator) or shuffled (and every launch in "
+                             "its checking mode); the simulator is off");
+  EXPECT_FALSE(env.cuda_simulator);
   expectCompilerDefaults(env);
   for (const char *bad : {"cuda:", "cuda:x", "cuda:-1", "CPU", "cuda:99999999999999"})
     EXPECT_EQ(parse({{"SINTER_DEVICE", bad}}).warnings.size(), 1u) << bad;

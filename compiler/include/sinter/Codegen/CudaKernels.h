@@ -2,7 +2,7 @@
 //
 // The walk over a planned module that the CUDA target will render with
 // (Note [The CUDA renderer] in sinter/Codegen/CudaRenderer.h): each fusion
-// planned as the CPU plans it and written by the CUDA renderer, each
+// planned (planCudaKernel) and written by the CUDA renderer, each
 // library op but the matrix products (library calls of the Program) as a
 // call of kernels/cuda/library.h (Note [Library ops on the GPU]); a kernel
 // it cannot write is said by a comment in its place, with the reason.
@@ -11,12 +11,15 @@
 #ifndef SINTER_CODEGEN_CUDAKERNELS_H
 #define SINTER_CODEGEN_CUDAKERNELS_H
 
+#include "sinter/Codegen/KernelPlan.h"
+#include "sinter/Dialect/Sinter/SinterOps.h"
 #include "sinter/runtime/LaunchShape.h"
 
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,7 +36,13 @@ struct CudaKernels {
   std::vector<bool> library;
   std::vector<runtime::LaunchShape> shapes;
   std::vector<std::string> why;
+  /// Per kernel, a fusion's plan (what it was written from).
+  std::vector<std::optional<KernelPlan>> plans;
 };
+
+/// The plan of `fusion`'s CUDA kernel: the CPU's analysis with the CUDA
+/// kernel's choices recorded (keepCudaInPlacePairs).
+KernelPlan planCudaKernel(ir::FusionOp fusion);
 
 CudaKernels renderCudaKernels(mlir::Operation *root, llvm::StringRef prefix);
 

@@ -53,6 +53,13 @@ namespace sinter::codegen {
 /// prelude for the simulator, the scalar helpers and Philox).
 std::string cudaKernelPrologue();
 
+/// Drops the in-place pairs (Note [In-place kernels]) a CUDA kernel cannot
+/// keep: an input that a reduction outside a row reads, which other
+/// threads still read while one writes over it (Note [Loops of a CUDA
+/// kernel] in CudaRenderer.cpp). The CUDA target's plans are the CPU's
+/// with this choice recorded.
+void keepCudaInPlacePairs(KernelPlan &plan);
+
 /// A kernel's text: `extern "C" __global__ void <name>(<parameters>)` with
 /// `body`, and its simulator entry `<name>_simulate`, which hands the
 /// buffers to it as `casts` (one per parameter, of `buffers[i]`); `fibers`

@@ -33,6 +33,17 @@ std::vector<std::pair<std::string, std::string>> kernelLibraryDependencies();
 bool compileHostLibrary(const std::string &source, CompiledLibrary &library, std::string &error,
                         const std::string &cpu = "native");
 
+/// How a library is built: for which CPU, and whether its source is CUDA
+/// C++ built for the CUDA simulator (Note [The CUDA simulator] in
+/// sinter/runtime/Simt.h): then C++20, SINTER_SIMULATED defined, the
+/// runtime's headers found and libsinter_cuda_simulator linked.
+struct HostBuild {
+  std::string cpu = "native";
+  bool simulatedCuda = false;
+};
+bool compileHostLibrary(const std::string &source, CompiledLibrary &library, std::string &error,
+                        const HostBuild &build);
+
 /// The kernel cache directory in use: setKernelCacheDir's folder, else
 /// SINTER_CACHE_DIR's, else ~/.cache/sinter; with /kernels appended.
 std::string kernelCacheDir();

@@ -132,6 +132,11 @@ public:
 /// process's life.
 const Target &cpuTarget(const std::string &cpu = "native");
 
+/// NVIDIA GPUs (Note [The CUDA target] in compiler/lib/Codegen/CudaTarget.cpp):
+/// the CUDA renderer's kernels, built for the CUDA simulator; its Programs
+/// run on a runtime::CudaDevice (sinter/runtime/CudaExecutable.h).
+const Target &cudaTarget();
+
 /// The target of `device`'s kind (Note [Choosing the target]); CPU kernels
 /// built for `cpu`. A kind this build has no backend for is refused with
 /// a FailedPrecondition Status that says so.

@@ -51,6 +51,10 @@ struct Environment {
   bool adaptive_threads = true; ///< SINTER_ADAPTIVE_THREADS=0 turns it off
   std::string cuda_driver;      ///< SINTER_CUDA_DRIVER; empty: libcuda.so.1
   std::string nvrtc_library;    ///< SINTER_NVRTC; empty: libnvrtc.so.13 and others
+  /// SINTER_CUDA_SIMULATOR: 1 (CUDA devices are the simulator), "shuffled"
+  /// (and each launch in its shuffled checking mode); 0 or empty: off.
+  bool cuda_simulator = false;
+  bool cuda_simulator_shuffled = false;
   /// One line per value that is none of its variable's forms, as printed.
   std::vector<std::string> warnings;
 };

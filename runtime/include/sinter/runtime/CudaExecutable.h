@@ -1,0 +1,120 @@
+//===- CudaExecutable.h - a Program on a CUDA device -------------*- C++ -*-===//
+//
+// Note [The CUDA device interface]
+// What a Program needs of a CUDA device is one interface, CudaDevice, with
+// two implementations: the CUDA driver's (a GPU: cuMemAlloc, cuMemcpy, a
+// module of cubin and PTX, cuBLAS for the library calls) and the CUDA
+// simulator's (Note [The CUDA simulator] in sinter/runtime/Simt.h: device
+// memory is host memory with guard zones and poisoning after free, a
+// module is the same CUDA C++ built by the host compiler, and the library
+// calls run on the host's GEMM built into that module). CudaExecutable
+// runs a Program through it and names neither, so what the simulator runs
+// in CI is the executable a GPU runs. Every operation is in stream order
+// on the device's one stream; the simulator's are synchronous.
+//
+// Where a Program's values are: its arena, taken from the device for the
+// run; its arguments, copied from the host into device memory at the start
+// of a run; its results, copied back into the caller's host memory at the
+// end (values that stay on the device between steps come with device
+// tensors in the frontend). A launch that fails (an out-of-bounds write on
+// the simulator, a launch error on a GPU) stops the run with the kernel's
+// label and its user's lines.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SINTER_RUNTIME_CUDAEXECUTABLE_H
+#define SINTER_RUNTIME_CUDAEXECUTABLE_H
+
+#include "sinter/runtime/Device.h"
+#include "sinter/runtime/Gemm.h"
+#include "sinter/runtime/LaunchShape.h"
+#include "sinter/runtime/Program.h"
+#include "sinter/runtime/Status.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sinter::runtime {
+
+/// A Program's kernels loaded on a device (Program::library: a cubin, or
+/// the simulator's shared library), and the library calls run with them.
+class CudaModule {
+public:
+  virtual ~CudaModule() = default;
+  /// The function of kernel `name`, or NotFound.
+  virtual StatusOr<int> function(const std::string &name) = 0;
+  /// Launches `function` on `shape` with `parameters` (device pointers, in
+  /// the kernel's parameter order).
+  virtual Status launch(int function, const LaunchShape &shape,
+                        const std::vector<void *> &parameters) = 0;
+  /// C = op(A) op(B) (+ bias) of device memory (Note [Matrix products as
+  /// data] in sinter/runtime/Gemm.h).
+  virtual Status gemm(const Gemm &gemm, const float *a, const float *b, float *c,
+                      const float *bias) = 0;
+};
+
+class CudaDevice {
+public:
+  virtual ~CudaDevice() = default;
+  virtual const Device &device() const = 0;
+  /// `bytes` of device memory, aligned to the device's granularity, or
+  /// ResourceExhausted.
+  virtual StatusOr<void *> allocate(int64_t bytes) = 0;
+  virtual void deallocate(void *memory) = 0;
+  virtual Status copyToDevice(void *device, const void *host, int64_t bytes) = 0;
+  virtual Status copyToHost(void *host, const void *device, int64_t bytes) = 0;
+  virtual Status copyOnDevice(void *to, const void *from, int64_t bytes) = 0;
+  /// `element` (1 to 8 bytes) repeated over `bytes` of device memory.
+  virtual Status fill(void *device, int64_t bytes, const std::vector<uint8_t> &element) = 0;
+  /// Loads a Program's kernel library.
+  virtual StatusOr<std::unique_ptr<CudaModule>> load(const std::string &library) = 0;
+  /// Waits for everything issued so far; the first error of a kernel
+  /// since the last call.
+  virtual Status synchronize() = 0;
+};
+
+/// The CUDA simulator as a device (one per process; in
+/// libsinter_cuda_simulator). Each launch is checked as it ends: guard
+/// zones and freed memory (an error names the kernel). With
+/// SINTER_CUDA_SIMULATOR=shuffled every launch runs in the simulator's
+/// checking mode (the threads between barriers, and the blocks, in a
+/// random order).
+CudaDevice &simulatedCudaDevice();
+
+/// A Program loaded on a CUDA device, ready to run.
+class CudaExecutable final {
+public:
+  /// Checks `program` (validateProgram), loads its library on `device`
+  /// and finds every kernel.
+  static StatusOr<std::unique_ptr<CudaExecutable>> load(Program program, CudaDevice &device);
+  CudaExecutable(const CudaExecutable &) = delete;
+  CudaExecutable &operator=(const CudaExecutable &) = delete;
+
+  /// Runs the step: `arguments[i]` points at argumentBytes(i) bytes of host
+  /// memory, copied to the device; every result is copied into
+  /// `results[i]`, resultBytes(i) bytes of host memory (a donated result's
+  /// pointer may be its argument's). Device memory is taken for the run
+  /// and given back at its end.
+  Status run(const std::vector<const void *> &arguments, const std::vector<void *> &results);
+
+  int64_t argumentBytes(size_t i) const { return bytesOf(program_.arguments[i]); }
+  int64_t resultBytes(size_t i) const { return bytesOf(program_.results[i]); }
+  const Program &program() const { return program_; }
+  const Device &device() const { return device_.device(); }
+
+private:
+  CudaExecutable(Program program, CudaDevice &device)
+      : program_(std::move(program)), device_(device) {}
+  int64_t bytesOf(int buffer) const { return program_.buffers[buffer].bytes; }
+
+  Program program_;
+  CudaDevice &device_;
+  std::unique_ptr<CudaModule> module_;
+  /// Per kernel number, its function (-1 for library calls' numbers).
+  std::vector<int> functions_;
+};
+
+} // namespace sinter::runtime
+
+#endif // SINTER_RUNTIME_CUDAEXECUTABLE_H

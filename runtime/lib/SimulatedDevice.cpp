@@ -1,0 +1,147 @@
+//===- SimulatedDevice.cpp - the CUDA simulator as a CUDA device -----------===//
+//
+// Note [The CUDA device interface] (sinter/runtime/CudaExecutable.h): the
+// simulator's implementation. A module is the shared library the CUDA
+// target builds for the simulator (the CUDA C++ compiled by the host
+// compiler with SINTER_SIMULATED, each kernel with its `<name>_simulate`
+// entry, and the host's sinter_gemm_v1 for the library calls).
+//
+//===----------------------------------------------------------------------===//
+#include "sinter/runtime/CudaExecutable.h"
+#include "sinter/runtime/Environment.h"
+#include "sinter/runtime/Simt.h"
+
+#include "absl/strings/str_cat.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+
+namespace sinter::runtime {
+namespace {
+
+using SimulatedKernel = void (*)(const void *shape, const void *options, void *const *buffers,
+                                 void *status);
+
+class SimulatedDevice;
+
+class SimulatedModule final : public CudaModule {
+public:
+  SimulatedModule(void *handle, simt::Memory &memory) : handle_(handle), memory_(memory) {
+    hostGemm_ = reinterpret_cast<HostGemm>(dlsym(handle_, kHostGemmSymbol));
+  }
+
+  StatusOr<int> function(const std::string &name) override {
+    auto kernel =
+        reinterpret_cast<SimulatedKernel>(dlsym(handle_, absl::StrCat(name, "_simulate").c_str()));
+    if (kernel == nullptr)
+      return absl::NotFoundError(absl::StrCat("no kernel ", name));
+    kernels_.push_back(kernel);
+    names_.push_back(name);
+    return static_cast<int>(kernels_.size() - 1);
+  }
+
+  Status launch(int function, const LaunchShape &shape,
+                const std::vector<void *> &parameters) override {
+    simt::Options options;
+    options.shuffled = environment().cuda_simulator_shuffled;
+    options.seed = launches_.fetch_add(1);
+    Status status = absl::OkStatus();
+    kernels_[function](&shape, &options, parameters.data(), &status);
+    SINTER_RETURN_IF_ERROR(status);
+    return memory_.check(names_[function]);
+  }
+
+  Status gemm(const Gemm &gemm, const float *a, const float *b, float *c,
+              const float *bias) override {
+    if (hostGemm_ == nullptr)
+      return absl::FailedPreconditionError(
+          absl::StrCat("the simulated module has no ", kHostGemmSymbol, " for matrix products"));
+    SINTER_RETURN_IF_ERROR(checkGemm(gemm));
+    runGemmOnHost(hostGemm_, gemm, {}, a, b, c, bias);
+    return memory_.check("a matrix product");
+  }
+
+private:
+  void *handle_;
+  simt::Memory &memory_;
+  HostGemm hostGemm_ = nullptr;
+  std::vector<SimulatedKernel> kernels_;
+  std::vector<std::string> names_;
+  std::atomic<uint64_t> launches_{0};
+};
+
+class SimulatedDevice final : public CudaDevice {
+public:
+  SimulatedDevice() {
+    // The host's memory stands for the device's.
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+    device_.kind = DeviceKind::Cuda;
+    device_.index = 0;
+    device_.capacityBytes = pages > 0 && size > 0 ? static_cast<int64_t>(pages) * size : 0;
+    device_.granularity = 256;
+  }
+
+  const Device &device() const override { return device_; }
+
+  StatusOr<void *> allocate(int64_t bytes) override {
+    void *memory = memory_.allocate(static_cast<std::size_t>(bytes));
+    if (memory == nullptr)
+      return absl::ResourceExhaustedError("the host has no memory for it");
+    return memory;
+  }
+
+  void deallocate(void *memory) override { memory_.free(memory); }
+
+  Status copyToDevice(void *device, const void *host, int64_t bytes) override {
+    std::memcpy(device, host, static_cast<std::size_t>(bytes));
+    return memory_.check("a copy to the device");
+  }
+
+  Status copyToHost(void *host, const void *device, int64_t bytes) override {
+    std::memcpy(host, device, static_cast<std::size_t>(bytes));
+    return absl::OkStatus();
+  }
+
+  Status copyOnDevice(void *to, const void *from, int64_t bytes) override {
+    std::memmove(to, from, static_cast<std::size_t>(bytes));
+    return memory_.check("a copy on the device");
+  }
+
+  Status fill(void *device, int64_t bytes, const std::vector<uint8_t> &element) override {
+    if (element.empty() || element.size() > 8)
+      return absl::InvalidArgumentError(
+          absl::StrCat("a fill of ", element.size(), "-byte elements"));
+    auto *to = static_cast<uint8_t *>(device);
+    for (int64_t i = 0; i + static_cast<int64_t>(element.size()) <= bytes;
+         i += static_cast<int64_t>(element.size()))
+      std::memcpy(to + i, element.data(), element.size());
+    return absl::OkStatus();
+  }
+
+  StatusOr<std::unique_ptr<CudaModule>> load(const std::string &library) override {
+    void *handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+    if (handle == nullptr) {
+      const char *why = dlerror();
+      return absl::FailedPreconditionError(why ? why : "dlopen failed");
+    }
+    return std::make_unique<SimulatedModule>(handle, memory_);
+  }
+
+  Status synchronize() override { return absl::OkStatus(); }
+
+private:
+  Device device_;
+  simt::Memory memory_;
+};
+
+} // namespace
+
+CudaDevice &simulatedCudaDevice() {
+  static SimulatedDevice *device = new SimulatedDevice();
+  return *device;
+}
+
+} // namespace sinter::runtime

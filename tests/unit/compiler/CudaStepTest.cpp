@@ -1,0 +1,238 @@
+//===- CudaStepTest.cpp - whole training steps on the CUDA simulator -------===//
+//
+// A zoo model's training step (forward, loss, backward, SGD with momentum)
+// compiled for the CUDA target (Note [The CUDA target]) and run by
+// runtime::CudaExecutable on the simulated CUDA device (Note [The CUDA
+// device interface]), against the same step compiled for the CPU and run
+// by CpuExecutable on the same arguments: the loss within 1e-4 of itself,
+// each updated parameter's change within 1e-3 of its largest change (the
+// zoo tests' tolerances; the kernels sum in another order). With
+// SINTER_CUDA_SIMULATOR=shuffled (cuda_step_tests.shuffled) every launch
+// runs in the simulator's checking mode. And what the executable refuses
+// or reports: a kernel that writes out of bounds, named with its launch.
+//
+//===----------------------------------------------------------------------===//
+#include "ZooTask.h"
+
+#include "sinter/Codegen/HostCompiler.h"
+#include "sinter/Codegen/Target.h"
+#include "sinter/Compare.h"
+#include "sinter/Compiler/Pipeline.h"
+#include "sinter/Compiler/StepCompiler.h"
+#include "sinter/lazy/Graph.h"
+#include "sinter/runtime/Allocator.h"
+#include "sinter/runtime/CudaExecutable.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+namespace {
+
+using namespace sinter;
+
+/// The step's results (raw bytes) run by the CPU's executable.
+std::vector<std::vector<uint8_t>> runOnCpu(const runtime::Program &program,
+                                           const std::vector<const void *> &arguments) {
+  auto executable = runtime::CpuExecutable::load(program);
+  EXPECT_TRUE(executable.ok()) << executable.status();
+  if (!executable.ok())
+    return {};
+  std::vector<std::vector<uint8_t>> results;
+  std::vector<void *> pointers;
+  for (size_t i = 0; i < program.results.size(); ++i)
+    results.emplace_back((*executable)->resultBytes(i));
+  for (auto &bytes : results)
+    pointers.push_back(bytes.data());
+  // Donated results are written into their arguments: run on copies.
+  std::vector<std::vector<uint8_t>> copies;
+  std::vector<const void *> in;
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    const auto *bytes = static_cast<const uint8_t *>(arguments[i]);
+    copies.emplace_back(bytes, bytes + (*executable)->argumentBytes(i));
+  }
+  for (auto &copy : copies)
+    in.push_back(copy.data());
+  for (size_t r = 0; r < program.results.size(); ++r)
+    if (program.donors[r] >= 0)
+      pointers[r] = copies[program.donors[r]].data();
+  Status status = (*executable)->run(in, pointers);
+  EXPECT_TRUE(status.ok()) << status;
+  for (size_t r = 0; r < program.results.size(); ++r) {
+    if (program.donors[r] >= 0 || (*executable)->resultInArena(r))
+      std::memcpy(results[r].data(), pointers[r], results[r].size());
+    if ((*executable)->resultInArena(r))
+      runtime::HostAllocator::get().deallocate(pointers[r]);
+  }
+  return results;
+}
+
+std::vector<float> floats(const std::vector<uint8_t> &bytes) {
+  std::vector<float> values(bytes.size() / 4);
+  std::memcpy(values.data(), bytes.data(), values.size() * 4);
+  return values;
+}
+
+void checkStep(const std::string &model, int64_t batch, int64_t length, int64_t image) {
+  compiler::install();
+  tools::ZooTask task = tools::makeZooTask(model, batch, length, /*seed=*/3, image);
+  std::vector<std::vector<float>> before;
+  for (const Tensor &p : task.model->parameters())
+    before.push_back(p.to_vector<float>());
+  optim::SGD optimizer(task.model->parameters(), {.lr = 0.05, .momentum = 0.9});
+  std::vector<lazy::NodePtr> outputs = tools::recordStep(task, &optimizer);
+  ASSERT_EQ(outputs.size(), before.size() + 1);
+
+  compiler::StepBuild cpu, cuda;
+  std::string error;
+  ASSERT_TRUE(compiler::compileStep(outputs, codegen::cpuTarget(), cpu, error)) << error;
+  ASSERT_TRUE(compiler::compileStep(outputs, codegen::cudaTarget(), cuda, error)) << error;
+  // Every kernel of the CUDA step has its launch shape; every buffer in its
+  // arena is 256-byte aligned.
+  int kernels = 0;
+  for (const runtime::Program::Step &step : cuda.program.steps)
+    if (step.kind == runtime::Program::Step::Kind::Kernel) {
+      ++kernels;
+      EXPECT_EQ(step.shape.block[0], 256) << step.label;
+      EXPECT_GE(step.shape.grid[0], 1) << step.label;
+    }
+  EXPECT_GE(kernels, 5);
+  for (const runtime::Program::Buffer &buffer : cuda.program.buffers)
+    if (buffer.offset >= 0) {
+      EXPECT_EQ(buffer.offset % 256, 0);
+    }
+
+  std::vector<const void *> arguments;
+  for (const lazy::Node *node : lazy::topological_order(outputs))
+    if (node->op == lazy::Op::Data)
+      arguments.push_back(node->value->bytes());
+  std::vector<std::vector<uint8_t>> want = runOnCpu(cpu.program, arguments);
+  ASSERT_EQ(want.size(), outputs.size());
+
+  auto executable = runtime::CudaExecutable::load(cuda.program, runtime::simulatedCudaDevice());
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  EXPECT_EQ((*executable)->device().name(), "cuda:0");
+  std::vector<std::vector<uint8_t>> got;
+  std::vector<void *> pointers;
+  for (size_t i = 0; i < outputs.size(); ++i)
+    got.emplace_back((*executable)->resultBytes(i));
+  for (auto &bytes : got)
+    pointers.push_back(bytes.data());
+  Status status = (*executable)->run(arguments, pointers);
+  ASSERT_TRUE(status.ok()) << status;
+
+  Comparison loss = compare_values(model + " loss", floats(got[0]), floats(want[0]),
+                                   {.of_largest = 1e-4, .absolute = 1e-6});
+  EXPECT_TRUE(loss.ok) << loss.message;
+  std::printf("CUDA SIMULATED  %s loss %.6f (CPU %.6f)\n", model.c_str(), floats(got[0])[0],
+              floats(want[0])[0]);
+  for (size_t p = 0; p < before.size(); ++p) {
+    std::vector<float> gotValues = floats(got[p + 1]), wantValues = floats(want[p + 1]);
+    ASSERT_EQ(gotValues.size(), before[p].size());
+    std::vector<double> gotChange(gotValues.size()), wantChange(gotValues.size());
+    double size = 0;
+    for (size_t k = 0; k < gotValues.size(); ++k) {
+      gotChange[k] = double(gotValues[k]) - before[p][k];
+      wantChange[k] = double(wantValues[k]) - before[p][k];
+      size = std::max(size, std::fabs(double(before[p][k])));
+    }
+    Comparison moved =
+        compare_values(model + " change of parameter " + std::to_string(p), gotChange, wantChange,
+                       {.of_largest = 1e-3, .absolute = 5e-7 * size});
+    EXPECT_TRUE(moved.ok) << moved.message;
+  }
+}
+
+TEST(CudaStep, MLP) { checkStep("mlp", 8, 8, 32); }
+TEST(CudaStep, LeNet) { checkStep("lenet", 4, 8, 32); }
+TEST(CudaStep, GPTMini) { checkStep("gpt-mini", 2, 16, 32); }
+TEST(CudaStep, BERTMini) { checkStep("bert-mini", 2, 16, 32); }
+TEST(CudaStep, ResNet18) { checkStep("resnet18", 2, 8, 16); }
+
+/// A Program of one hand-written kernel `kernel0` over `elements` floats:
+/// out = in + 1, or (outOfBounds) also one float past its end.
+runtime::Program oneKernel(int64_t elements, bool outOfBounds) {
+  std::string source =
+      std::string("#include \"cuda/prologue.h\"\n") +
+      "extern \"C\" __global__ void kernel0(const float *in, float *out) {\n"
+      "  int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + "
+      "threadIdx.x;\n  if (i < " +
+      std::to_string(elements) + ") out[i] = in[i] + 1.0f;\n" +
+      (outOfBounds ? "  if (i == 0) out[" + std::to_string(elements) + "] = 0.0f;\n" : "") +
+      "}\n"
+      "#ifdef SINTER_SIMULATED\nextern \"C\" void kernel0_simulate(const void "
+      "*shape, const void *options, void *const *buffers, void *status) {\n"
+      "  *static_cast<::sinter::Status *>(status) = sinter_simulate(\"kernel0\", "
+      "kernel0, *static_cast<const ::sinter::runtime::LaunchShape *>(shape), "
+      "*static_cast<const ::sinter::simt::Options *>(options), static_cast<const "
+      "float *>(buffers[0]), static_cast<float *>(buffers[1]));\n}\n#endif\n";
+  codegen::CompiledLibrary library;
+  std::string error;
+  EXPECT_TRUE(codegen::compileHostLibrary("#include \"cpu/kernel.h\"\n" + source, library, error,
+                                          codegen::HostBuild{.simulatedCuda = true}))
+      << error;
+  runtime::Program program;
+  program.buffers = {{elements * 4}, {elements * 4, 0}};
+  program.arguments = {0};
+  program.results = {1};
+  program.donors = {-1};
+  program.arenaBytes = elements * 4;
+  program.library = library.path;
+  program.kernelPrefix = "kernel";
+  runtime::Program::Step step;
+  step.kernel = 0;
+  step.inputs = {0};
+  step.outputs = {1};
+  step.results = 1;
+  step.label = "add_one <- model.cpp:12";
+  step.shape = {.grid = {(elements + 127) / 128, 1, 1}, .block = {128, 1, 1}};
+  program.steps = {step};
+  program.signature.arguments = {{.name = "x", .shape = {elements}}};
+  program.signature.results = {
+      {.name = "y", .role = runtime::Program::Role::Output, .shape = {elements}}};
+  return program;
+}
+
+TEST(CudaExecutable, RunsAKernelAndNamesTheLaunchThatWritesOutOfBounds) {
+  std::vector<float> x(300), y(300, -1.0f);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = static_cast<float>(i);
+  auto good = runtime::CudaExecutable::load(oneKernel(300, false), runtime::simulatedCudaDevice());
+  ASSERT_TRUE(good.ok()) << good.status();
+  ASSERT_TRUE((*good)->run({x.data()}, {y.data()}).ok());
+  for (size_t i = 0; i < x.size(); ++i)
+    ASSERT_EQ(y[i], x[i] + 1.0f) << "element " << i;
+  // The wrong number of arguments or results is refused before anything runs.
+  Status few = (*good)->run({}, {y.data()});
+  EXPECT_EQ(few.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(few.message()).find("takes 1 arguments, got 0"), std::string::npos) << few;
+
+  auto bad = runtime::CudaExecutable::load(oneKernel(300, true), runtime::simulatedCudaDevice());
+  ASSERT_TRUE(bad.ok()) << bad.status();
+  Status status = (*bad)->run({x.data()}, {y.data()});
+  ASSERT_FALSE(status.ok());
+  std::string message(status.message());
+  EXPECT_NE(message.find("launch 0 of 1 (add_one <- model.cpp:12) on cuda:0 failed"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("kernel"), std::string::npos) << message;
+}
+
+TEST(CudaExecutable, ALibraryWithoutTheKernelIsRefused) {
+  runtime::Program program = oneKernel(8, false);
+  program.kernelPrefix = "other";
+  auto refused = runtime::CudaExecutable::load(program, runtime::simulatedCudaDevice());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(std::string(refused.status().message()).find("has no kernel other0"), std::string::npos)
+      << refused.status();
+  program.library = "/nonexistent/kernels.so";
+  refused = runtime::CudaExecutable::load(program, runtime::simulatedCudaDevice());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(std::string(refused.status().message())
+                .find("cannot load the kernel library /nonexistent/kernels.so on cuda:0"),
+            std::string::npos)
+      << refused.status();
+}
+
+} // namespace
