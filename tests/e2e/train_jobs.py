@@ -87,7 +87,7 @@ def case_errors():
         ({"entry_point": "gpt-mini"}, "dataset: is required for gpt-mini"),
         ({"entry_point": "vgg"}, 'entry_point: "vgg" is neither a model'),
         ({"hyperparameters": {}}, "entry_point: is required"),
-        ({**mlp, "n_gpus": 2}, "n_gpus: is 2; training steps compile for the CPU only"),
+        ({**mlp, "n_gpus": 2}, "n_gpus: is 2; one process per GPU comes with data parallelism"),
         ({**mlp, "instance_count": 2}, "instance_count: is 2; multi-node training is not available"),
         ({**mlp, "instance_count": 0}, "instance_count: must be at least 1, got 0"),
         ({**mlp, "distribution": {"enabled": True}},
@@ -270,6 +270,55 @@ def case_program():
     # budget and no fallbacks (the job's defaults), whatever the caller's
     # environment says.
     check("budget=0 fallback=0" in text, f"compiler settings:\n{text}")
+
+
+def case_cuda_simulator():
+    """A job on cuda:0 with the CUDA simulator standing for the GPU
+    (--device cuda, and n_gpus 1): the CPU's losses; without the simulator
+    and without a GPU, refused naming what is missing; a user's program
+    gets SINTER_DEVICE."""
+    caller = dict(os.environ)
+    try:
+        os.environ["SINTER_CUDA_SIMULATOR"] = "1"
+        losses = {}
+        for name, args in [("cpu", ["--device", "cpu"]), ("cuda", ["--device", "cuda"]),
+                           ("gpus", [])]:
+            d = out("cuda-" + name)
+            job = {"entry_point": "mlp", "output_dir": d, "hyperparameters": {"steps": 20}}
+            if name == "gpus":
+                job["n_gpus"] = 1
+            code, text = run(args, job, "cuda-" + name)
+            check(code == 0, f"{name}: the job failed:\n{text}")
+            if code != 0:
+                continue
+            ran_as(d, "compiled", 20, text)
+            where = "on cpu\n" if name == "cpu" else "on cuda:0 (the CUDA simulator)\n"
+            check(where in text, f"{name}: no {where!r} in the start lines:\n{text}")
+            losses[name] = [r["loss"] for r in rows(d, "train")]
+        if len(losses) == 3:
+            for name in ("cuda", "gpus"):
+                close = all(abs(a - b) <= 1e-4 * max(abs(b), 1e-3)
+                            for a, b in zip(losses[name], losses["cpu"]))
+                check(close and len(losses[name]) == len(losses["cpu"]),
+                      f"{name}: losses {losses[name]} differ from the CPU's {losses['cpu']}")
+        d = out("cuda-program")
+        os.makedirs(d, exist_ok=True)
+        script = os.path.join(d, "train.sh")
+        with open(script, "w") as f:
+            f.write('#!/bin/sh\necho "device=$SINTER_DEVICE"\n')
+        os.chmod(script, 0o755)
+        code, text = run([], {"entry_point": script, "output_dir": d, "n_gpus": 1})
+        check(code == 0 and "device=cuda:0" in text, f"program on one GPU:\n{text}")
+        del os.environ["SINTER_CUDA_SIMULATOR"]
+        if not os.path.exists("/dev/nvidia0"):
+            code, text = run(["--output-dir", out("cuda-missing"), "--steps", "1"],
+                             {"entry_point": "mlp", "n_gpus": 1}, "cuda-missing")
+            check(code == 2, f"n_gpus 1 without a GPU: exit status {code}:\n{text}")
+            check("Settings::device is cuda:0" in text and "SINTER_CUDA_SIMULATOR=1" in text,
+                  f"n_gpus 1 without a GPU: the message does not say what is missing:\n{text}")
+    finally:
+        os.environ.clear()
+        os.environ.update(caller)
 
 
 def case_auto_batch():

@@ -368,9 +368,10 @@ Job parseJob(const json &document) {
   if (job.instance_count > 1)
     throw JobError("instance_count", "is " + std::to_string(job.instance_count) +
                                          "; multi-node training is not available yet (use 1)");
-  if (job.n_gpus > 0)
+  if (job.n_gpus > 1)
     throw JobError("n_gpus", "is " + std::to_string(job.n_gpus) +
-                                 "; training steps compile for the CPU only so far (use 0)");
+                                 "; one process per GPU comes with data parallelism (use 0 for "
+                                 "the CPU or 1 for cuda:0)");
 
   job.resolved = {
       {"entry_point", job.entry_point},

@@ -577,10 +577,11 @@ private:
 /// SINTER_OUTPUT_DIR; SINTER_DATASET; and the job's compiler settings as
 /// runJob gives them to its own session: SINTER_COMPILER, SINTER_MEMORY_BUDGET,
 /// SINTER_ALLOW_FALLBACK, with debug SINTER_DEBUG and SINTER_DUMP_DIR, with
-/// checked numerics SINTER_CHECK_NUMERICS at least 1; the rest of the
+/// checked numerics SINTER_CHECK_NUMERICS at least 1, SINTER_DEVICE when the
+/// job names a device (--device, n_gpus 1); the rest of the
 /// environment as it is) and each hyperparameter as `--key value`
 /// arguments, as managed jobs pass them.
-int launchProgram(const Job &job) {
+int launchProgram(const Job &job, const std::string &device) {
   std::vector<std::string> args = {job.entry_point};
   for (const auto &[key, value] : job.hyperparameters.items()) {
     args.push_back("--" + key);
@@ -595,6 +596,8 @@ int launchProgram(const Job &job) {
       {"SINTER_MEMORY_BUDGET", std::to_string(job.memory_budget)},
       {"SINTER_ALLOW_FALLBACK", job.allow_fallback ? "1" : "0"},
   };
+  if (!device.empty())
+    env["SINTER_DEVICE"] = device;
   if (job.compiler_debug) {
     env["SINTER_DEBUG"] = "4";
     env["SINTER_DUMP_DIR"] = job.output_dir + "/debug";
@@ -780,11 +783,15 @@ int trainZooModel(const Job &job, const RunOptions &options) {
       std::printf("resumed from %s at step %lld\n", checkpoint.c_str(),
                   static_cast<long long>(at.step));
   }
+  const Device device = Session::current().device();
   std::printf("model %s: %lld parameters; %lld steps of batch %lld (%lld a epoch), AdamW lr %g, "
-              "%s\n",
+              "%s on %s%s\n",
               job.entry_point.c_str(), static_cast<long long>(parameters),
               static_cast<long long>(total), static_cast<long long>(batchSize),
-              static_cast<long long>(perEpoch), lr, job.compiler_enabled ? "compiled" : "eager");
+              static_cast<long long>(perEpoch), lr, job.compiler_enabled ? "compiled" : "eager",
+              device.toString().c_str(),
+              device.isCuda() && runtime::environment().cuda_simulator ? " (the CUDA simulator)"
+                                                                       : "");
   std::fflush(stdout);
 
   MetricsLog log(job.output_dir + "/metrics.jsonl", options.resume ? at.step : 0);
@@ -906,11 +913,19 @@ int trainZooModel(const Job &job, const RunOptions &options) {
                 m.fallback_reasons.front().c_str());
   if (job.compiler_enabled) {
     const StepMemory &memory = trainMemory;
-    std::printf("memory: %.1f MiB a step (planned %.1f MiB, measured %.1f MiB) + %.1f MiB of "
-                "parameters and optimizer state; process peak %.1f MiB\n",
-                mib(memory.planned_peak_bytes), mib(memory.planned_peak_bytes),
-                mib(memory.measured_peak_bytes), mib(memory.persistent_bytes),
-                mib(runtime::HostAllocator::get().stats().peak_in_use));
+    if (Session::current().device().isCuda())
+      // The device's memory is the executable's, not the host allocator's:
+      // planned, not measured.
+      std::printf("memory: %.1f MiB a step on %s (planned) + %.1f MiB of parameters and "
+                  "optimizer state\n",
+                  mib(memory.planned_peak_bytes), Session::current().device().toString().c_str(),
+                  mib(memory.persistent_bytes));
+    else
+      std::printf("memory: %.1f MiB a step (planned %.1f MiB, measured %.1f MiB) + %.1f MiB of "
+                  "parameters and optimizer state; process peak %.1f MiB\n",
+                  mib(memory.planned_peak_bytes), mib(memory.planned_peak_bytes),
+                  mib(memory.measured_peak_bytes), mib(memory.persistent_bytes),
+                  mib(runtime::HostAllocator::get().stats().peak_in_use));
     summary["planned_step_bytes"] = memory.planned_peak_bytes;
     summary["persistent_bytes"] = memory.persistent_bytes;
   } else {
@@ -959,12 +974,19 @@ int runJob(const Job &job, const RunOptions &options) {
     std::printf("Training Compiler set to debug mode (dumps in %s/debug, metrics at exit)\n",
                 job.output_dir.c_str());
   std::fflush(stdout);
+  // The device: --device, else cuda:0 for a job of one GPU, else
+  // SINTER_DEVICE's (the CPU without it).
+  std::string device = !options.device.empty() ? options.device
+                       : job.n_gpus == 1       ? std::string("cuda:0")
+                                               : std::string();
   if (job.entry_is_program)
-    return launchProgram(job);
+    return launchProgram(job, device);
 
   compiler::install();
   // The job's session: its compiler_config over the environment's defaults.
   Settings settings = Settings::fromEnvironment();
+  if (!device.empty())
+    settings.device = Device::parse(device);
   CompilerConfig &config = settings.compiler;
   config.enabled = job.compiler_enabled;
   config.use_reference = false;

@@ -15,6 +15,9 @@ struct RunOptions {
   /// Stop after this step with a checkpoint, as an interrupted run would
   /// (0: run to the end).
   int64_t stop_at = 0;
+  /// Where the steps run (--device: cpu, cuda or cuda:N); empty: cuda:0
+  /// for a job with n_gpus 1, else SINTER_DEVICE, else the CPU.
+  std::string device;
 };
 
 /// Runs `job`: a zoo model's training loop, or the user's program. Returns

@@ -35,7 +35,7 @@ int main(int argc, char **argv) {
   CLI::App app{"Runs a training job: a zoo model (or your own program) with the job file's "
                "hyperparameters, compiler config and data.",
                "sinter-train"};
-  std::string configPath, entry, batch, dataset, outputDir, compiler, resumeFrom;
+  std::string configPath, entry, batch, dataset, outputDir, compiler, resumeFrom, device;
   std::optional<double> lr;
   std::optional<int64_t> epochs, steps, seed;
   std::vector<std::string> settings;
@@ -60,6 +60,9 @@ int main(int argc, char **argv) {
       app.add_option("--resume", resumeFrom,
                      "continue from output_dir/checkpoint.safetensors, or the checkpoint given")
           ->expected(0, 1);
+  app.add_option("--device", device,
+                 "where the steps run: cpu, cuda or cuda:N (default: cuda:0 for n_gpus 1, else "
+                 "SINTER_DEVICE, else cpu)");
   app.add_option("--stop-at", stopAt,
                  "stop after this step with a checkpoint, as an "
                  "interrupted job would (then --resume)")
@@ -117,7 +120,10 @@ int main(int argc, char **argv) {
       document.erase("hyperparameters");
     sinter::tools::Job job = sinter::tools::parseJob(document);
     return sinter::tools::runJob(job,
-                                 {.resume = resume, .checkpoint = resumeFrom, .stop_at = stopAt});
+                                 {.resume = resume,
+                                  .checkpoint = resumeFrom,
+                                  .stop_at = stopAt,
+                                  .device = device});
   } catch (const JobError &error) {
     std::fprintf(stderr, "sinter-train: %s\n", error.what());
     return 2;

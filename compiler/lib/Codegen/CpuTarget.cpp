@@ -4,6 +4,7 @@
 #include "sinter/Codegen/CpuKernel.h"
 #include "sinter/Codegen/HostCompiler.h"
 #include "sinter/runtime/Allocator.h"
+#include "sinter/runtime/Environment.h"
 
 #include <map>
 #include <memory>
@@ -91,10 +92,13 @@ StatusOr<const Target *> targetFor(runtime::DeviceKind device, const std::string
   case runtime::DeviceKind::Cpu:
     return &cpuTarget(cpu);
   case runtime::DeviceKind::Cuda:
+    if (runtime::environment().cuda_simulator)
+      return &cudaTarget();
     break;
   }
   return absl::FailedPreconditionError(
-      "steps on a CUDA device need the CUDA backend, which this build does not have yet");
+      "steps on a GPU need the CUDA backend's driver device, which this build does not have "
+      "yet; SINTER_CUDA_SIMULATOR=1 runs CUDA steps on the CUDA simulator");
 }
 
 } // namespace sinter::codegen

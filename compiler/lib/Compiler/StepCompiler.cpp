@@ -18,6 +18,7 @@
 #include "sinter/lazy/Graph.h"
 #include "sinter/runtime/Allocator.h"
 #include "sinter/runtime/ByteCount.h"
+#include "sinter/runtime/CudaExecutable.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -76,19 +77,20 @@ void add(StepMetrics &step, const StepBuild &build) {
 }
 
 /// The memory `executable` takes to run (Note [Step memory] in
-/// sinter/Metrics.h): its arena and its results in the allocator's size
-/// classes, as CpuExecutable::run and execute() allocate them.
-StepMemory plannedMemory(const runtime::Program &program,
+/// sinter/Metrics.h): its arena and its results in the size classes of its
+/// target's allocator, as the executable and execute() allocate them.
+StepMemory plannedMemory(const runtime::Program &program, const codegen::Target &target,
                          const std::vector<const lazy::Value *> &arguments) {
   using runtime::HostAllocator;
   StepMemory memory;
-  runtime::Allocation allocation = runtime::allocationOf(program);
+  runtime::Allocation allocation = runtime::allocationOf(
+      program, [&target](int64_t bytes) { return target.allocationSize(bytes); });
   memory.arena_bytes = allocation.arena;
   memory.result_bytes = allocation.results;
   memory.planned_peak_bytes = memory.arena_bytes + memory.result_bytes;
   for (size_t r = 0; r < program.results.size(); ++r)
     if (program.donors[r] >= 0)
-      memory.donated_bytes += HostAllocator::size_class(program.buffers[program.results[r]].bytes);
+      memory.donated_bytes += target.allocationSize(program.buffers[program.results[r]].bytes);
   memory.peak_workspace_bytes = program.report.peakWorkspaceBytes;
   memory.peak_tensor_bytes = program.report.peakTensorBytes;
   memory.recomputed_values = program.report.recomputedValues;
@@ -150,7 +152,52 @@ std::string outOfMemory(const runtime::Program &program, const StepMemory &memor
 /// run allocated at its peak (the arena and the results). With
 /// `checkNumerics`, a NaN a kernel writes stops the run and sets `nonFinite`
 /// (Note [Checked numerics] in sinter/runtime/Program.h).
-bool execute(runtime::CpuExecutable &executable, const std::vector<const lazy::Value *> &arguments,
+/// A Program loaded for its target's device: the CPU's executable, or a
+/// CUDA executable on the simulated CUDA device (Note [The CUDA device
+/// interface] in sinter/runtime/CudaExecutable.h), which copies the
+/// arguments to the device and the results back.
+class Loaded {
+public:
+  static StatusOr<std::unique_ptr<Loaded>> load(runtime::Program program,
+                                                const codegen::Target &target) {
+    auto loaded = std::make_unique<Loaded>();
+    if (target.description().device == runtime::DeviceKind::Cuda) {
+      auto cuda =
+          runtime::CudaExecutable::load(std::move(program), runtime::simulatedCudaDevice());
+      if (!cuda.ok())
+        return cuda.status();
+      loaded->cuda_ = std::move(*cuda);
+    } else {
+      auto cpu = runtime::CpuExecutable::load(std::move(program));
+      if (!cpu.ok())
+        return cpu.status();
+      loaded->cpu_ = std::move(*cpu);
+    }
+    return loaded;
+  }
+  const runtime::Program &program() const { return cpu_ ? cpu_->program() : cuda_->program(); }
+  int64_t argumentBytes(size_t i) const {
+    return cpu_ ? cpu_->argumentBytes(i) : cuda_->argumentBytes(i);
+  }
+  int64_t resultBytes(size_t i) const { return cpu_ ? cpu_->resultBytes(i) : cuda_->resultBytes(i); }
+  bool resultInArena(size_t i) const { return cpu_ && cpu_->resultInArena(i); }
+  Status run(const std::vector<const void *> &in, std::vector<void *> &out,
+             const runtime::RunOptions &options) {
+    if (cpu_)
+      return cpu_->run(in, out, options);
+    // Session refuses the combination; a step compiler called directly too.
+    if (options.checkNumerics > 0)
+      return absl::FailedPreconditionError(
+          "check_numerics is not available for steps on a CUDA device yet");
+    return cuda_->run(in, out);
+  }
+
+private:
+  std::unique_ptr<runtime::CpuExecutable> cpu_;
+  std::unique_ptr<runtime::CudaExecutable> cuda_;
+};
+
+bool execute(Loaded &executable, const std::vector<const lazy::Value *> &arguments,
              const std::vector<const lazy::Node *> &results, std::vector<ValuePtr> &values,
              int64_t &measured, std::string &why, int checkNumerics, bool &nonFinite,
              bool checkInputs = true) {
@@ -250,7 +297,7 @@ public:
     std::vector<const lazy::Node *> results;
     for (const lazy::NodePtr &output : outputs)
       results.push_back(output.get());
-    const runtime::CpuExecutable &executable = *compiled->executable;
+    const Loaded &executable = *compiled->executable;
     step.kernels_launched += static_cast<int64_t>(runtime::launchesOf(executable.program()).size());
     step.memory = compiled->memory;
     if (Available available = availableMemory(config);
@@ -286,7 +333,7 @@ public:
                   config.memory_budget))
       return false;
     step.compile += build.times;
-    memory = plannedMemory(program, arguments);
+    memory = plannedMemory(program, targetOf(order, config), arguments);
     return true;
   }
 
@@ -340,7 +387,7 @@ public:
       }
     }
     if (!missing.empty()) {
-      std::vector<std::unique_ptr<runtime::CpuExecutable>> executables =
+      std::vector<std::unique_ptr<Loaded>> executables =
           compileAll(missing, targetOf(order, config),
                      debugOptions(config, "eager-" + std::to_string(eager_.size())), step, why);
       if (executables.empty())
@@ -364,7 +411,7 @@ public:
       for (const lazy::Node *operand : ops[k].operands)
         arguments.push_back(operand->op == lazy::Op::Data ? operand->value.get()
                                                           : computed.at(operand).get());
-      runtime::CpuExecutable &executable = *eager_.at(signatures[k]);
+      Loaded &executable = *eager_.at(signatures[k]);
       step.kernels_launched +=
           static_cast<int64_t>(runtime::launchesOf(executable.program()).size());
       int64_t measured = 0; // eager steps have no plan to compare with
@@ -390,7 +437,7 @@ private:
   /// A compiled step and its memory (Note [Step memory]), which depends on
   /// the program and its arguments' sizes alone: computed once, when compiled.
   struct CompiledStep {
-    std::unique_ptr<runtime::CpuExecutable> executable;
+    std::unique_ptr<Loaded> executable;
     StepMemory memory;
   };
 
@@ -411,12 +458,12 @@ private:
     if (found == steps_.end()) {
       char tag[32];
       std::snprintf(tag, sizeof tag, "step-%016llx", static_cast<unsigned long long>(key));
-      std::unique_ptr<runtime::CpuExecutable> executable =
-          compile({outputs}, targetOf(order, config), debugOptions(config, tag), step, why, mask,
-                  config.memory_budget);
+      const codegen::Target &target = targetOf(order, config);
+      std::unique_ptr<Loaded> executable = compile({outputs}, target, debugOptions(config, tag),
+                                                   step, why, mask, config.memory_budget);
       if (!executable)
         return nullptr;
-      StepMemory memory = plannedMemory(executable->program(), arguments);
+      StepMemory memory = plannedMemory(executable->program(), target, arguments);
       found = steps_.emplace(key, CompiledStep{std::move(executable), std::move(memory)}).first;
     }
     return &found->second;
@@ -469,7 +516,7 @@ private:
 
   /// Compiles and loads one program per graph (one kernel library for all);
   /// empty on failure, with the reason in `why`.
-  std::vector<std::unique_ptr<runtime::CpuExecutable>>
+  std::vector<std::unique_ptr<Loaded>>
   compileAll(const std::vector<std::vector<lazy::NodePtr>> &graphs, const codegen::Target &target,
              const DebugOptions &debug, StepMetrics &step, std::string &why,
              const std::vector<std::vector<bool>> *donatable = nullptr, int64_t budget = 0) {
@@ -481,9 +528,9 @@ private:
       return {};
     }
     add(step, build);
-    std::vector<std::unique_ptr<runtime::CpuExecutable>> executables;
+    std::vector<std::unique_ptr<Loaded>> executables;
     for (runtime::Program &program : programs) {
-      auto executable = runtime::CpuExecutable::load(std::move(program));
+      auto executable = Loaded::load(std::move(program), target);
       if (!executable.ok()) {
         why = std::string(executable.status().message());
         return {};
@@ -493,19 +540,19 @@ private:
     return executables;
   }
 
-  std::unique_ptr<runtime::CpuExecutable>
+  std::unique_ptr<Loaded>
   compile(const std::vector<lazy::NodePtr> &outputs, const codegen::Target &target,
           const DebugOptions &debug, StepMetrics &step, std::string &why,
           const std::vector<bool> &donatable, int64_t budget) {
     std::vector<std::vector<bool>> perGraph = {donatable};
-    std::vector<std::unique_ptr<runtime::CpuExecutable>> one =
+    std::vector<std::unique_ptr<Loaded>> one =
         compileAll({outputs}, target, debug, step, why, &perGraph, budget);
     return one.empty() ? nullptr : std::move(one.front());
   }
 
   std::mutex mutex_;
   std::map<uint64_t, CompiledStep> steps_;
-  std::unordered_map<uint64_t, std::unique_ptr<runtime::CpuExecutable>> eager_;
+  std::unordered_map<uint64_t, std::unique_ptr<Loaded>> eager_;
 };
 
 } // namespace

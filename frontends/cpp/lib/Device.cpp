@@ -3,6 +3,7 @@
 
 #include "sinter/Error.h"
 #include "sinter/runtime/CudaDriver.h"
+#include "sinter/runtime/Environment.h"
 
 #include "Format.h"
 
@@ -35,11 +36,25 @@ Device Device::parse(std::string_view text, std::source_location where) {
              where);
 }
 
-bool Device::available() const { return isCpu() || index_ < cuda::deviceCount(); }
+// Note [The CUDA simulator as a device]: with SINTER_CUDA_SIMULATOR, cuda:0
+// is the CUDA simulator (sinter/runtime/Simt.h) and no GPU is asked for.
+bool Device::available() const {
+  if (isCpu())
+    return true;
+  if (runtime::environment().cuda_simulator)
+    return index_ == 0;
+  return index_ < cuda::deviceCount();
+}
 
 void Device::ensureAvailable(std::source_location where) const {
   if (isCpu())
     return;
+  if (runtime::environment().cuda_simulator) {
+    SINTER_CHECK(index_ == 0, where,
+                 cat(toString(), " requested but the CUDA simulator (SINTER_CUDA_SIMULATOR) has "
+                                 "one device, cuda:0"));
+    return;
+  }
   StatusOr<std::vector<cuda::DeviceInfo>> devices = cuda::listDevices();
   SINTER_CHECK(devices.ok(), where, cat(toString(), " requested: ", devices.status().message()));
   SINTER_CHECK(index_ < static_cast<int>(devices->size()), where,

@@ -22,6 +22,7 @@
 #include "sinter/lazy/Graph.h"
 #include "sinter/runtime/Allocator.h"
 #include "sinter/runtime/CudaExecutable.h"
+#include "sinter/runtime/Environment.h"
 
 #include <gtest/gtest.h>
 
@@ -233,6 +234,119 @@ TEST(CudaExecutable, ALibraryWithoutTheKernelIsRefused) {
                 .find("cannot load the kernel library /nonexistent/kernels.so on cuda:0"),
             std::string::npos)
       << refused.status();
+}
+
+// With SINTER_CUDA_SIMULATOR=1 (cuda_step_tests.session): a session on
+// cuda:0 trains on the simulated CUDA device, compiled and eagerly, with
+// the CPU's results.
+struct Trained {
+  std::vector<double> losses;
+  std::vector<std::vector<double>> before, after;
+};
+
+Trained train(const std::string &model, Device device, CompilerConfig config, int64_t batch,
+              int64_t length) {
+  compiler::install();
+  Session::Use session({.device = device, .compiler = config});
+  reset_metrics();
+  tools::ZooTask task = tools::makeZooTask(model, batch, length, /*seed=*/3);
+  EXPECT_EQ(task.inputs.device(), device);
+  optim::SGD optimizer(task.model->parameters(), {.lr = 0.05, .momentum = 0.9});
+  Trained run;
+  for (const Tensor &p : task.model->parameters())
+    run.before.push_back(p.to_vector<double>());
+  for (int step = 0; step < 3; ++step) {
+    optimizer.zero_grad();
+    Tensor loss = task.loss();
+    loss.backward();
+    optimizer.step();
+    mark_step();
+    run.losses.push_back(loss.item<double>());
+  }
+  for (const Tensor &p : task.model->parameters())
+    run.after.push_back(p.to_vector<double>());
+  Metrics m = metrics();
+  EXPECT_EQ(m.fallbacks, 0) << metrics_report();
+  EXPECT_EQ(config.enabled ? m.compiled_steps : m.eager_steps, m.steps) << metrics_report();
+  return run;
+}
+
+void checkTraining(const std::string &model, bool compiled, int64_t batch, int64_t length) {
+  ASSERT_TRUE(runtime::environment().cuda_simulator)
+      << "run with SINTER_CUDA_SIMULATOR=1 (ctest: cuda_step_tests.session)";
+  CompilerConfig config{.enabled = compiled};
+  Trained cpu = train(model, Device::cpu(), config, batch, length);
+  Trained cuda = train(model, Device::cuda(0), config, batch, length);
+  Comparison losses =
+      compare_values(model + " losses on cuda:0", cuda.losses, cpu.losses,
+                     {.of_largest = 1e-4, .absolute = 1e-6});
+  EXPECT_TRUE(losses.ok) << losses.message;
+  ASSERT_EQ(cuda.after.size(), cpu.after.size());
+  for (size_t p = 0; p < cpu.after.size(); ++p) {
+    // The same draws, made by the initialization's kernels on each device
+    // (the CPU's vectorised log and cos and the scalar ones may differ in
+    // the last bit).
+    Comparison start = compare_values(model + " parameter " + std::to_string(p) + " at the start",
+                                      cuda.before[p], cpu.before[p], {.of_largest = 1e-6});
+    ASSERT_TRUE(start.ok) << start.message;
+    std::vector<double> got(cpu.after[p].size()), want(got.size());
+    double size = 0;
+    for (size_t k = 0; k < got.size(); ++k) {
+      got[k] = cuda.after[p][k] - cuda.before[p][k];
+      want[k] = cpu.after[p][k] - cpu.before[p][k];
+      size = std::max(size, std::fabs(cpu.before[p][k]));
+    }
+    Comparison moved = compare_values(model + " change of parameter " + std::to_string(p), got,
+                                      want, {.of_largest = 1e-3, .absolute = 5e-7 * size});
+    EXPECT_TRUE(moved.ok) << moved.message;
+  }
+  std::printf("CUDA SESSION  %s %s losses %.6f %.6f %.6f (CPU %.6f %.6f %.6f)\n", model.c_str(),
+              compiled ? "compiled" : "eager", cuda.losses[0], cuda.losses[1], cuda.losses[2],
+              cpu.losses[0], cpu.losses[1], cpu.losses[2]);
+}
+
+TEST(CudaSession, MLPTrainsCompiledAndEagerly) {
+  checkTraining("mlp", true, 8, 8);
+  checkTraining("mlp", false, 8, 8);
+}
+
+TEST(CudaSession, GPTMiniTrainsCompiled) { checkTraining("gpt-mini", true, 2, 16); }
+
+TEST(CudaSession, TensorsMoveBetweenDevicesAndOneStepStaysOnOne) {
+  compiler::install();
+  Session::Use session({.device = Device::cuda(0)});
+  Tensor x = arange(6).to(DType::f32).reshape({2, 3});
+  EXPECT_EQ(x.device(), Device::cuda(0));
+  Tensor onCpu = (x * 2.0).to(Device::cpu());
+  EXPECT_EQ(onCpu.device(), Device::cpu());
+  EXPECT_EQ(onCpu.to_vector<float>(), (std::vector<float>{0, 2, 4, 6, 8, 10}));
+  Tensor back = onCpu.to(Device::cuda(0));
+  EXPECT_EQ(back.device(), Device::cuda(0));
+  EXPECT_EQ((back + x).to_vector<float>(), (std::vector<float>{0, 3, 6, 9, 12, 15}));
+  // A step over both devices is refused, naming them.
+  std::string message;
+  try {
+    (x + onCpu).to_vector<float>();
+  } catch (const Error &error) {
+    message = error.message();
+  }
+  EXPECT_NE(message.find("cuda:0"), std::string::npos) << message;
+  EXPECT_NE(message.find("cpu"), std::string::npos) << message;
+  // The simulator is one device; numerics are checked on the CPU only.
+  for (auto settings : {Settings{.device = Device::cuda(1)},
+                        Settings{.device = Device::cuda(0), .compiler = {.check_numerics = 1}}}) {
+    std::string refused;
+    try {
+      Session s(settings);
+    } catch (const Error &error) {
+      refused = error.message();
+    }
+    EXPECT_NE(refused.find(settings.device.index() == 1 ? "the CUDA simulator "
+                                                          "(SINTER_CUDA_SIMULATOR) has one device"
+                                                        : "numerics are checked on the CPU only"),
+              std::string::npos)
+        << refused;
+  }
 }
 
 } // namespace

@@ -63,18 +63,20 @@ TEST(Session, SettingsThatCannotBeAreRefusedAtTheCallersLine) {
   EXPECT_EQ(&Session::current(), before);
 }
 
-TEST(Session, ACudaDeviceIsRefusedUntilTheBackendExists) {
+TEST(Session, ACudaDeviceIsRefusedWithoutAGpuOrTheSimulator) {
   // Without a usable GPU, the driver's reason; with one, the missing
-  // backend. Either way the message names the device and this line, and
-  // nothing runs on the CPU in its place.
+  // driver device. Either way the message names the device, this line and
+  // the simulator (SINTER_CUDA_SIMULATOR is not set here), and nothing
+  // runs on the CPU in its place.
   std::string message = errorOf([] { Session session({.device = Device::cuda(0)}); });
   EXPECT_THAT(message, HasSubstr("SessionTest.cpp:"));
   EXPECT_THAT(
       message,
       HasSubstr("Settings::device is cuda:0 (SINTER_DEVICE, a tool's --device, or code): "));
   if (Device::cuda(0).available()) {
-    EXPECT_THAT(message, HasSubstr("need the CUDA backend, which this build does not have yet"));
+    EXPECT_THAT(message, HasSubstr("steps on a GPU need the CUDA backend's driver device"));
   }
+  EXPECT_THAT(message, HasSubstr("SINTER_CUDA_SIMULATOR=1 to run CUDA steps on the CUDA simulator"));
 }
 
 TEST(Session, AUseIsAScopeOnItsOwnThread) {

@@ -138,8 +138,9 @@ const Target &cpuTarget(const std::string &cpu = "native");
 const Target &cudaTarget();
 
 /// The target of `device`'s kind (Note [Choosing the target]); CPU kernels
-/// built for `cpu`. A kind this build has no backend for is refused with
-/// a FailedPrecondition Status that says so.
+/// built for `cpu`; CUDA where the CUDA simulator stands for the device
+/// (SINTER_CUDA_SIMULATOR). A kind this build cannot run is refused with a
+/// FailedPrecondition Status that says so.
 StatusOr<const Target *> targetFor(runtime::DeviceKind device, const std::string &cpu = "native");
 
 /// What the memory-planning passes ask of `target` (Note [One memory model]

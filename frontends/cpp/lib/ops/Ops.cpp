@@ -10,11 +10,14 @@
 #include "Primitives.h"
 #include "sinter/Error.h"
 
+#include "../Step.h"
+
 #include "../Format.h"
 #include "absl/strings/str_join.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 namespace sinter {
 namespace {
@@ -325,10 +328,15 @@ Tensor Tensor::to(Device device, Loc loc) const {
   if (device == this->device())
     return *this;
   device.ensureAvailable(loc);
-  throwError(cat("to: moving a tensor to ", device.toString(),
-                 " needs the compiled path, which this build does not have yet; "
-                 "tensors run on the CPU reference executor"),
-             loc);
+  this->device().ensureAvailable(loc);
+  // Both devices keep values in host memory (the CPU, and the CUDA
+  // simulator between steps): the move is a copy of the value, which the
+  // step that reads it next copies to its device.
+  std::shared_ptr<const lazy::Value> value = detail::valueOf(*this, loc);
+  lazy::Value::Bytes bytes = lazy::Value::allocate(value->size() * elementSize(dtype()));
+  std::memcpy(bytes.get(), value->bytes(), value->size() * elementSize(dtype()));
+  return detail::fromValue(std::make_shared<lazy::Value>(std::move(bytes), value->size(), dtype()),
+                           shape(), dtype(), device, loc);
 }
 
 //===----------------------------------------------------------------------===//
