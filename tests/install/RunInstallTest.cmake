@@ -22,5 +22,14 @@ run_step("build consumer" ${CMAKE_COMMAND} --build "${WORK_DIR}/consumer")
 # the kernel helpers installed next to the compiler library.
 run_step("run consumer" ${CMAKE_COMMAND} -E env "SINTER_CACHE_DIR=${WORK_DIR}/kernel-cache"
   "${WORK_DIR}/consumer/consumer")
+# The same program, unchanged, on cuda:0 with the CUDA simulator standing
+# for the GPU: its CUDA kernels built against the installed prelude and
+# runtime headers, linked with the installed simulator.
+run_step("run consumer on the CUDA simulator" ${CMAKE_COMMAND} -E env
+  "SINTER_CACHE_DIR=${WORK_DIR}/kernel-cache" SINTER_DEVICE=cuda SINTER_CUDA_SIMULATOR=1
+  "${WORK_DIR}/consumer/consumer")
+if(NOT output MATCHES "loss [0-9.]+ -> [0-9.]+, 150 of 150 steps compiled on cuda:0")
+  message(FATAL_ERROR "the consumer on the CUDA simulator said:\n${output}")
+endif()
 run_step("run installed sinter-info" "${prefix}/bin/sinter-info")
 run_step("run installed sinter-opt" "${prefix}/bin/sinter-opt" --show-dialects)

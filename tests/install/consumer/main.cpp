@@ -35,9 +35,9 @@ int main() {
     (step == 0 ? first : last) = loss.item<double>();
   }
   sinter::Metrics metrics = sinter::metrics();
-  std::printf("loss %.4f -> %.4f, %lld of %lld steps compiled\n", first, last,
+  std::printf("loss %.4f -> %.4f, %lld of %lld steps compiled on %s\n", first, last,
               static_cast<long long>(metrics.compiled_steps),
-              static_cast<long long>(metrics.steps));
+              static_cast<long long>(metrics.steps), x.device().toString().c_str());
   if (!(last < 0.05 * first) || metrics.compiled_steps != metrics.steps || metrics.steps < 150)
     return 1;
 
