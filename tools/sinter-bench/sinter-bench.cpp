@@ -596,7 +596,14 @@ int run() {
                   r.mode.c_str(), model.c_str(), static_cast<long long>(batch), threads.c_str(),
                   r.stepMsMedian, r.samplesPerSecond, r.peakBytes / 1048576.0, r.kernelsPerStep,
                   r.compileSeconds, static_cast<long long>(r.fallbacks), r.firstLoss, r.lastLoss);
-      if (r.memory)
+      // A CUDA device's memory is the executable's, which the host's
+      // allocator does not see: planned only.
+      if (r.memory && device.isCuda())
+        std::printf("          step memory on %s: planned %lld bytes, inputs %lld\n",
+                    device.toString().c_str(),
+                    static_cast<long long>(r.memory->planned_peak_bytes),
+                    static_cast<long long>(r.memory->persistent_bytes));
+      else if (r.memory)
         std::printf("          step memory: planned %lld bytes, measured %lld, inputs %lld\n",
                     static_cast<long long>(r.memory->planned_peak_bytes),
                     static_cast<long long>(r.memory->measured_peak_bytes),
