@@ -147,11 +147,6 @@ std::string outOfMemory(const runtime::Program &program, const StepMemory &memor
   return text;
 }
 
-/// Runs `executable` on `arguments`; `results` describe its results (shape
-/// and dtype), whose values are returned in `values`. `measured` is what the
-/// run allocated at its peak (the arena and the results). With
-/// `checkNumerics`, a NaN a kernel writes stops the run and sets `nonFinite`
-/// (Note [Checked numerics] in sinter/runtime/Program.h).
 /// A Program loaded for its target's device: the CPU's executable, or a
 /// CUDA executable on the simulated CUDA device (Note [The CUDA device
 /// interface] in sinter/runtime/CudaExecutable.h), which copies the
@@ -162,8 +157,7 @@ public:
                                                 const codegen::Target &target) {
     auto loaded = std::make_unique<Loaded>();
     if (target.description().device == runtime::DeviceKind::Cuda) {
-      auto cuda =
-          runtime::CudaExecutable::load(std::move(program), runtime::simulatedCudaDevice());
+      auto cuda = runtime::CudaExecutable::load(std::move(program), runtime::simulatedCudaDevice());
       if (!cuda.ok())
         return cuda.status();
       loaded->cuda_ = std::move(*cuda);
@@ -179,7 +173,9 @@ public:
   int64_t argumentBytes(size_t i) const {
     return cpu_ ? cpu_->argumentBytes(i) : cuda_->argumentBytes(i);
   }
-  int64_t resultBytes(size_t i) const { return cpu_ ? cpu_->resultBytes(i) : cuda_->resultBytes(i); }
+  int64_t resultBytes(size_t i) const {
+    return cpu_ ? cpu_->resultBytes(i) : cuda_->resultBytes(i);
+  }
   bool resultInArena(size_t i) const { return cpu_ && cpu_->resultInArena(i); }
   Status run(const std::vector<const void *> &in, std::vector<void *> &out,
              const runtime::RunOptions &options) {
@@ -197,6 +193,11 @@ private:
   std::unique_ptr<runtime::CudaExecutable> cuda_;
 };
 
+/// Runs `executable` on `arguments`; `results` describe its results (shape
+/// and dtype), whose values are returned in `values`. `measured` is what the
+/// run allocated at its peak (the arena and the results). With
+/// `checkNumerics`, a NaN a kernel writes stops the run and sets `nonFinite`
+/// (Note [Checked numerics] in sinter/runtime/Program.h).
 bool execute(Loaded &executable, const std::vector<const lazy::Value *> &arguments,
              const std::vector<const lazy::Node *> &results, std::vector<ValuePtr> &values,
              int64_t &measured, std::string &why, int checkNumerics, bool &nonFinite,
@@ -540,10 +541,10 @@ private:
     return executables;
   }
 
-  std::unique_ptr<Loaded>
-  compile(const std::vector<lazy::NodePtr> &outputs, const codegen::Target &target,
-          const DebugOptions &debug, StepMetrics &step, std::string &why,
-          const std::vector<bool> &donatable, int64_t budget) {
+  std::unique_ptr<Loaded> compile(const std::vector<lazy::NodePtr> &outputs,
+                                  const codegen::Target &target, const DebugOptions &debug,
+                                  StepMetrics &step, std::string &why,
+                                  const std::vector<bool> &donatable, int64_t budget) {
     std::vector<std::vector<bool>> perGraph = {donatable};
     std::vector<std::unique_ptr<Loaded>> one =
         compileAll({outputs}, target, debug, step, why, &perGraph, budget);

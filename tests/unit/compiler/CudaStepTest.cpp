@@ -12,7 +12,7 @@
 // or reports: a kernel that writes out of bounds, named with its launch.
 //
 //===----------------------------------------------------------------------===//
-#include "ZooTask.h"
+#include "ZooTraining.h"
 
 #include "sinter/Codegen/HostCompiler.h"
 #include "sinter/Codegen/Target.h"
@@ -239,70 +239,17 @@ TEST(CudaExecutable, ALibraryWithoutTheKernelIsRefused) {
 // With SINTER_CUDA_SIMULATOR=1 (cuda_step_tests.session): a session on
 // cuda:0 trains on the simulated CUDA device, compiled and eagerly, with
 // the CPU's results.
-struct Trained {
-  std::vector<double> losses;
-  std::vector<std::vector<double>> before, after;
-};
-
-Trained train(const std::string &model, Device device, CompilerConfig config, int64_t batch,
-              int64_t length) {
-  compiler::install();
-  Session::Use session({.device = device, .compiler = config});
-  reset_metrics();
-  tools::ZooTask task = tools::makeZooTask(model, batch, length, /*seed=*/3);
-  EXPECT_EQ(task.inputs.device(), device);
-  optim::SGD optimizer(task.model->parameters(), {.lr = 0.05, .momentum = 0.9});
-  Trained run;
-  for (const Tensor &p : task.model->parameters())
-    run.before.push_back(p.to_vector<double>());
-  for (int step = 0; step < 3; ++step) {
-    optimizer.zero_grad();
-    Tensor loss = task.loss();
-    loss.backward();
-    optimizer.step();
-    mark_step();
-    run.losses.push_back(loss.item<double>());
-  }
-  for (const Tensor &p : task.model->parameters())
-    run.after.push_back(p.to_vector<double>());
-  Metrics m = metrics();
-  EXPECT_EQ(m.fallbacks, 0) << metrics_report();
-  EXPECT_EQ(config.enabled ? m.compiled_steps : m.eager_steps, m.steps) << metrics_report();
-  return run;
-}
-
 void checkTraining(const std::string &model, bool compiled, int64_t batch, int64_t length) {
   ASSERT_TRUE(runtime::environment().cuda_simulator)
       << "run with SINTER_CUDA_SIMULATOR=1 (ctest: cuda_step_tests.session)";
   CompilerConfig config{.enabled = compiled};
-  Trained cpu = train(model, Device::cpu(), config, batch, length);
-  Trained cuda = train(model, Device::cuda(0), config, batch, length);
-  Comparison losses =
-      compare_values(model + " losses on cuda:0", cuda.losses, cpu.losses,
-                     {.of_largest = 1e-4, .absolute = 1e-6});
-  EXPECT_TRUE(losses.ok) << losses.message;
-  ASSERT_EQ(cuda.after.size(), cpu.after.size());
-  for (size_t p = 0; p < cpu.after.size(); ++p) {
-    // The same draws, made by the initialization's kernels on each device
-    // (the CPU's vectorised log and cos and the scalar ones may differ in
-    // the last bit).
-    Comparison start = compare_values(model + " parameter " + std::to_string(p) + " at the start",
-                                      cuda.before[p], cpu.before[p], {.of_largest = 1e-6});
-    ASSERT_TRUE(start.ok) << start.message;
-    std::vector<double> got(cpu.after[p].size()), want(got.size());
-    double size = 0;
-    for (size_t k = 0; k < got.size(); ++k) {
-      got[k] = cuda.after[p][k] - cuda.before[p][k];
-      want[k] = cpu.after[p][k] - cpu.before[p][k];
-      size = std::max(size, std::fabs(cpu.before[p][k]));
-    }
-    Comparison moved = compare_values(model + " change of parameter " + std::to_string(p), got,
-                                      want, {.of_largest = 1e-3, .absolute = 5e-7 * size});
-    EXPECT_TRUE(moved.ok) << moved.message;
-  }
-  std::printf("CUDA SESSION  %s %s losses %.6f %.6f %.6f (CPU %.6f %.6f %.6f)\n", model.c_str(),
-              compiled ? "compiled" : "eager", cuda.losses[0], cuda.losses[1], cuda.losses[2],
-              cpu.losses[0], cpu.losses[1], cpu.losses[2]);
+  zoo::ZooRun cpu = zoo::trainThreeSteps(model, {.compiler = config}, batch, length);
+  zoo::ZooRun cuda =
+      zoo::trainThreeSteps(model, {.device = Device::cuda(0), .compiler = config}, batch, length);
+  Metrics m = metrics();
+  EXPECT_EQ(m.fallbacks, 0) << metrics_report();
+  EXPECT_EQ(compiled ? m.compiled_steps : m.eager_steps, m.steps) << metrics_report();
+  zoo::expectSameTraining(model + (compiled ? " compiled" : " eager") + " on cuda:0", cuda, cpu);
 }
 
 TEST(CudaSession, MLPTrainsCompiledAndEagerly) {
