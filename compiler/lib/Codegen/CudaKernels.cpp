@@ -17,7 +17,7 @@ namespace sinter::codegen {
 
 namespace {
 
-std::string problemText(const RenderProblem &problem) {
+std::string reason(const RenderProblem &problem) {
   if (!problem.detail.empty())
     return problem.detail;
   switch (problem.kind) {
@@ -31,6 +31,15 @@ std::string problemText(const RenderProblem &problem) {
     return "scratch buffers that differ from the plan's";
   }
   return "";
+}
+
+/// What the renderer could not write, with the value of the plan it names
+/// (`sinter-translate --sinter-to-kernel-plans` prints the plan).
+std::string problemText(const RenderProblem &problem) {
+  std::string text = reason(problem);
+  if (problem.value >= 0)
+    text += " (%" + std::to_string(problem.value) + " of its plan)";
+  return text;
 }
 
 using namespace mlir;

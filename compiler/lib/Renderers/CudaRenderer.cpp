@@ -19,6 +19,7 @@ namespace {
 constexpr int64_t kThreads = 256;
 constexpr int64_t kWarps = kThreads / 32;
 constexpr int64_t kMaxBlocks = 65535;
+constexpr int64_t kSharedBytes = 48 * 1024;
 
 /// Note [Loops of a CUDA kernel]
 /// A CUDA kernel is one or more grid-stride loops, each writing some of the
@@ -48,7 +49,17 @@ constexpr int64_t kMaxBlocks = 65535;
 /// reduction reads may not be written over in an Elements or WarpElements
 /// loop (other threads read it), which is refused. Every reduction runs in
 /// a fixed order: the same bits run after run.
-enum class Walk : uint8_t { Elements, WarpElements, Rows };
+///
+/// A loop none of these can walk (a row's value read at another row, as a
+/// transpose after a softmax; a reduction read at many elements, or inside
+/// another) is walked by one block (Block): each reduction, in program
+/// order, into a __shared__ array (a warp per row for a row's, a thread per
+/// element for the others), a barrier after each, then the results. One
+/// block of 256 threads is slow on a large tensor, and the arrays must fit
+/// 48 KiB of shared memory; fusion makes no such loop in the zoo's steps
+/// (it is the CPU's stored values' case, which split reductions will serve
+/// at full speed).
+enum class Walk : uint8_t { Elements, WarpElements, Rows, Block };
 
 struct Loop {
   std::vector<size_t> results;
@@ -127,8 +138,14 @@ public:
         return refused(v, "a result written over an input that a reduction reads");
     std::vector<Loop> loops = loopsOf();
     for (Loop &loop : loops)
-      if (std::optional<RenderProblem> problem = classify(loop))
-        return problem;
+      if (std::optional<RenderProblem> problem = classify(loop)) {
+        if (problem->kind != RenderProblem::Kind::UnsupportedOp)
+          return problem;
+        if (std::optional<RenderProblem> none = blockWalk(loop)) {
+          problem->detail += "; " + none->detail;
+          return problem;
+        }
+      }
     merge(loops);
     names.assign(plan.values.size(), "");
     shape = {};
@@ -137,14 +154,16 @@ public:
     bool warpOperations = false;
     for (const Loop &loop : loops) {
       body << "  {\n";
-      std::optional<RenderProblem> problem =
-          loop.walk == Walk::Rows ? renderRows(loop) : renderElements(loop);
+      std::optional<RenderProblem> problem = loop.walk == Walk::Rows    ? renderRows(loop)
+                                             : loop.walk == Walk::Block ? renderBlock(loop)
+                                                                        : renderElements(loop);
       if (problem)
         return problem;
       body << "  }\n";
       int64_t wanted = loop.walk == Walk::Elements       ? (loop.elements + kThreads - 1) / kThreads
                        : loop.walk == Walk::WarpElements ? (loop.elements + kWarps - 1) / kWarps
-                                                         : (loop.rows + kWarps - 1) / kWarps;
+                       : loop.walk == Walk::Rows         ? (loop.rows + kWarps - 1) / kWarps
+                                                         : 1;
       blocks = std::max(blocks, wanted);
       warpOperations |= loop.walk != Walk::Elements;
     }
@@ -200,8 +219,9 @@ private:
   static void merge(std::vector<Loop> &loops) {
     for (size_t a = 0; a < loops.size(); ++a)
       for (size_t b = a + 1; b < loops.size();) {
-        if (loops[b].walk != loops[a].walk || loops[b].elements != loops[a].elements ||
-            loops[b].rows != loops[a].rows || loops[b].cols != loops[a].cols) {
+        if (loops[b].walk != loops[a].walk || loops[a].walk == Walk::Block ||
+            loops[b].elements != loops[a].elements || loops[b].rows != loops[a].rows ||
+            loops[b].cols != loops[a].cols) {
           ++b;
           continue;
         }
@@ -284,7 +304,8 @@ private:
   /// A row loop's results are rows or whole rows, and every value computed
   /// from a row's reductions is read only at the current row: by the same
   /// index, by a reshape that keeps it, by a broadcast of the row across
-  /// its columns, or by a reduction over the row.
+  /// its columns, or by a reduction over the row (anywhere, when there is
+  /// one row).
   std::optional<RenderProblem> checkRows(const Loop &loop) const {
     const int64_t rows = loop.rows, cols = loop.cols;
     for (size_t k : loop.results) {
@@ -302,6 +323,9 @@ private:
         return refused(static_cast<int>(v), "a reduction that is not over this loop's rows");
       rowReductions[v] = true;
     }
+    // One row: every element is in it, wherever a value is read.
+    if (rows <= 1)
+      return std::nullopt;
     std::vector<bool> fromRow = computedFrom(rowReductions);
     for (size_t v = 0; v < plan.values.size(); ++v) {
       const KernelPlan::Value &value = plan.values[v];
@@ -511,6 +535,83 @@ private:
     if (rows * cols != rows && !rowValues.empty())
       body << "  if (lane == 0) {\n" << rowValues << rowStores << "  }\n";
     body << "  }\n";
+    return std::nullopt;
+  }
+
+  /// Makes `loop` a Block walk (Note [Loops of a CUDA kernel]), or says
+  /// why it cannot be one: its reductions' arrays past 48 KiB of shared
+  /// memory.
+  std::optional<RenderProblem> blockWalk(Loop &loop) const {
+    int64_t bytes = 0;
+    for (size_t v = 0; v < plan.values.size(); ++v)
+      if (loop.needed[v] && isReduction(plan.values[v]))
+        bytes += elements(static_cast<int>(v)) * 8;
+    if (bytes > kSharedBytes)
+      return refused(-1, "one block cannot walk it: " + std::to_string(bytes) +
+                             " bytes of reductions, more than 48 KiB of shared memory");
+    loop.walk = Walk::Block;
+    loop.elements = -1;
+    return std::nullopt;
+  }
+
+  /// A Block walk (Note [Loops of a CUDA kernel]): block 0 alone.
+  std::optional<RenderProblem> renderBlock(const Loop &loop) {
+    body << "  if (blockIdx.x == 0) {\n"
+         << "  const int64_t lane = threadIdx.x % 32;\n"
+         << "  const int64_t warp = threadIdx.x / 32, warps = blockDim.x / 32;\n";
+    for (int v = 0; v < static_cast<int>(plan.values.size()); ++v) {
+      if (!loop.needed[v])
+        continue;
+      const KernelPlan::Value &value = plan.values[v];
+      if (!isReduction(value)) {
+        if (std::optional<RenderProblem> problem = emit(v, Walk::Block))
+          return problem;
+        continue;
+      }
+      std::string t = typeOf(v);
+      if (t.empty())
+        return RenderProblem{RenderProblem::Kind::UnsupportedType, v};
+      const int64_t count = elements(v);
+      std::string array = "v" + std::to_string(v) + "_all";
+      body << "  __shared__ " << t << " " << array << "[" << std::max<int64_t>(count, 1) << "];\n";
+      if (value.reduction == KernelPlan::Reduction::Row) {
+        // A warp per row, as Note [Row kernels on the GPU].
+        int operand = value.operands.at(0);
+        int64_t cols = count == 0 ? 0 : elements(operand) / count;
+        std::string init, combine;
+        if (!combineRule(value.op == "reduce_sum", t, cols == 0, init, combine))
+          return RenderProblem{RenderProblem::Kind::UnsupportedType, v};
+        body << "  for (int64_t r = warp; r < " << count << "; r += warps) {\n    " << t
+             << " acc = " << init << ";\n    for (int64_t c = lane; c < " << cols
+             << "; c += 32) {\n      " << t
+             << " x = " << call(operand, "r * " + std::to_string(cols) + " + c") << ";\n      "
+             << combine << "\n    }\n"
+             << butterfly(t, combine, "const " + t + " all = ", "    ")
+             << "    if (lane == 0)\n      " << array << "[r] = all;\n  }\n";
+      } else {
+        // A thread per element, its reduced elements in order.
+        if (std::optional<RenderProblem> problem = emitReduction(v, t, Walk::Elements))
+          return problem;
+        body << "  for (int64_t o = threadIdx.x; o < " << count << "; o += blockDim.x)\n    "
+             << array << "[o] = " << names[v] << "(o);\n";
+      }
+      body << "  __syncthreads();\n";
+      // Readers take the element from the array.
+      names[v] = "v" + std::to_string(v) + "s";
+      body << "  auto " << names[v] << " = [&](int64_t i) -> " << t << " {\n    return " << array
+           << "[i];\n  };\n";
+    }
+    // The results, a block-stride loop per size: values, then stores.
+    std::vector<int64_t> sizes;
+    for (size_t k : loop.results)
+      if (std::find(sizes.begin(), sizes.end(), elements(plan.results[k].value)) == sizes.end())
+        sizes.push_back(elements(plan.results[k].value));
+    for (int64_t n : sizes) {
+      auto [values, stores] = results(loop, "i", n, "    ");
+      body << "  for (int64_t i = threadIdx.x; i < " << n << "; i += blockDim.x) {\n"
+           << values << stores << "  }\n";
+    }
+    body << "  (void)lane;\n  (void)warp;\n  (void)warps;\n  }\n";
     return std::nullopt;
   }
 

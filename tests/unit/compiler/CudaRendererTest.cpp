@@ -90,26 +90,42 @@ TEST(CudaRenderer, AColumnSumTakesAThreadPerColumnAndAChannelSumAWarpPerChannel)
   EXPECT_NE(channels.source.find("run.fibers = true"), std::string::npos) << channels.source;
 }
 
-TEST(CudaRenderer, RefusesAReductionItWouldRepeatForManyElements) {
-  // x - column sums(x): each of 2048 elements would add its column again.
+TEST(CudaRenderer, AReductionReadAtManyElementsTakesOneBlock) {
+  // x - column sums(x): computed where read, each of 2048 elements would
+  // add its column again; one block computes the sums into shared memory
+  // first, then the results.
   Plan centered = elementwise({{"f32", {64, 32}}},
                               {reduction({32}, -1, {0}, Plan::Reduction::ColumnBlocks),
                                broadcast({64, 32}, 0, {0, 1}), valueOf("sub", {64, 32}, {-1, 1})});
   Rendered rendered = render(centered);
-  ASSERT_TRUE(rendered.problem);
-  EXPECT_EQ(rendered.problem->kind, codegen::RenderProblem::Kind::UnsupportedOp);
-  EXPECT_EQ(rendered.problem->value, 1); // the broadcast
-  EXPECT_NE(rendered.problem->detail.find("read at many elements"), std::string::npos)
-      << rendered.problem->detail;
-  EXPECT_TRUE(rendered.source.empty());
-  // A sum of column sums: the inner one again for every element.
+  ASSERT_FALSE(rendered.problem) << rendered.problem->detail;
+  EXPECT_NE(rendered.source.find("if (blockIdx.x == 0)"), std::string::npos) << rendered.source;
+  EXPECT_NE(rendered.source.find("__shared__ float v0_all[32];"), std::string::npos)
+      << rendered.source;
+  EXPECT_NE(rendered.source.find("__syncthreads();"), std::string::npos) << rendered.source;
+  EXPECT_NE(rendered.source.find("run.fibers = true"), std::string::npos) << rendered.source;
+  EXPECT_EQ(rendered.shape.grid[0], 1);
+  // A sum of column sums: the inner one's array read by the outer one.
   Rendered nested = render(
       elementwise({{"f32", {64, 32}}}, {reduction({32}, -1, {0}, Plan::Reduction::ColumnBlocks),
                                         reduction({}, 0, {0}, Plan::Reduction::General)}));
-  ASSERT_TRUE(nested.problem);
-  EXPECT_EQ(nested.problem->value, 1);
-  EXPECT_NE(nested.problem->detail.find("read at many elements"), std::string::npos)
-      << nested.problem->detail;
+  ASSERT_FALSE(nested.problem) << nested.problem->detail;
+  EXPECT_NE(nested.source.find("__shared__ float v1_all[1];"), std::string::npos) << nested.source;
+  // Column sums of 8192 columns need 64 KiB: more than one block's shared
+  // memory, refused with the reason.
+  Rendered wide = render(elementwise(
+      {{"f32", {4, 8192}}}, {reduction({8192}, -1, {0}, Plan::Reduction::ColumnBlocks),
+                             broadcast({4, 8192}, 0, {0, 1}), valueOf("sub", {4, 8192}, {-1, 1})}));
+  ASSERT_TRUE(wide.problem);
+  EXPECT_EQ(wide.problem->kind, codegen::RenderProblem::Kind::UnsupportedOp);
+  EXPECT_EQ(wide.problem->value, 1); // the broadcast
+  EXPECT_NE(wide.problem->detail.find("read at many elements"), std::string::npos)
+      << wide.problem->detail;
+  EXPECT_NE(wide.problem->detail.find("one block cannot walk it: 65536 bytes of reductions, more "
+                                      "than 48 KiB of shared memory"),
+            std::string::npos)
+      << wide.problem->detail;
+  EXPECT_TRUE(wide.source.empty());
 }
 
 TEST(CudaRenderer, RefusesWritingOverAnInputAReductionReads) {
@@ -134,7 +150,7 @@ TEST(CudaRenderer, RefusesWritingOverAnInputAReductionReads) {
       << overIn0.problem->detail;
 }
 
-TEST(CudaRenderer, ARowPlanReadsItsRowValuesOnlyInTheirRow) {
+TEST(CudaRenderer, ARowPlanTakesAWarpPerRowOrOneBlockForAnotherRowsValue) {
   // x / row sums(x) over 4 rows of 8: the sums broadcast along each row.
   Plan plan;
   plan.kind = Plan::Kind::Rows;
@@ -154,22 +170,32 @@ TEST(CudaRenderer, ARowPlanReadsItsRowValuesOnlyInTheirRow) {
             std::string::npos)
       << rendered.source;
   EXPECT_EQ(rendered.shape.grid[0], 1); // 4 rows: a warp each, 8 warps a block
-  // Every element reading row 0's sum is another row's value for rows 1-3.
+  // Every element reading row 0's sum is another row's value for rows 1-3:
+  // one block computes every row's sum first (a warp per row), then the
+  // results.
   plan.values[1].map.strides = {0, 0};
   Rendered otherRow = render(plan);
-  ASSERT_TRUE(otherRow.problem);
-  EXPECT_EQ(otherRow.problem->value, 1);
-  EXPECT_NE(otherRow.problem->detail.find("read at another row"), std::string::npos)
-      << otherRow.problem->detail;
+  ASSERT_FALSE(otherRow.problem) << otherRow.problem->detail;
+  EXPECT_NE(otherRow.source.find("__shared__ float v0_all[4];"), std::string::npos)
+      << otherRow.source;
+  EXPECT_NE(otherRow.source.find("for (int64_t r = warp; r < 4; r += warps)"), std::string::npos)
+      << otherRow.source;
+  EXPECT_NE(otherRow.source.find("return v0s(0);"), std::string::npos) << otherRow.source;
   // A result of neither size.
   plan.values[1].map.strides = {1, 0};
   plan.inputs.push_back({"f32", {3}});
   plan.values.push_back(valueOf("neg", {3}, {-2}));
   plan.results.push_back({3, -1});
+  // A result of neither size: no warp per row writes it; one block does,
+  // each size in a loop of its own.
   Rendered oddResult = render(plan);
-  ASSERT_TRUE(oddResult.problem);
-  EXPECT_EQ(oddResult.problem->value, 3);
-  EXPECT_NE(oddResult.problem->detail.find("neither rows nor whole rows"), std::string::npos);
+  ASSERT_FALSE(oddResult.problem) << oddResult.problem->detail;
+  EXPECT_NE(oddResult.source.find("for (int64_t i = threadIdx.x; i < 3; i += blockDim.x)"),
+            std::string::npos)
+      << oddResult.source;
+  EXPECT_NE(oddResult.source.find("for (int64_t i = threadIdx.x; i < 32; i += blockDim.x)"),
+            std::string::npos)
+      << oddResult.source;
 }
 
 } // namespace
