@@ -182,7 +182,7 @@ def case_start_lines():
     check(text.splitlines()[:2] == ["Found configuration for Training Compiler",
                                      "Training Compiler disabled: steps run eagerly (one kernel per op)"],
           f"eager start lines:\n{text}")
-    check(", eager\n" in text, f"the job does not say it runs eager:\n{text}")
+    check(", eager on cpu\n" in text, f"the job does not say it runs eager on the CPU:\n{text}")
 
 
 def case_resume():
