@@ -30,7 +30,7 @@ io::NamedTensors modelTensors(const nn::Module &model) {
 
 Tensor ZooTask::loss() const {
   Tensor logits = (*model)(inputs);
-  if (name == "gpt-mini")
+  if (name == "gpt-mini" || name == "gpt2")
     logits = logits.reshape({targets.numel(), -1});
   return nn::functional::cross_entropy(logits, targets);
 }
@@ -70,8 +70,8 @@ ZooTask makeZooTask(const std::string &name, int64_t batch, int64_t length, uint
     SINTER_CHECK(imageSize >= 8, Loc::current(),
                  "resnet18 needs images of at least 8x8 pixels, got " + std::to_string(imageSize));
     images(3, imageSize);
-  } else if (name == "gpt-mini") {
-    models::GPTConfig config = models::GPTConfig::named("gpt-mini");
+  } else if (name == "gpt-mini" || name == "gpt2") {
+    models::GPTConfig config = models::GPTConfig::named(name);
     config.dropout = dropout;
     auto gpt = std::make_shared<models::GPT>(config);
     tokens(gpt->config.vocab_size, gpt->config.context);
@@ -79,8 +79,8 @@ ZooTask makeZooTask(const std::string &name, int64_t batch, int64_t length, uint
     task.targets =
         from_vector(integers(batch * length, gpt->config.vocab_size, seed + 1), {batch * length});
     task.model = gpt;
-  } else if (name == "bert-mini") {
-    models::BERTConfig config = models::BERTConfig::named("bert-mini");
+  } else if (name == "bert-mini" || name == "bert-base") {
+    models::BERTConfig config = models::BERTConfig::named(name);
     config.dropout = dropout;
     auto bert = std::make_shared<models::BERT>(config);
     tokens(bert->config.vocab_size, bert->config.max_positions);

@@ -31,14 +31,15 @@ struct ZooTask {
 io::NamedTensors modelTensors(const nn::Module &model);
 
 /// The names makeZooTask accepts.
-inline constexpr const char *kZooModels = "mlp, lenet, resnet18, gpt-mini or bert-mini";
+inline constexpr const char *kZooModels =
+    "mlp, lenet, resnet18, gpt-mini, bert-mini, gpt2 (124M) or bert-base (110M)";
 
 /// Builds `name` with parameters from manual_seed(seed) and a batch of
-/// `batch` samples (sequences of `length` tokens for gpt-mini and
-/// bert-mini; resnet18's images are `imageSize` pixels square, 32 unless
-/// given; gpt-mini and bert-mini drop out `dropout` of their activations
-/// in training). Throws sinter::Error for an unknown name, a bad size, or a
-/// dropout for a model without one.
+/// `batch` samples (sequences of `length` tokens for gpt-mini, bert-mini,
+/// gpt2 and bert-base, the real sizes: for planning and compiling; resnet18's images are
+/// `imageSize` pixels square, 32 unless given; gpt-mini and bert-mini drop out `dropout` of their
+/// activations in training). Throws sinter::Error for an unknown name, a bad size, or a dropout for
+/// a model without one.
 ZooTask makeZooTask(const std::string &name, int64_t batch, int64_t length, uint64_t seed = 0,
                     int64_t imageSize = 32, double dropout = 0);
 

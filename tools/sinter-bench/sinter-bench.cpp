@@ -45,7 +45,7 @@
 
 #include <unistd.h>
 
-ABSL_FLAG(std::string, model, "gpt-mini", "mlp, lenet, resnet18, gpt-mini or bert-mini");
+ABSL_FLAG(std::string, model, "gpt-mini", "mlp, lenet, resnet18, gpt-mini, bert-mini, gpt2 or bert-base");
 ABSL_FLAG(std::string, batch_size, "8",
           "samples per step, or auto: the largest whose planned step memory fits the budget");
 ABSL_FLAG(std::string, memory_budget, "",

@@ -22,7 +22,7 @@
 
 #include <cstdio>
 
-ABSL_FLAG(std::string, model, "mlp", "mlp, lenet, resnet18, gpt-mini or bert-mini");
+ABSL_FLAG(std::string, model, "mlp", "mlp, lenet, resnet18, gpt-mini, bert-mini, gpt2 or bert-base");
 ABSL_FLAG(int64_t, batch_size, 4, "batch size of the step");
 ABSL_FLAG(int64_t, length, 16, "sequence length (gpt-mini, bert-mini)");
 ABSL_FLAG(std::string, optimizer, "adamw", "adamw, sgd, or none (forward, loss and backward only)");
