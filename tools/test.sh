@@ -13,6 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./tools/install_deps.sh
 dir=build
+# The configuration tools/quickstart.sh builds with: one build/ for both.
 flags=(-DSINTER_WARNINGS_AS_ERRORS=ON)
 if [[ -n ${SINTER_SANITIZE:-} ]]; then
   dir=build-sanitize-${SINTER_SANITIZE//,/-}
