@@ -239,13 +239,14 @@ TEST(CudaExecutable, ALibraryWithoutTheKernelIsRefused) {
 // With SINTER_CUDA_SIMULATOR=1 (cuda_step_tests.session): a session on
 // cuda:0 trains on the simulated CUDA device, compiled and eagerly, with
 // the CPU's results.
-void checkTraining(const std::string &model, bool compiled, int64_t batch, int64_t length) {
+void checkTraining(const std::string &model, bool compiled, int64_t batch, int64_t length,
+                   int64_t image = 32) {
   ASSERT_TRUE(runtime::environment().cuda_simulator)
       << "run with SINTER_CUDA_SIMULATOR=1 (ctest: cuda_step_tests.session)";
   CompilerConfig config{.enabled = compiled};
-  zoo::ZooRun cpu = zoo::trainThreeSteps(model, {.compiler = config}, batch, length);
-  zoo::ZooRun cuda =
-      zoo::trainThreeSteps(model, {.device = Device::cuda(0), .compiler = config}, batch, length);
+  zoo::ZooRun cpu = zoo::trainThreeSteps(model, {.compiler = config}, batch, length, image);
+  zoo::ZooRun cuda = zoo::trainThreeSteps(model, {.device = Device::cuda(0), .compiler = config},
+                                          batch, length, image);
   Metrics m = metrics();
   EXPECT_EQ(m.fallbacks, 0) << metrics_report();
   EXPECT_EQ(compiled ? m.compiled_steps : m.eager_steps, m.steps) << metrics_report();
@@ -258,6 +259,11 @@ TEST(CudaSession, MLPTrainsCompiledAndEagerly) {
 }
 
 TEST(CudaSession, GPTMiniTrainsCompiled) { checkTraining("gpt-mini", true, 2, 16); }
+TEST(CudaSession, LeNetTrainsCompiled) { checkTraining("lenet", true, 4, 8); }
+TEST(CudaSession, BERTMiniTrainsCompiled) { checkTraining("bert-mini", true, 2, 16); }
+// 16x16 images, as ZooSteps.ResNet18 (batch norm over a 1x1 map of two
+// images is too ill-conditioned to compare).
+TEST(CudaSession, ResNet18TrainsCompiled) { checkTraining("resnet18", true, 2, 8, 16); }
 
 TEST(CudaSession, TensorsMoveBetweenDevicesAndOneStepStaysOnOne) {
   compiler::install();
