@@ -195,6 +195,14 @@ void detail::noteFallback(const std::string &why, const CompilerConfig &config, 
                    "compiler_config.allow_fallback): ",
                    why),
                loc);
+  // The reference executor checks no numerics: asked for, a fallback would
+  // run unchecked.
+  if (config.check_numerics > 0)
+    throwError(cat(what,
+                   " cannot be compiled, and the reference executor cannot check its numerics "
+                   "(CompilerConfig::check_numerics): ",
+                   why),
+               loc);
   MetricsState &state = metricsState();
   std::lock_guard<std::mutex> lock(state.mutex);
   ++state.metrics.fallbacks;

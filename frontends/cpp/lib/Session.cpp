@@ -49,6 +49,11 @@ Session::Session(Settings settings, std::source_location where) : settings_(std:
   SINTER_CHECK(config.check_numerics >= 0 && config.check_numerics <= 2, where,
                cat("Settings::compiler.check_numerics is ", config.check_numerics,
                    "; it must be 0 (off), 1 (NaN) or 2 (NaN and infinities)"));
+  SINTER_CHECK(config.check_numerics == 0 || !config.use_reference, where,
+               cat("Settings::compiler.check_numerics is ", config.check_numerics,
+                   " but steps run on the reference executor (use_reference, "
+                   "SINTER_COMPILER=reference), which checks no numerics; check them compiled "
+                   "or eagerly, or turn one off"));
   SINTER_CHECK(
       config.debug >= 0 && config.debug <= 4, where,
       cat("Settings::compiler.debug is ", config.debug, "; it must be a level from 0 to 4"));
@@ -78,8 +83,9 @@ Session::Session(Settings settings, std::source_location where) : settings_(std:
     SINTER_CHECK(config.check_numerics == 0, where,
                  cat("Settings::compiler.check_numerics is ", config.check_numerics,
                      " but numerics are checked on the CPU only yet (the device is ",
-                     settings_.device.toString(), "); run the step on Device::cpu() to find the "
-                                                  "first kernel that makes a NaN"));
+                     settings_.device.toString(),
+                     "); run the step on Device::cpu() to find the "
+                     "first kernel that makes a NaN"));
     try {
       settings_.device.ensureAvailable(where);
     } catch (const Error &error) {

@@ -185,14 +185,16 @@ void Session::mark_step(Loc loc) const {
 /// user's `loc`: computed the way mark_step() would compute it (compiled or
 /// eager, as the current session says; the graph of this tensor alone,
 /// cached by its structure like a step), or on the reference executor when
-/// so configured or when the compiler cannot.
+/// so configured or when the compiler cannot: a fallback like a step's,
+/// counted, said, and refused without allow_fallback (also when no step
+/// compiler is installed).
 /// The graph is not cut: the next mark_step() computes the step as a whole.
 std::shared_ptr<const lazy::Value> detail::valueOf(const Tensor &tensor, Loc loc) {
   const lazy::NodePtr &node = tensor.impl()->node;
   if (node->value)
     return node->value;
   const CompilerConfig &config = Session::current(loc).compiler();
-  if (forceReference || config.use_reference || detail::step_compiler() == nullptr)
+  if (forceReference || config.use_reference)
     return detail::evaluate(tensor);
   std::vector<lazy::NodePtr> outputs = {node};
   std::vector<std::shared_ptr<const lazy::Value>> values;

@@ -76,7 +76,8 @@ TEST(Session, ACudaDeviceIsRefusedWithoutAGpuOrTheSimulator) {
   if (Device::cuda(0).available()) {
     EXPECT_THAT(message, HasSubstr("steps on a GPU need the CUDA backend's driver device"));
   }
-  EXPECT_THAT(message, HasSubstr("SINTER_CUDA_SIMULATOR=1 to run CUDA steps on the CUDA simulator"));
+  EXPECT_THAT(message,
+              HasSubstr("SINTER_CUDA_SIMULATOR=1 to run CUDA steps on the CUDA simulator"));
 }
 
 TEST(Session, AUseIsAScopeOnItsOwnThread) {
@@ -120,6 +121,48 @@ TEST(Session, AStepRunsWithTheSessionItIsGiven) {
                         "not allowed"));
   Session(kReference).mark_step();
   EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{2, 4, 6}));
+}
+
+TEST(Session, ReadingATensorFallsBackByTheStepsRule) {
+  // No step compiler in this binary: reading a pending tensor runs it on the
+  // reference executor as a step would, counted as a fallback; refused where
+  // fallbacks are not allowed, and where numerics are to be checked (the
+  // reference executor checks none), naming why.
+  Tensor x = from_vector<float>({1, 2, 3}, {3});
+  {
+    Session::Use strict(kNoFallback);
+    Tensor y = x * 2.0;
+    EXPECT_THAT(errorOf([&] { y.to_vector<float>(); }),
+                HasSubstr("reading a tensor cannot be compiled, and fallbacks to the reference "
+                          "executor are not allowed (CompilerConfig::allow_fallback; a job's "
+                          "compiler_config.allow_fallback): no step compiler is installed"));
+  }
+  {
+    Session::Use checked({.compiler = {.check_numerics = 1}});
+    Tensor y = x * 2.0;
+    EXPECT_THAT(errorOf([&] { y.to_vector<float>(); }),
+                HasSubstr("reading a tensor cannot be compiled, and the reference executor "
+                          "cannot check its numerics (CompilerConfig::check_numerics): no step "
+                          "compiler is installed"));
+  }
+  Session::Use lenient({.compiler = {.allow_fallback = true}});
+  int64_t before = metrics().fallbacks;
+  Tensor y = x * 2.0;
+  EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{2, 4, 6}));
+  EXPECT_EQ(metrics().fallbacks, before + 1);
+  // On the reference executor by choice, nothing falls back.
+  Session::Use reference(kReference);
+  Tensor z = x * 3.0;
+  EXPECT_EQ(z.to_vector<float>(), (std::vector<float>{3, 6, 9}));
+  EXPECT_EQ(metrics().fallbacks, before + 1);
+}
+
+TEST(Session, TheReferenceExecutorRefusesToCheckNumerics) {
+  EXPECT_THAT(
+      errorOf([] { Session session({.compiler = {.use_reference = true, .check_numerics = 1}}); }),
+      HasSubstr("Settings::compiler.check_numerics is 1 but steps run on the reference "
+                "executor (use_reference, SINTER_COMPILER=reference), which checks no "
+                "numerics"));
 }
 
 TEST(SessionDeathTest, AUseEndedOutOfOrderAborts) {
