@@ -171,6 +171,14 @@ __device__ __forceinline__ void pool2dBackward(const Pool2d &s, const T *in, con
 struct Conv2d {
   int64_t batch, channels, height, width, filters, kernelH, kernelW, outH, outW;
   int64_t strideY, strideX, padY, padX, dilationY, dilationX, groups;
+  /// The input row (column) that output row `oy` (column `ox`) reads at
+  /// filter row `ky` (column `kx`); outside [0, height) it is padding.
+  __device__ __forceinline__ int64_t inputRow(int64_t oy, int64_t ky) const {
+    return oy * strideY - padY + ky * dilationY;
+  }
+  __device__ __forceinline__ int64_t inputColumn(int64_t ox, int64_t kx) const {
+    return ox * strideX - padX + kx * dilationX;
+  }
 };
 
 template <typename T>
@@ -182,11 +190,11 @@ __device__ __forceinline__ void conv2d(const Conv2d &s, const T *in, const T *w,
     T sum = T(0);
     for (int64_t c = 0; c < cg; ++c)
       for (int64_t ky = 0; ky < s.kernelH; ++ky) {
-        const int64_t iy = oy * s.strideY - s.padY + ky * s.dilationY;
+        const int64_t iy = s.inputRow(oy, ky);
         if (iy < 0 || iy >= s.height)
           continue;
         for (int64_t kx = 0; kx < s.kernelW; ++kx) {
-          const int64_t ix = ox * s.strideX - s.padX + kx * s.dilationX;
+          const int64_t ix = s.inputColumn(ox, kx);
           if (ix >= 0 && ix < s.width)
             sum += in[((b * s.channels + g * cg + c) * s.height + iy) * s.width + ix] *
                    w[((f * cg + c) * s.kernelH + ky) * s.kernelW + kx];
@@ -236,11 +244,11 @@ __device__ __forceinline__ void conv2dBackwardFilter(const Conv2d &s, const T *i
     T sum = T(0);
     for (int64_t b = 0; b < s.batch; ++b)
       for (int64_t oy = 0; oy < s.outH; ++oy) {
-        const int64_t iy = oy * s.strideY - s.padY + ky * s.dilationY;
+        const int64_t iy = s.inputRow(oy, ky);
         if (iy < 0 || iy >= s.height)
           continue;
         for (int64_t ox = 0; ox < s.outW; ++ox) {
-          const int64_t ix = ox * s.strideX - s.padX + kx * s.dilationX;
+          const int64_t ix = s.inputColumn(ox, kx);
           if (ix >= 0 && ix < s.width)
             sum += in[((b * s.channels + ch) * s.height + iy) * s.width + ix] *
                    gradOut[((b * s.filters + f) * s.outH + oy) * s.outW + ox];

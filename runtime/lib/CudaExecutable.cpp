@@ -38,13 +38,6 @@ private:
   std::vector<void *> blocks_;
 };
 
-std::string launchName(const Program::Step &step) {
-  std::string name = step.label.empty() ? absl::StrCat("kernel ", step.kernel) : step.label;
-  if (step.lines.find(',') != std::string::npos)
-    absl::StrAppend(&name, "; its ops come from ", step.lines);
-  return name;
-}
-
 } // namespace
 
 StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::load(Program program,
@@ -162,7 +155,7 @@ Status CudaExecutable::run(const std::vector<const void *> &arguments,
             : module_->launch(functions_[step.kernel], step.shape, parameters);
     if (!status.ok())
       return Status(status.code(), absl::StrCat("launch ", launchIndex, " of ", launchCount, " (",
-                                                launchName(step), ") on ", device().name(),
+                                                describeLaunch(step), ") on ", device().name(),
                                                 " failed: ", status.message()));
     ++launchIndex;
   }

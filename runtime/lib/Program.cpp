@@ -398,6 +398,13 @@ Status checkValue(const Program &program, const Program::Value &value, const cha
 
 } // namespace
 
+std::string describeLaunch(const Program::Step &step) {
+  std::string text = step.label.empty() ? absl::StrCat("kernel ", step.kernel) : step.label;
+  if (step.lines.find(',') != std::string::npos)
+    absl::StrAppend(&text, "; its ops come from ", step.lines);
+  return text;
+}
+
 Status validateProgram(const Program &program) {
   const int64_t buffers = static_cast<int64_t>(program.buffers.size());
   auto isBuffer = [&](int b) { return b >= 0 && b < buffers; };
@@ -720,12 +727,8 @@ Status CpuExecutable::run(const std::vector<const void *> &arguments, std::vecto
                                     : -1;
         if (e >= 0)
           return absl::OutOfRangeError(absl::StrCat(
-              "launch ", launchIndex, " of ", launchCount, " (",
-              launch.label.empty() ? absl::StrCat("kernel ", launch.kernel) : launch.label,
-              launch.lines.find(',') != std::string::npos
-                  ? absl::StrCat("; its ops come from ", launch.lines)
-                  : std::string(),
-              ") wrote ", what, " at element ", e, " of its result ", j, " (", buffer.bytes / 4,
+              "launch ", launchIndex, " of ", launchCount, " (", describeLaunch(launch), ") wrote ",
+              what, " at element ", e, " of its result ", j, " (", buffer.bytes / 4,
               " floats); every input it read was checked and had none"));
       }
       return absl::OkStatus();

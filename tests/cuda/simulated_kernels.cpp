@@ -19,7 +19,6 @@
 // fusion unwritten (it names each and why).
 //
 //===----------------------------------------------------------------------===//
-#include "sinter/Codegen/CpuKernel.h"
 #include "sinter/Codegen/CudaKernels.h"
 #include "sinter/Codegen/HostCompiler.h"
 #include "sinter/Codegen/Target.h"
@@ -107,17 +106,6 @@ std::string difference(const std::string &dtype, int64_t n, const unsigned char 
   return "";
 }
 
-std::string dtypeName(mlir::Type type) {
-  mlir::Type element = mlir::cast<mlir::ShapedType>(type).getElementType();
-  if (element.isF32())
-    return "f32";
-  if (element.isInteger(64))
-    return "i64";
-  if (element.isInteger(32))
-    return "i32";
-  return element.isInteger(1) ? "i1" : "";
-}
-
 /// What a kernel takes and writes: (dtype, elements) of each input and
 /// result, and the results it may write over inputs.
 struct Operands {
@@ -125,40 +113,33 @@ struct Operands {
   std::vector<std::pair<unsigned, unsigned>> inPlace;
 };
 
-/// Every kernel's operands, in the order the renderers number them: a
-/// fusion's from its plan, a library op's from its types.
-std::vector<Operands> operandsOf(mlir::ModuleOp module,
-                                 const sinter::codegen::RenderedKernels &rendered) {
-  std::vector<Operands> all;
-  module->walk<mlir::WalkOrder::PreOrder>([&](mlir::Operation *op) {
-    if (mlir::isa<sinter::ir::FusionOp>(op)) {
-      const sinter::codegen::KernelPlan &plan = *rendered.plans[all.size()];
-      Operands o;
-      for (size_t i = 0; i < plan.inputs.size(); ++i) {
-        int input = -1 - static_cast<int>(i);
-        o.inputs.emplace_back(plan.dtypeOf(input), plan.elementsOf(input));
-      }
-      for (const auto &result : plan.results)
-        o.results.emplace_back(plan.dtypeOf(result.value), plan.elementsOf(result.value));
-      o.inPlace = plan.inPlace;
-      all.push_back(o);
-      return mlir::WalkResult::skip();
+/// Kernel k's operands: a fusion's from its CUDA plan (its in-place pairs
+/// are the CUDA kernel's), a library op's from its types.
+Operands operandsOf(const sinter::codegen::CudaKernels &cuda, int64_t k) {
+  Operands o;
+  if (const std::optional<sinter::codegen::KernelPlan> &plan = cuda.plans[k]) {
+    for (size_t i = 0; i < plan->inputs.size(); ++i) {
+      int input = -1 - static_cast<int>(i);
+      o.inputs.emplace_back(plan->dtypeOf(input), plan->elementsOf(input));
     }
-    if (sinter::codegen::isLibraryKernel(op) && !op->getParentOfType<sinter::ir::FusionOp>()) {
-      Operands o;
-      auto count = [](mlir::Value v) {
-        return mlir::ShapedType::getNumElements(
-            mlir::cast<mlir::ShapedType>(v.getType()).getShape());
-      };
-      for (mlir::Value v : op->getOperands())
-        o.inputs.emplace_back(dtypeName(v.getType()), count(v));
-      for (mlir::Value v : op->getResults())
-        o.results.emplace_back(dtypeName(v.getType()), count(v));
-      all.push_back(o);
-    }
-    return mlir::WalkResult::advance();
-  });
-  return all;
+    for (const auto &result : plan->results)
+      o.results.emplace_back(plan->dtypeOf(result.value), plan->elementsOf(result.value));
+    o.inPlace = plan->inPlace;
+    return o;
+  }
+  // The dialect's name of the element type, as a plan writes it ("f32").
+  auto described = [](mlir::Value v) {
+    auto type = mlir::cast<mlir::ShapedType>(v.getType());
+    std::string dtype;
+    llvm::raw_string_ostream os(dtype);
+    os << type.getElementType();
+    return std::make_pair(dtype, mlir::ShapedType::getNumElements(type.getShape()));
+  };
+  for (mlir::Value v : cuda.ops[k]->getOperands())
+    o.inputs.push_back(described(v));
+  for (mlir::Value v : cuda.ops[k]->getResults())
+    o.results.push_back(described(v));
+  return o;
 }
 
 } // namespace
@@ -225,12 +206,11 @@ int main(int argc, char **argv) {
     }
   if (all && unwritten > 0)
     ++failures;
-  std::vector<Operands> operands = operandsOf(*module, *rendered);
   std::mt19937 random(11);
   for (int64_t k = 0; k < cuda.count; ++k) {
     if (!cuda.written[k])
       continue;
-    const Operands &plan = operands[k];
+    const Operands plan = operandsOf(cuda, k);
     std::string name = "sinter_kernel_" + std::to_string(k);
     auto cpuKernel = reinterpret_cast<CpuKernel>(dlsym(cpuLibrary, name.c_str()));
     auto simulated =

@@ -133,31 +133,28 @@ std::string libraryCall(Operation *op, int64_t &work) {
 /// kernels/cuda/library.h), or why there is none.
 std::string renderLibraryKernel(Operation *op, const std::string &name, std::string &source,
                                 runtime::LaunchShape &shape) {
+  // Buffers in the kernel's parameter order: the operands, then the results.
   std::vector<std::string> parameters, casts;
-  unsigned slot = 0;
-  for (Value v : op->getOperands()) {
+  for (auto [i, v] : llvm::enumerate(op->getOperands())) {
     std::string t = cppElementType(v.getType());
     if (t.empty() || t == "bool")
       return "an operand of a type its library kernel does not take";
-    std::string index = std::to_string(slot++);
-    parameters.push_back("const " + t + " *__restrict__ in" + std::to_string(parameters.size()));
-    casts.push_back("static_cast<const " + t + " *>(buffers[" + index + "])");
+    parameters.push_back("const " + t + " *__restrict__ in" + std::to_string(i));
+    casts.push_back("static_cast<const " + t + " *>(buffers[" + std::to_string(casts.size()) +
+                    "])");
   }
   for (auto [k, v] : llvm::enumerate(op->getResults())) {
     std::string t = cppElementType(v.getType());
     if (t.empty() || t == "bool")
       return "a result of a type its library kernel does not write";
     parameters.push_back(t + " *__restrict__ out" + std::to_string(k));
-    casts.push_back("static_cast<" + t + " *>(buffers[" + std::to_string(slot++) + "])");
+    casts.push_back("static_cast<" + t + " *>(buffers[" + std::to_string(casts.size()) + "])");
   }
   int64_t work = 0;
   std::string call = libraryCall(op, work);
   if (call.empty())
     return "no library kernel for " + op->getName().getStringRef().str();
-  constexpr int64_t kThreads = 256, kMaxBlocks = 65535;
-  shape = {};
-  shape.block[0] = kThreads;
-  shape.grid[0] = std::clamp<int64_t>((work + kThreads - 1) / kThreads, 1, kMaxBlocks);
+  shape = cudaLaunchShape((work + kCudaThreads - 1) / kCudaThreads);
   source += cudaKernelText(name, parameters, casts, "  " + call + "\n", false);
   return "";
 }
@@ -182,6 +179,7 @@ CudaKernels renderCudaKernels(mlir::Operation *root, llvm::StringRef prefix) {
       KernelPlan plan = planCudaKernel(fusion);
       std::optional<RenderProblem> problem = renderCudaKernel(plan, name, source, shape);
       kernels.plans.push_back(std::move(plan));
+      kernels.ops.push_back(op);
       kernels.written.push_back(!problem);
       kernels.library.push_back(false);
       kernels.shapes.push_back(shape);
@@ -201,6 +199,7 @@ CudaKernels renderCudaKernels(mlir::Operation *root, llvm::StringRef prefix) {
                                                     : renderLibraryKernel(op, name, source, shape);
       kernels.written.push_back(why.empty());
       kernels.plans.emplace_back();
+      kernels.ops.push_back(op);
       kernels.shapes.push_back(shape);
       kernels.why.push_back(why);
       kernels.source += why.empty() ? "\n" + source

@@ -59,19 +59,13 @@ public:
     CudaKernels cuda = renderCudaKernels(module.getOperation(), kernels.prefix);
     // Each kernel not written is a failure, but a matrix product (a
     // library call of the Program).
-    int k = 0;
     bool failed = false;
-    module.walk<mlir::WalkOrder::PreOrder>([&](mlir::Operation *op) {
-      bool fusion = mlir::isa<ir::FusionOp>(op);
-      if (!fusion && !(isLibraryKernel(op) && !op->getParentOfType<ir::FusionOp>()))
-        return mlir::WalkResult::advance();
-      if (!cuda.written[k] && !cpuLibraryStep(op)) {
-        op->emitError() << "the CUDA target cannot write this op's kernel: " << cuda.why[k];
+    for (int64_t k = 0; k < cuda.count; ++k)
+      if (!cuda.written[k] && !mlir::isa<ir::MatmulOp>(cuda.ops[k])) {
+        cuda.ops[k]->emitError() << "the CUDA target cannot write this op's kernel: "
+                                 << cuda.why[k];
         failed = true;
       }
-      ++k;
-      return fusion ? mlir::WalkResult::skip() : mlir::WalkResult::advance();
-    });
     if (failed)
       return mlir::failure();
     kernels.source = std::move(cuda.source);

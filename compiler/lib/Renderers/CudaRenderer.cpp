@@ -16,9 +16,8 @@
 namespace sinter::codegen {
 namespace {
 
-constexpr int64_t kThreads = 256;
+constexpr int64_t kThreads = kCudaThreads;
 constexpr int64_t kWarps = kThreads / 32;
-constexpr int64_t kMaxBlocks = 65535;
 constexpr int64_t kSharedBytes = 48 * 1024;
 
 /// Note [Loops of a CUDA kernel]
@@ -41,9 +40,9 @@ constexpr int64_t kSharedBytes = 48 * 1024;
 /// writes nothing in place), merged likewise. Every value is a function of
 /// its index, recomputed where read (the plan's stored values, which the CPU
 /// keeps in scratch, cost no memory here); a reduction outside a row is
-/// computed where read, and so is refused where that would repeat it for
-/// many elements (read through a broadcast, or inside another reduction)
-/// until split reductions land. Each loop computes all its results at an
+/// computed where read, except where that would repeat it for many elements
+/// (read through a broadcast, or inside another reduction): that loop is a
+/// Block walk (below) until split reductions land. Each loop computes all its results at an
 /// index before it stores any, so a result written over an input (Note
 /// [In-place kernels]) never changes what the loop reads next; an input a
 /// reduction reads may not be written over in an Elements or WarpElements
@@ -141,15 +140,13 @@ public:
       if (std::optional<RenderProblem> problem = classify(loop)) {
         if (problem->kind != RenderProblem::Kind::UnsupportedOp)
           return problem;
-        if (std::optional<RenderProblem> none = blockWalk(loop)) {
-          problem->detail += "; " + none->detail;
+        if (std::optional<RenderProblem> blockProblem = blockWalk(loop)) {
+          problem->detail += "; " + blockProblem->detail;
           return problem;
         }
       }
     merge(loops);
     names.assign(plan.values.size(), "");
-    shape = {};
-    shape.block[0] = kThreads;
     int64_t blocks = 1;
     bool warpOperations = false;
     for (const Loop &loop : loops) {
@@ -167,7 +164,7 @@ public:
       blocks = std::max(blocks, wanted);
       warpOperations |= loop.walk != Walk::Elements;
     }
-    shape.grid[0] = std::clamp<int64_t>(blocks, 1, kMaxBlocks);
+    shape = cudaLaunchShape(blocks);
     os << cudaKernelText(name, parameters, casts, body.str(), warpOperations);
     return std::nullopt;
   }
@@ -524,7 +521,6 @@ private:
          << "  for (int64_t r = static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + "
             "threadIdx.x / 32; r < "
          << rows << "; r += warps) {\n";
-    rowCols = cols;
     if (std::optional<RenderProblem> problem = emitValues(loop))
       return problem;
     body << "  for (int64_t c = lane; c < " << cols << "; c += 32) {\n    const int64_t i = r * "
@@ -576,18 +572,11 @@ private:
       body << "  __shared__ " << t << " " << array << "[" << std::max<int64_t>(count, 1) << "];\n";
       if (value.reduction == KernelPlan::Reduction::Row) {
         // A warp per row, as Note [Row kernels on the GPU].
-        int operand = value.operands.at(0);
-        int64_t cols = count == 0 ? 0 : elements(operand) / count;
-        std::string init, combine;
-        if (!combineRule(value.op == "reduce_sum", t, cols == 0, init, combine))
+        std::optional<std::string> row = rowReduction(v, t, "const " + t + " all = ", "    ");
+        if (!row)
           return RenderProblem{RenderProblem::Kind::UnsupportedType, v};
-        body << "  for (int64_t r = warp; r < " << count << "; r += warps) {\n    " << t
-             << " acc = " << init << ";\n    for (int64_t c = lane; c < " << cols
-             << "; c += 32) {\n      " << t
-             << " x = " << call(operand, "r * " + std::to_string(cols) + " + c") << ";\n      "
-             << combine << "\n    }\n"
-             << butterfly(t, combine, "const " + t + " all = ", "    ")
-             << "    if (lane == 0)\n      " << array << "[r] = all;\n  }\n";
+        body << "  for (int64_t r = warp; r < " << count << "; r += warps) {\n"
+             << *row << "    if (lane == 0)\n      " << array << "[r] = all;\n  }\n";
       } else {
         // A thread per element, its reduced elements in order.
         if (std::optional<RenderProblem> problem = emitReduction(v, t, Walk::Elements))
@@ -637,20 +626,31 @@ private:
            indent + "}\n" + indent + to + "__shfl_sync(0xffffffffu, acc, 0);\n";
   }
 
+  /// Row r's value of row reduction `v` (of type `t`) combined by the
+  /// lanes of a warp (Note [Row kernels on the GPU]), assigned by `to`
+  /// (`"v_row = "`), or nullopt for a type without a maximum's identity.
+  std::optional<std::string> rowReduction(int v, const std::string &t, const std::string &to,
+                                          const std::string &indent) const {
+    const KernelPlan::Value &value = plan.values[v];
+    int operand = value.operands.at(0);
+    int64_t rows = elements(v), cols = rows == 0 ? 0 : elements(operand) / rows;
+    std::string init, combine;
+    if (!combineRule(value.op == "reduce_sum", t, cols == 0, init, combine))
+      return std::nullopt;
+    return indent + t + " acc = " + init + ";\n" + indent + "for (int64_t c = lane; c < " +
+           std::to_string(cols) + "; c += 32) {\n" + indent + "  " + t +
+           " x = " + call(operand, "r * " + std::to_string(cols) + " + c") + ";\n" + indent + "  " +
+           combine + "\n" + indent + "}\n" + butterfly(t, combine, to, indent);
+  }
+
   /// A row reduction (Note [Row kernels on the GPU]): the current row's
   /// value, in a register every lane holds.
   std::optional<RenderProblem> emitRowReduction(int v, const std::string &t) {
-    const KernelPlan::Value &value = plan.values[v];
-    int operand = value.operands[0];
-    std::string init, combine;
-    if (!combineRule(value.op == "reduce_sum", t, rowCols == 0, init, combine))
-      return RenderProblem{RenderProblem::Kind::UnsupportedType, v};
     std::string n = "v" + std::to_string(v) + "_row";
-    body << "    " << t << " " << n << ";\n    {\n      " << t << " acc = " << init << ";\n"
-         << "      for (int64_t c = lane; c < " << rowCols << "; c += 32) {\n        " << t
-         << " x = " << call(operand, "r * " + std::to_string(rowCols) + " + c") << ";\n        "
-         << combine << "\n      }\n"
-         << butterfly(t, combine, n + " = ", "      ") << "    }\n";
+    std::optional<std::string> row = rowReduction(v, t, n + " = ", "      ");
+    if (!row)
+      return RenderProblem{RenderProblem::Kind::UnsupportedType, v};
+    body << "    " << t << " " << n << ";\n    {\n" << *row << "    }\n";
     names[v] = "v" + std::to_string(v);
     body << "    auto " << names[v] << " = [&](int64_t i) -> " << t
          << " {\n      (void)i;\n      return " << n << ";\n    };\n";
@@ -730,7 +730,6 @@ private:
   const KernelPlan &plan;
   std::ostringstream os, body;
   std::vector<std::string> names;
-  int64_t rowCols = 0;
 };
 
 } // namespace
@@ -738,6 +737,14 @@ private:
 std::string cudaKernelPrologue() {
   return "// Generated by Sinter: one CUDA kernel per sinter.fusion.\n"
          "#include \"cuda/prologue.h\"\n";
+}
+
+runtime::LaunchShape cudaLaunchShape(int64_t blocks) {
+  constexpr int64_t kMaxBlocks = 65535;
+  runtime::LaunchShape shape;
+  shape.block[0] = kCudaThreads;
+  shape.grid[0] = std::clamp<int64_t>(blocks, 1, kMaxBlocks);
+  return shape;
 }
 
 std::string cudaKernelText(const std::string &name, const std::vector<std::string> &parameters,

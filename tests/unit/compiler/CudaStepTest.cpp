@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include "ZooTraining.h"
 
+#include "sinter/Codegen/CudaRenderer.h"
 #include "sinter/Codegen/HostCompiler.h"
 #include "sinter/Codegen/Target.h"
 #include "sinter/Compare.h"
@@ -154,20 +155,18 @@ TEST(CudaStep, ResNet18) { checkStep("resnet18", 2, 8, 16); }
 /// A Program of one hand-written kernel `kernel0` over `elements` floats:
 /// out = in + 1, or (outOfBounds) also one float past its end.
 runtime::Program oneKernel(int64_t elements, bool outOfBounds) {
+  // Written, with its simulator entry, as the CUDA renderer writes kernels.
+  std::string n = std::to_string(elements);
   std::string source =
-      std::string("#include \"cuda/prologue.h\"\n") +
-      "extern \"C\" __global__ void kernel0(const float *in, float *out) {\n"
-      "  int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + "
-      "threadIdx.x;\n  if (i < " +
-      std::to_string(elements) + ") out[i] = in[i] + 1.0f;\n" +
-      (outOfBounds ? "  if (i == 0) out[" + std::to_string(elements) + "] = 0.0f;\n" : "") +
-      "}\n"
-      "#ifdef SINTER_SIMULATED\nextern \"C\" void kernel0_simulate(const void "
-      "*shape, const void *options, void *const *buffers, void *status) {\n"
-      "  *static_cast<::sinter::Status *>(status) = sinter_simulate(\"kernel0\", "
-      "kernel0, *static_cast<const ::sinter::runtime::LaunchShape *>(shape), "
-      "*static_cast<const ::sinter::simt::Options *>(options), static_cast<const "
-      "float *>(buffers[0]), static_cast<float *>(buffers[1]));\n}\n#endif\n";
+      codegen::cudaKernelPrologue() +
+      codegen::cudaKernelText(
+          "kernel0", {"const float *in0", "float *out0"},
+          {"static_cast<const float *>(buffers[0])", "static_cast<float *>(buffers[1])"},
+          "  int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;\n"
+          "  if (i < " +
+              n + ") out0[i] = in0[i] + 1.0f;\n" +
+              (outOfBounds ? "  if (i == 0) out0[" + n + "] = 0.0f;\n" : ""),
+          /*fibers=*/false);
   codegen::CompiledLibrary library;
   std::string error;
   EXPECT_TRUE(codegen::compileHostLibrary("#include \"cpu/kernel.h\"\n" + source, library, error,

@@ -38,6 +38,8 @@ struct CudaKernels {
   std::vector<std::string> why;
   /// Per kernel, a fusion's plan (what it was written from).
   std::vector<std::optional<KernelPlan>> plans;
+  /// Per kernel, its op (the sinter.fusion, or the library op).
+  std::vector<mlir::Operation *> ops;
 };
 
 /// The plan of `fusion`'s CUDA kernel: the CPU's analysis with the CUDA

@@ -60,6 +60,14 @@ std::string cudaKernelPrologue();
 /// with this choice recorded.
 void keepCudaInPlacePairs(KernelPlan &plan);
 
+/// Threads a block of every generated CUDA kernel (eight warps).
+inline constexpr int64_t kCudaThreads = 256;
+
+/// The launch shape of a kernel of grid-stride loops that would use
+/// `blocks` blocks of kCudaThreads threads: at least one, at most 65535
+/// (each thread then takes several elements).
+runtime::LaunchShape cudaLaunchShape(int64_t blocks);
+
 /// A kernel's text: `extern "C" __global__ void <name>(<parameters>)` with
 /// `body`, and its simulator entry `<name>_simulate`, which hands the
 /// buffers to it as `casts` (one per parameter, of `buffers[i]`); `fibers`

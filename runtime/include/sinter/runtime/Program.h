@@ -235,6 +235,12 @@ struct Program {
 /// the time memory planning counts in.
 std::vector<const Program::Step *> launchesOf(const Program &program);
 
+/// A launch as error messages name it: its label (or "kernel N"), and the
+/// user's lines its ops come from when there are several:
+/// "fusion(exp,+3) f32[64x10] <- model.cpp:85; its ops come from
+/// model.cpp:85, model.cpp:81".
+std::string describeLaunch(const Program::Step &step);
+
 /// The most bytes a Program's arena, buffer or offset may have (2^48: every
 /// sum and size class of them fits 64 bits).
 inline constexpr int64_t kMaxProgramBytes = int64_t{1} << 48;
