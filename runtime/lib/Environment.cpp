@@ -91,6 +91,24 @@ Environment parseEnvironment(const std::function<const char *(const char *)> &lo
     else
       env.cuda_simulator = simulator != "0", env.cuda_simulator_shuffled = simulator == "shuffled";
   }
+  env.socket_ifname = text("SINTER_SOCKET_IFNAME");
+  if (std::string timeout = text("SINTER_COLLECTIVE_TIMEOUT"); !timeout.empty()) {
+    char *end = nullptr;
+    double seconds = std::strtod(timeout.c_str(), &end);
+    if (end == timeout.c_str() || *end != '\0' || !(seconds > 0) || seconds > 86400)
+      warn("SINTER_COLLECTIVE_TIMEOUT", timeout,
+           "a number of seconds above 0 and at most 86400; collectives time out after 300 s");
+    else
+      env.collective_timeout_s = seconds;
+  }
+  if (std::string deterministic = text("SINTER_DETERMINISTIC_COLLECTIVES");
+      !deterministic.empty()) {
+    if (deterministic != "0" && deterministic != "1")
+      warn("SINTER_DETERMINISTIC_COLLECTIVES", deterministic,
+           "1 (reductions in rank order) or 0; reductions follow Gloo's ring");
+    else
+      env.deterministic_collectives = deterministic == "1";
+  }
   return env;
 }
 

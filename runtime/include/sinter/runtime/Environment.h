@@ -55,6 +55,14 @@ struct Environment {
   /// (and each launch in its shuffled checking mode); 0 or empty: off.
   bool cuda_simulator = false;
   bool cuda_simulator_shuffled = false;
+  // Data parallelism (Note [The communicator] in sinter/runtime/Communicator.h).
+  /// SINTER_SOCKET_IFNAME: the interface collectives bind to; empty: the
+  /// one that routes to the master.
+  std::string socket_ifname;
+  /// SINTER_COLLECTIVE_TIMEOUT: seconds a collective may take (300).
+  double collective_timeout_s = 300;
+  /// SINTER_DETERMINISTIC_COLLECTIVES=1: reductions in rank order.
+  bool deterministic_collectives = false;
   /// One line per value that is none of its variable's forms, as printed.
   std::vector<std::string> warnings;
 };
