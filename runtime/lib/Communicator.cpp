@@ -252,7 +252,7 @@ void QueuedCommunicator::serve() {
     try {
       status = work.run();
     } catch (const std::exception &error) {
-      status = absl::UnavailableError(error.what());
+      status = absl::UnavailableError(describeFailure(error.what()));
     }
     std::lock_guard<std::mutex> lock(mutex_);
     running_ = 0;

@@ -64,8 +64,12 @@ private:
 
 class GlooCommunicator final : public QueuedCommunicator {
 public:
-  GlooCommunicator(std::shared_ptr<gloo::rendezvous::Context> context, Options options)
-      : QueuedCommunicator(context->rank, context->size, options), context_(std::move(context)) {}
+  /// `addresses`: each rank's address as Gloo writes it in its messages
+  /// ("[10.77.0.2]").
+  GlooCommunicator(std::shared_ptr<gloo::rendezvous::Context> context,
+                   std::vector<std::string> addresses, Options options)
+      : QueuedCommunicator(context->rank, context->size, options), context_(std::move(context)),
+        addresses_(std::move(addresses)) {}
   ~GlooCommunicator() override { stop(); }
   std::string_view backend() const override { return "gloo"; }
 
@@ -130,6 +134,27 @@ protected:
 
   void interrupt() override { context_->closeConnections(); }
 
+  /// Gloo names a peer by its address and a port of the connection
+  /// ("Connection closed by peer [10.77.0.2]:41234"); the message says which
+  /// rank that is where one rank has that address.
+  std::string describeFailure(const std::string &message) override {
+    // Ranks on one machine share an address: then the address is all
+    // there is to say.
+    int named = -1;
+    for (int rank = 0; rank < size(); ++rank) {
+      const std::string &address = addresses_[static_cast<size_t>(rank)];
+      if (rank == this->rank() || address.empty() || message.find(address) == std::string::npos)
+        continue;
+      if (named >= 0)
+        return message;
+      named = rank;
+    }
+    if (named < 0)
+      return message;
+    return absl::StrCat(message, ": rank ", named, " (", addresses_[static_cast<size_t>(named)],
+                        ")");
+  }
+
 private:
   /// Gloo sizes its segments by the element width; the reduction is ours.
   static void setElements(gloo::AllreduceOptions &gloo, void *data, int64_t count, int64_t width) {
@@ -163,6 +188,7 @@ private:
   uint32_t nextTag() { return tag_++; }
 
   std::shared_ptr<gloo::rendezvous::Context> context_;
+  std::vector<std::string> addresses_;
   uint32_t tag_ = 0;
 };
 
@@ -187,7 +213,22 @@ StatusOr<std::unique_ptr<Communicator>> connectGloo(StoreClient &store, int rank
     context->setTimeout(options.timeout);
     StoreAdapter adapter(store, options.timeout);
     context->connectFullMesh(adapter, device);
-    return std::unique_ptr<Communicator>(new GlooCommunicator(std::move(context), options));
+    // Each rank's address, to name the rank in Gloo's messages; the device
+    // describes itself as "tcp, ..., addr=[10.77.0.2]".
+    auto addressOf = [](const std::string &description) {
+      size_t at = description.find("addr=");
+      return at == std::string::npos ? std::string() : description.substr(at + 5);
+    };
+    SINTER_RETURN_IF_ERROR(
+        store.set(absl::StrCat("gloo-address/", rank), addressOf(device->str())));
+    std::vector<std::string> addresses;
+    for (int peer = 0; peer < size; ++peer) {
+      SINTER_ASSIGN_OR_RETURN(std::string address,
+                              store.get(absl::StrCat("gloo-address/", peer), options.timeout));
+      addresses.push_back(std::move(address));
+    }
+    return std::unique_ptr<Communicator>(
+        new GlooCommunicator(std::move(context), std::move(addresses), options));
   } catch (const std::exception &error) {
     return absl::UnavailableError(absl::StrCat(
         "rank ", rank, " of ", size, " could not connect to its peers (Gloo over TCP, ",

@@ -53,6 +53,9 @@ protected:
                                   ReduceOp op);
   /// Makes a blocked run* return (closes the transport's connections).
   virtual void interrupt() {}
+  /// The transport's error message, with the rank it concerns where the
+  /// transport names a peer another way.
+  virtual std::string describeFailure(const std::string &message) { return message; }
   /// Stops the thread after failing what is queued.
   void stop();
 

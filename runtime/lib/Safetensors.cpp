@@ -57,13 +57,13 @@ const SafetensorsTensor *Safetensors::find(std::string_view name) const {
 StatusOr<Safetensors> parseSafetensors(std::string bytes) {
   auto fail = [](const std::string &what) { return absl::InvalidArgumentError(what); };
   if (bytes.size() < 8)
-    return fail(absl::StrCat("truncated (", bytes.size(),
-                             " bytes; the header length alone takes 8)"));
+    return fail(
+        absl::StrCat("truncated (", bytes.size(), " bytes; the header length alone takes 8)"));
   uint64_t length;
   std::memcpy(&length, bytes.data(), 8);
   if (length > bytes.size() - 8)
-    return fail(absl::StrCat("the header length ", length,
-                             " runs past the end of the file (", bytes.size(), " bytes)"));
+    return fail(absl::StrCat("the header length ", length, " runs past the end of the file (",
+                             bytes.size(), " bytes)"));
   Json header = Json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<int64_t>(length),
                             nullptr, /*allow_exceptions=*/false);
   if (!header.is_object())
@@ -85,8 +85,8 @@ StatusOr<Safetensors> parseSafetensors(std::string bytes) {
     if (!entry.is_object() || !entry.contains("dtype") || !entry["dtype"].is_string() ||
         !entry.contains("shape") || !entry["shape"].is_array() || !entry.contains("data_offsets") ||
         !entry["data_offsets"].is_array() || entry["data_offsets"].size() != 2)
-      return fail(absl::StrCat("tensor '", name,
-                               "' needs \"dtype\", \"shape\" and two \"data_offsets\""));
+      return fail(
+          absl::StrCat("tensor '", name, "' needs \"dtype\", \"shape\" and two \"data_offsets\""));
     // The element count in checked arithmetic: no shape overflows it (the
     // range's bytes, at most the file's, bound any real tensor).
     SafetensorsTensor tensor;
@@ -105,8 +105,7 @@ StatusOr<Safetensors> parseSafetensors(std::string bytes) {
     }
     const Json &offsets = entry["data_offsets"];
     if (!offsets[0].is_number_unsigned() || !offsets[1].is_number_unsigned())
-      return fail(
-          absl::StrCat("tensor '", name, "' has data_offsets that are not byte positions"));
+      return fail(absl::StrCat("tensor '", name, "' has data_offsets that are not byte positions"));
     tensor.begin = offsets[0].get<uint64_t>();
     tensor.end = offsets[1].get<uint64_t>();
     if (tensor.begin > tensor.end || tensor.end > dataBytes)
@@ -159,9 +158,9 @@ Status writeSafetensors(const std::string &path, const std::vector<SafetensorsWr
     for (int64_t extent : tensor.shape)
       elements *= static_cast<uint64_t>(extent);
     if (size == 0 || elements * size != tensor.bytes.size())
-      return absl::InvalidArgumentError(absl::StrCat(
-          who, ": tensor '", tensor.name, "' is ", tensor.dtype, shapeText(tensor.shape), " but ",
-          tensor.bytes.size(), " bytes"));
+      return absl::InvalidArgumentError(absl::StrCat(who, ": tensor '", tensor.name, "' is ",
+                                                     tensor.dtype, shapeText(tensor.shape), " but ",
+                                                     tensor.bytes.size(), " bytes"));
     header[tensor.name] = {{"dtype", tensor.dtype},
                            {"shape", tensor.shape},
                            {"data_offsets", {offset, offset + tensor.bytes.size()}}};

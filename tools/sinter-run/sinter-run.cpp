@@ -13,11 +13,15 @@
 // its rank. The agent of node 0 hosts the rendezvous store (Note [The
 // rendezvous store] in sinter/runtime/Store.h) at MASTER_PORT; every
 // agent keeps a connection to it. When a worker fails (a non-zero exit or
-// a signal), its agent stops the node's workers (SIGTERM, then SIGKILL
-// after 5 s), writes the failure to the store, where every other agent
-// sees it within a poll (0.2 s) and stops its own, and each agent prints
-// which rank failed first and why, with that rank's last lines, and exits
-// 1. An agent that loses the store (node 0 went away) does the same. With
+// a signal), its agent writes the failure to the store and stops the
+// node's workers (SIGTERM, then SIGKILL after 5 s); every other agent sees
+// the failure within a poll (0.2 s) and stops its own. Failures are
+// numbered as they reach the store: a peer's worker that fails because
+// this one died reports a moment later. After a second for such late
+// reports, each agent prints the failures in that order ("first:
+// rank 1 (local rank 0 on node 1, pid 4242) was killed by signal 9
+// (Killed); its last lines: ...", then the others) and exits 1. An agent
+// that loses the store (node 0 went away) stops its workers too. With
 // --max-restarts N, every agent starts every worker again instead (at most
 // N times), with SINTER_RESTART (and TORCHELASTIC_RESTART_COUNT) counting
 // the restarts: a worker resumes from its last checkpoint.
@@ -107,7 +111,16 @@ private:
   std::optional<std::string> watch();
   void printLine(Worker &worker, const std::string &line);
   void stopWorkers();
-  std::string failedKey(int generation) const { return absl::StrCat("failed/", generation); }
+  /// Failures are numbered in the order they reach the store: the first
+  /// is "failure/<generation>/1".
+  static std::string failureKey(int generation, int64_t number) {
+    return absl::StrCat("failure/", generation, "/", number);
+  }
+  static std::string failureCount(int generation) { return absl::StrCat("failures/", generation); }
+  /// Every failure the nodes reported for `generation`, in order, once
+  /// late reports (a peer's worker that failed because this one did) had
+  /// a moment to arrive.
+  std::vector<std::string> reportedFailures(int generation, Clock::time_point found);
 
   Flags flags_;
   std::unique_ptr<runtime::StoreServer> server_;
@@ -268,6 +281,16 @@ void Agent::stopWorkers() {
       ::close(worker.output);
 }
 
+std::vector<std::string> Agent::reportedFailures(int generation, Clock::time_point found) {
+  std::this_thread::sleep_until(found + 1s);
+  std::vector<std::string> failures;
+  auto count = store_->add(failureCount(generation), 0);
+  for (int64_t number = 1; count.ok() && number <= *count; ++number)
+    if (auto message = store_->get(failureKey(generation, number), 5s); message.ok())
+      failures.push_back(*message);
+  return failures;
+}
+
 int Agent::run() {
   std::signal(SIGPIPE, SIG_IGN);
   std::signal(SIGINT, onStop);
@@ -327,7 +350,7 @@ int Agent::run() {
         break;
       if (Clock::now() >= nextCheck) {
         nextCheck = Clock::now() + kPoll;
-        auto failed = store_->check({failedKey(generation)});
+        auto failed = store_->check({failureKey(generation, 1)});
         if (!failed.ok()) {
           failure =
               absl::StrCat("node ", flags_.nodeRank,
@@ -335,8 +358,7 @@ int Agent::run() {
           break;
         }
         if (*failed) {
-          auto message = store_->get(failedKey(generation), 5s);
-          failure = message.ok() ? *message : "another node's worker failed";
+          failure = "another node's worker failed";
           break;
         }
       }
@@ -357,11 +379,18 @@ int Agent::run() {
                   flags_.nprocPerNode);
       return 0;
     }
-    if (ours)
-      (void)store_->set(failedKey(generation), failure);
+    auto found = Clock::now();
+    if (ours) {
+      if (auto number = store_->add(failureCount(generation), 1); number.ok())
+        (void)store_->set(failureKey(generation, *number), failure);
+    }
     stopWorkers();
-    std::fprintf(stderr, "sinter-run: node %d: %s%s\n", flags_.nodeRank,
-                 ours ? "" : "stopped its workers: ", failure.c_str());
+    std::vector<std::string> failures = reportedFailures(generation, found);
+    if (failures.empty())
+      failures.push_back(failure); // the store is gone: what this node saw
+    std::fprintf(stderr, "sinter-run: node %d: first: %s\n", flags_.nodeRank, failures[0].c_str());
+    for (size_t i = 1; i < failures.size(); ++i)
+      std::fprintf(stderr, "sinter-run: node %d: then: %s\n", flags_.nodeRank, failures[i].c_str());
     if (generation >= flags_.maxRestarts) {
       if (flags_.maxRestarts > 0)
         std::fprintf(stderr, "sinter-run: node %d: no restarts left (--max-restarts %d)\n",

@@ -343,6 +343,7 @@ TEST(Collectives, APeerThatDiesFailsTheCollectiveNamingItAndPoisonsTheRest) {
   std::vector<std::string> lines = splitLines(results[0].output);
   ASSERT_EQ(lines.size(), 4u) << results[0].output;
   EXPECT_THAT(lines[0], HasSubstr("all_reduce of bucket 3 (3.9 KiB) at step 57: "));
+  EXPECT_THAT(lines[0], ::testing::MatchesRegex(".*: rank 1 \\(\\[127.0.0.1\\]\\)"));
   EXPECT_EQ(lines[1], lines[0]) << "later collectives fail with the first failure";
   EXPECT_LT(std::stod(lines[2]), 10.0)
       << "a closed connection is found at once, not at the timeout";
