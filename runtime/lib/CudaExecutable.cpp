@@ -56,6 +56,11 @@ StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::load(Program program,
                                                       module.status().message()));
   executable->module_ = std::move(*module);
   for (const Program::Step &step : p.steps) {
+    if (step.kind == Program::Step::Kind::AllReduce)
+      return absl::UnimplementedError(absl::StrCat(
+          "the step all-reduces over ranks (", describeLaunch(step),
+          "): collectives between CUDA devices come with NCCL, which this build does not use "
+          "yet; run data-parallel steps on CPU processes (Gloo)"));
     if (step.kind != Program::Step::Kind::Kernel)
       continue;
     if (static_cast<size_t>(step.kernel) >= executable->functions_.size())
@@ -135,6 +140,7 @@ Status CudaExecutable::run(const std::vector<const void *> &arguments,
       SINTER_RETURN_IF_ERROR(
           device_.copyToHost(results[step.result], at[step.inputs[0]], bytesOf(step.inputs[0])));
       continue;
+    case Program::Step::Kind::AllReduce: // refused by load
     case Program::Step::Kind::Kernel:
     case Program::Step::Kind::Gemm:
       break;

@@ -509,6 +509,30 @@ Status validateProgram(const Program &program) {
                                     " bytes over ", program.buffers[step.outputs[0]].bytes));
       break;
     }
+    case Program::Step::Kind::AllReduce: {
+      if (copying)
+        return invalid(absl::StrCat("step ", s, " reduces after a copy of a result"));
+      if (step.inputs.empty() || step.inputs.size() != step.outputs.size())
+        return invalid(absl::StrCat("all-reduce step ", s, " has ", step.inputs.size(),
+                                    " inputs and ", step.outputs.size(),
+                                    " outputs (one output per input)"));
+      if (static_cast<int>(step.reduce) > 3 || static_cast<int>(step.elementType) > 6 ||
+          static_cast<int>(step.phase) > 2)
+        return invalid(absl::StrCat("all-reduce step ", s, " has reduction ",
+                                    static_cast<int>(step.reduce), ", element type ",
+                                    static_cast<int>(step.elementType), ", phase ",
+                                    static_cast<int>(step.phase)));
+      int64_t width = elementBytes(step.elementType);
+      for (size_t j = 0; j < step.inputs.size(); ++j) {
+        int64_t in = program.buffers[step.inputs[j]].bytes;
+        int64_t out = program.buffers[step.outputs[j]].bytes;
+        if (in != out || in % width != 0)
+          return invalid(absl::StrCat("all-reduce step ", s, " reduces ", in, " bytes into ", out,
+                                      " (", std::string(elementTypeName(step.elementType)),
+                                      " elements of ", width, " bytes)"));
+      }
+      break;
+    }
     case Program::Step::Kind::Copy:
       copying = true;
       if (step.inputs.size() != 1 || !step.outputs.empty())
@@ -575,6 +599,33 @@ CpuExecutable::~CpuExecutable() {
 }
 
 namespace {
+
+/// Runs an all-reduce step on host memory: each input copied into its
+/// output (unless they are the same bytes) and reduced there in place; every
+/// bucket started before the first is waited for. `what` names the launch
+/// in the communicator's messages.
+Status allReduce(const Program &program, const Program::Step &step,
+                 const std::vector<const void *> &in, const std::vector<void *> &out,
+                 Communicator *communicator, const std::string &what) {
+  if (communicator == nullptr)
+    return absl::FailedPreconditionError(
+        absl::StrCat(what, ": the step reduces over ranks but runs without a process group "
+                           "(sinter::distributed::init_process_group())"));
+  int64_t width = elementBytes(step.elementType);
+  std::vector<Communicator::Ticket> tickets;
+  for (size_t j = 0; j < step.inputs.size(); ++j) {
+    int64_t bytes = program.buffers[step.inputs[j]].bytes;
+    if (out[j] != in[j])
+      std::memmove(out[j], in[j], static_cast<size_t>(bytes));
+    tickets.push_back(
+        communicator->allReduce(out[j], bytes / width, step.elementType, step.reduce, what));
+  }
+  Status first;
+  for (Communicator::Ticket ticket : tickets)
+    if (Status status = communicator->wait(ticket); first.ok() && !status.ok())
+      first = status;
+  return first;
+}
 
 /// Whether any of `count` floats at `x` is NaN (or, with `infinities`, not
 /// finite): x - x is NaN exactly for NaN and infinities. Branch-free, in
@@ -710,15 +761,20 @@ Status CpuExecutable::run(const std::vector<const void *> &arguments, std::vecto
                    (launch.inputOffsets.empty() ? 0 : launch.inputOffsets[j]));
     for (int b : launch.outputs)
       out.push_back(at[b]);
-    auto run = [&] {
+    size_t launchIndex = l++;
+    auto run = [&]() -> Status {
+      if (launch.kind == Program::Step::Kind::AllReduce)
+        return allReduce(program_, launch, in, out, options.communicator,
+                         absl::StrCat("launch ", launchIndex, " of ", launchCount, " (",
+                                      describeLaunch(launch), ")"));
       if (launch.kind == Program::Step::Kind::Gemm)
         runGemmOnHost(hostGemm_, launch.gemm, launch.host, static_cast<const float *>(in[0]),
                       static_cast<const float *>(in[1]), static_cast<float *>(out[0]),
                       in.size() > 2 ? static_cast<const float *>(in[2]) : nullptr);
       else
         kernels_[launch.kernel](in.data(), out.data());
+      return absl::OkStatus();
     };
-    size_t launchIndex = l++;
     auto check = [&]() -> Status {
       for (int j = 0; j < launch.results; ++j) {
         const Program::Buffer &buffer = program_.buffers[launch.outputs[j]];
@@ -734,13 +790,13 @@ Status CpuExecutable::run(const std::vector<const void *> &arguments, std::vecto
       return absl::OkStatus();
     };
     if (!profiling) {
-      run();
+      SINTER_RETURN_IF_ERROR(run());
       if (options.checkNumerics > 0)
         SINTER_RETURN_IF_ERROR(check());
       continue;
     }
     auto start = std::chrono::steady_clock::now();
-    run();
+    SINTER_RETURN_IF_ERROR(run());
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     {

@@ -28,7 +28,7 @@ namespace {
 using Kind = Program::Step::Kind;
 using Phase = Program::Step::Phase;
 
-constexpr const char *kKindNames[] = {"kernel", "gemm", "fill", "copy"};
+constexpr const char *kKindNames[] = {"kernel", "gemm", "fill", "copy", "all_reduce"};
 constexpr const char *kPhaseNames[] = {"forward", "backward", "update"};
 constexpr Program::Role kRoles[] = {Program::Role::Parameter,  Program::Role::OptimizerState,
                                     Program::Role::BatchInput, Program::Role::StepScalar,
@@ -68,6 +68,15 @@ Json stepOf(const Program::Step &step) {
   case Kind::Copy:
     json["inputs"] = step.inputs;
     json["result"] = step.result;
+    return json;
+  case Kind::AllReduce:
+    json["inputs"] = step.inputs;
+    json["outputs"] = step.outputs;
+    json["reduce"] = std::string(reduceOpName(step.reduce));
+    json["dtype"] = std::string(elementTypeName(step.elementType));
+    json["phase"] = kPhaseNames[static_cast<int>(step.phase)];
+    json["label"] = step.label;
+    json["lines"] = step.lines;
     return json;
   case Kind::Kernel:
   case Kind::Gemm:
@@ -193,6 +202,22 @@ Program::Step readStep(Reader &reader, const Json &json, const std::string &path
     step.inputs = reader.integers<int>(json, path, "inputs", 0, kMaxIndex);
     step.result = static_cast<int>(reader.integer(json, path, "result", 0, kMaxIndex));
     return step;
+  case Kind::AllReduce: {
+    step.inputs = reader.integers<int>(json, path, "inputs", 0, kMaxIndex);
+    step.outputs = reader.integers<int>(json, path, "outputs", 0, kMaxIndex);
+    step.results = static_cast<int>(step.outputs.size());
+    constexpr const char *kReduceNames[] = {"sum", "mean", "max", "min"};
+    constexpr const char *kTypeNames[] = {"f32", "f64", "f16", "bf16", "i32", "i64", "bool"};
+    int reduce = reader.oneOf(json, path, "reduce", kReduceNames);
+    int type = reader.oneOf(json, path, "dtype", kTypeNames);
+    step.reduce = static_cast<ReduceOp>(reduce < 0 ? 0 : reduce);
+    step.elementType = static_cast<ElementType>(type < 0 ? 0 : type);
+    int phase = reader.oneOf(json, path, "phase", kPhaseNames);
+    step.phase = static_cast<Phase>(phase < 0 ? 0 : phase);
+    step.label = reader.string(json, path, "label");
+    step.lines = reader.string(json, path, "lines");
+    return step;
+  }
   case Kind::Kernel:
   case Kind::Gemm:
     break;

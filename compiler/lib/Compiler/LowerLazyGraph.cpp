@@ -180,6 +180,9 @@ public:
     case Op::Pool2d:
       return b.create<Pool2dOp>(loc, a.kind == 0 ? PoolKind::max : PoolKind::avg, in[0], a.dims,
                                 a.dims2, a.dims3);
+    case Op::AllReduce:
+      return b.create<AllReduceOp>(loc, static_cast<ReductionKind>(a.kind), ValueRange{in[0]})
+          ->getResult(0);
     case Op::Pool2dBackward:
       return b.create<Pool2dBackwardOp>(loc, type, a.kind == 0 ? PoolKind::max : PoolKind::avg,
                                         in[0], in[1], a.dims, a.dims2, a.dims3);

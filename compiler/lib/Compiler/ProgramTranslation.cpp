@@ -247,6 +247,35 @@ mlir::LogicalResult translateToProgram(mlir::func::FuncOp function, const codege
         program.results.push_back(bufferOf(v));
       continue;
     }
+    if (auto reduce = mlir::dyn_cast<ir::AllReduceOp>(op)) {
+      // A collective: no kernel; the runtime runs it through the run's
+      // communicator (Note [The communicator] in sinter/runtime/Communicator.h).
+      runtime::Program::Step step;
+      step.kind = runtime::Program::Step::Kind::AllReduce;
+      step.reduce = static_cast<runtime::ReduceOp>(reduce.getReduction());
+      std::string dtype = dtypeName(reduce.getInputs().front().getType());
+      StatusOr<runtime::ElementType> element = runtime::elementTypeNamed(dtype);
+      if (!element.ok())
+        return reduce.emitError() << "all_reduce of " << dtype << " elements is not supported";
+      step.elementType = *element;
+      step.label = launchLabel(op);
+      step.lines = userLines(op.getLoc());
+      step.phase = phaseOf(op);
+      for (mlir::Value v : reduce.getInputs()) {
+        if (offsets.lookup(v) != 0)
+          return reduce.emitError("all_reduce of a slice of a tensor is not supported");
+        step.inputs.push_back(bufferOf(v));
+      }
+      for (mlir::Value v : reduce.getResults()) {
+        int b = bufferOf(v);
+        step.outputs.push_back(b);
+        program.buffers[b].phase = static_cast<uint8_t>(step.phase);
+      }
+      step.results = static_cast<int>(step.outputs.size());
+      launchOps.push_back(&op);
+      program.steps.push_back(std::move(step));
+      continue;
+    }
     if (!mlir::isa<ir::FusionOp>(op) && !target.isLibraryCall(&op))
       return op.emitError() << "no kernel of the " << target.description().name << " target runs '"
                             << op.getName() << "'";
@@ -388,6 +417,14 @@ std::string formatProgram(const runtime::Program &program) {
     }
     if (step.kind == Kind::Copy) {
       os << "copy %" << step.inputs[0] << " into result " << step.result << "\n";
+      continue;
+    }
+    if (step.kind == Kind::AllReduce) {
+      os << "all_reduce " << runtime::reduceOpName(step.reduce) << " ";
+      list(step.inputs);
+      os << " -> ";
+      list(step.outputs);
+      os << "\n";
       continue;
     }
     if (step.kind == Kind::Gemm)

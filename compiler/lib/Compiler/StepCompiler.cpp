@@ -200,8 +200,8 @@ private:
 /// (Note [Checked numerics] in sinter/runtime/Program.h).
 bool execute(Loaded &executable, const std::vector<const lazy::Value *> &arguments,
              const std::vector<const lazy::Node *> &results, std::vector<ValuePtr> &values,
-             int64_t &measured, std::string &why, int checkNumerics, bool &nonFinite,
-             bool checkInputs = true) {
+             int64_t &measured, std::string &why, runtime::Communicator *communicator,
+             int checkNumerics, bool &nonFinite, bool checkInputs = true) {
   std::vector<const void *> in;
   for (size_t i = 0; i < arguments.size(); ++i) {
     const lazy::Value &value = *arguments[i];
@@ -229,8 +229,9 @@ bool execute(Loaded &executable, const std::vector<const lazy::Value *> &argumen
                           : lazy::Value::allocate(executable.resultBytes(i)));
     out.push_back(buffers.back().get());
   }
-  absl::Status status =
-      executable.run(in, out, {.checkNumerics = checkNumerics, .checkInputs = checkInputs});
+  absl::Status status = executable.run(
+      in, out,
+      {.checkNumerics = checkNumerics, .checkInputs = checkInputs, .communicator = communicator});
   if (!status.ok()) {
     why = std::string(status.message());
     nonFinite = absl::IsOutOfRange(status);
@@ -287,7 +288,8 @@ class CpuStepCompiler : public detail::StepCompiler {
 public:
   bool run(const std::vector<lazy::NodePtr> &outputs, uint64_t structure,
            const CompilerConfig &config, const std::vector<const lazy::Node *> &donatable,
-           std::vector<ValuePtr> &values, StepMetrics &step, std::string &why) override {
+           runtime::Communicator *communicator, std::vector<ValuePtr> &values, StepMetrics &step,
+           std::string &why) override {
     std::vector<const lazy::Value *> arguments;
     std::lock_guard<std::mutex> lock(mutex_);
     std::vector<const lazy::Node *> order = lazy::topological_order(outputs);
@@ -308,7 +310,8 @@ public:
       return false;
     }
     return execute(*compiled->executable, arguments, results, values,
-                   step.memory.measured_peak_bytes, why, config.check_numerics, step.non_finite);
+                   step.memory.measured_peak_bytes, why, communicator, config.check_numerics,
+                   step.non_finite);
   }
 
   bool plan(const std::vector<lazy::NodePtr> &outputs, uint64_t structure,
@@ -361,7 +364,8 @@ public:
   }
 
   bool run_eager(const std::vector<lazy::NodePtr> &outputs, const CompilerConfig &config,
-                 std::vector<ValuePtr> &values, StepMetrics &step, std::string &why) override {
+                 runtime::Communicator *communicator, std::vector<ValuePtr> &values,
+                 StepMetrics &step, std::string &why) override {
     std::vector<const lazy::Node *> order = lazy::topological_order(outputs);
     why = unsupported(order);
     if (!why.empty())
@@ -420,8 +424,8 @@ public:
       // of earlier ops, checked when they were written.
       bool fromData = std::any_of(ops[k].operands.begin(), ops[k].operands.end(),
                                   [](const lazy::Node *n) { return n->op == lazy::Op::Data; });
-      if (!execute(executable, arguments, {node}, result, measured, why, config.check_numerics,
-                   step.non_finite, fromData))
+      if (!execute(executable, arguments, {node}, result, measured, why, communicator,
+                   config.check_numerics, step.non_finite, fromData))
         return false;
       computed[node] = std::move(result.front());
       for (const lazy::Node *operand : ops[k].operands)

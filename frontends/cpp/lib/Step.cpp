@@ -2,6 +2,7 @@
 #include "Step.h"
 #include "TensorImpl.h"
 #include "sinter/Compiler.h"
+#include "sinter/Distributed.h"
 #include "sinter/Error.h"
 #include "sinter/Metrics.h"
 #include "sinter/Reference.h"
@@ -83,8 +84,10 @@ bool runWithCompiler(const std::vector<lazy::NodePtr> &outputs, uint64_t structu
           "sinter::compiler::install())";
     return false;
   }
-  return config.enabled ? compiler->run(outputs, structure, config, donatable, values, step, why)
-                        : compiler->run_eager(outputs, config, values, step, why);
+  runtime::Communicator *communicator = distributed::detail::current_communicator();
+  return config.enabled
+             ? compiler->run(outputs, structure, config, donatable, communicator, values, step, why)
+             : compiler->run_eager(outputs, config, communicator, values, step, why);
 }
 
 double secondsSince(std::chrono::steady_clock::time_point start) {

@@ -29,9 +29,9 @@ using Kind = Program::Step::Kind;
 /// parameter's update donated, x returned as is (copied).
 Program everyKindOfStep() {
   Program program;
-  program.buffers = {{32, -1, 0, true},  {16, -1, 0, true}, {32, 0, 0, true},
-                     {32, 64, 1, true},  {4, 128, 0, true}, {16, -1, 2, true},
-                     {64, 192, 1, false}, {4, -1, 2, true}};
+  program.buffers = {{32, -1, 0, true},   {16, -1, 0, true}, {32, 0, 0, true},
+                     {32, 64, 1, true},   {4, 128, 0, true}, {16, -1, 2, true},
+                     {64, 192, 1, false}, {4, -1, 2, true},  {32, 96, 1, true}};
   program.arguments = {0, 1, 7};
   program.results = {3, 5, 0};
   program.donors = {-1, 1, -1};
@@ -49,6 +49,16 @@ Program everyKindOfStep() {
   gemm.results = 1;
   gemm.label = "matmul f32[4x2] <- model.cpp:40";
   gemm.lines = "model.cpp:40";
+  Program::Step reduce;
+  reduce.kind = Kind::AllReduce;
+  reduce.inputs = {2};
+  reduce.outputs = {8};
+  reduce.results = 1;
+  reduce.reduce = ReduceOp::Mean;
+  reduce.elementType = ElementType::F32;
+  reduce.phase = Program::Step::Phase::Backward;
+  reduce.label = "all_reduce f32[4x2] <- model.cpp:40";
+  reduce.lines = "model.cpp:40";
   Program::Step fill;
   fill.kind = Kind::Fill;
   fill.outputs = {4};
@@ -67,13 +77,15 @@ Program everyKindOfStep() {
   copy.kind = Kind::Copy;
   copy.inputs = {0};
   copy.result = 2;
-  program.steps = {gemm, fill, kernel, copy};
+  program.steps = {gemm, fill, kernel, reduce, copy};
   using Role = Program::Role;
-  program.signature.arguments = {
-      {"input", Role::BatchInput, "f32", {4, 2}},
-      {"w", Role::Parameter, "f32", {2, 2}},
-      {"step_size", Role::StepScalar, "f32", {},
-       StepScalarFormula{StepScalarFormula::Kind::AdamStepSize, 0.9}}};
+  program.signature.arguments = {{"input", Role::BatchInput, "f32", {4, 2}},
+                                 {"w", Role::Parameter, "f32", {2, 2}},
+                                 {"step_size",
+                                  Role::StepScalar,
+                                  "f32",
+                                  {},
+                                  StepScalarFormula{StepScalarFormula::Kind::AdamStepSize, 0.9}}};
   program.signature.results = {{"y", Role::Output, "f32", {4, 2}},
                                {"w_new", Role::Output, "f32", {2, 2}},
                                {"input_again", Role::Output, "f32", {4, 2}}};
@@ -101,6 +113,9 @@ TEST(ProgramFile, AProgramWithEveryKindOfStepReadsBackTheSame) {
   EXPECT_EQ(document["format"], "sinter-program");
   EXPECT_EQ(document["version"], kProgramFormatVersion);
   EXPECT_EQ(document["steps"][1]["element"], "0000803f");
+  EXPECT_EQ(document["steps"][3]["kind"], "all_reduce");
+  EXPECT_EQ(document["steps"][3]["reduce"], "mean");
+  EXPECT_EQ(document["steps"][3]["dtype"], "f32");
   EXPECT_EQ(document["signature"]["arguments"][1]["role"], "parameter");
   EXPECT_EQ(document["signature"]["arguments"][2]["formula"]["kind"], "adam_step_size");
   EXPECT_EQ(document["signature"]["arguments"][2]["formula"]["parameter"], 0.9);
@@ -144,12 +159,11 @@ TEST(ProgramFile, EachDamageIsRefusedWithItsPlace) {
       {"version as text", [](Json &j) { j["version"] = "1"; },
        "version: expected an integer, got string \"1\""},
       {"no steps", [](Json &j) { j.erase("steps"); }, "the document has no \"steps\""},
-      {"steps not a list", [](Json &j) { j["steps"] = 3; },
-       "steps: expected a list, got number 3"},
+      {"steps not a list", [](Json &j) { j["steps"] = 3; }, "steps: expected a list, got number 3"},
       {"an unknown step kind", [](Json &j) { j["steps"][2]["kind"] = "jump"; },
-       "steps[2].kind: \"jump\" is not one of kernel, gemm, fill, copy"},
-      {"an input past the buffers", [](Json &j) { j["steps"][2]["inputs"][1] = 8; },
-       "step 2 names buffer 8 of 8"},
+       "steps[2].kind: \"jump\" is not one of kernel, gemm, fill, copy, all_reduce"},
+      {"an input past the buffers", [](Json &j) { j["steps"][2]["inputs"][1] = 9; },
+       "step 2 names buffer 9 of 9"},
       {"a negative input", [](Json &j) { j["steps"][2]["inputs"][1] = -1; },
        "steps[2].inputs[1]: -1 is outside 0.."},
       {"a fractional size", [](Json &j) { j["buffers"][3]["bytes"] = 32.5; },
@@ -167,21 +181,27 @@ TEST(ProgramFile, EachDamageIsRefusedWithItsPlace) {
       {"a fill element that does not divide its buffer",
        [](Json &j) { j["steps"][1]["element"] = "000080"; },
        "fill step 1 repeats an element of 3 bytes over 4"},
-      {"a copy of another buffer", [](Json &j) { j["steps"][3]["inputs"][0] = 1; },
-       "copy step 3 copies buffer 1 into result 2, which is not that buffer"},
+      {"a copy of another buffer", [](Json &j) { j["steps"][4]["inputs"][0] = 1; },
+       "copy step 4 copies buffer 1 into result 2, which is not that buffer"},
       {"a launch after a copy",
        [](Json &j) {
-         Json copy = j["steps"][3];
-         j["steps"][3] = j["steps"][2];
+         Json copy = j["steps"][4];
+         j["steps"][4] = j["steps"][2];
          j["steps"][2] = copy;
        },
-       "step 3 launches after a copy of a result"},
+       "step 3 reduces after a copy of a result"},
+      {"an all-reduce into a buffer of another size",
+       [](Json &j) { j["steps"][3]["outputs"][0] = 4; },
+       "all-reduce step 3 reduces 32 bytes into 4 (f32 elements of 4 bytes)"},
+      {"an all-reduce with no output", [](Json &j) { j["steps"][3]["outputs"] = Json::array(); },
+       "all-reduce step 3 has 1 inputs and 0 outputs (one output per input)"},
+      {"an unknown reduction", [](Json &j) { j["steps"][3]["reduce"] = "product"; },
+       "steps[3].reduce: \"product\" is not one of sum, mean, max, min"},
       {"a donor past the arguments", [](Json &j) { j["donors"][1] = 3; },
        "result 1 is donated argument 3 of 3"},
       {"one arena flag too few", [](Json &j) { j["in_arena"].erase(2); },
        "the program has 3 results but 2 arena flags and 3 donors"},
-      {"an unknown role",
-       [](Json &j) { j["signature"]["arguments"][0]["role"] = "weights"; },
+      {"an unknown role", [](Json &j) { j["signature"]["arguments"][0]["role"] = "weights"; },
        "signature.arguments[0].role: \"weights\" is not one of parameter, optimizer_state, "
        "batch_input, step_scalar, random_key, output"},
       {"a result with an argument's role",
@@ -189,7 +209,10 @@ TEST(ProgramFile, EachDamageIsRefusedWithItsPlace) {
        "result 0 ('y') has the role parameter, not output"},
       {"an unknown dtype", [](Json &j) { j["signature"]["arguments"][0]["dtype"] = "f8"; },
        "argument 0 ('input') has dtype 'f8', not one of f32, f16, bf16, i32, i64, bool"},
-      {"a shape of other bytes", [](Json &j) { j["signature"]["arguments"][1]["shape"] = {2, 3}; },
+      {"a shape of other bytes",
+       [](Json &j) {
+         j["signature"]["arguments"][1]["shape"] = {2, 3};
+       },
        "argument 1 ('w') is f32[2x3], 24 bytes, but its buffer 1 holds 16"},
       {"a shape whose size overflows",
        [](Json &j) {
@@ -205,7 +228,9 @@ TEST(ProgramFile, EachDamageIsRefusedWithItsPlace) {
        [](Json &j) { j["signature"]["arguments"][2].erase("formula"); },
        "argument 2 ('step_size') is a step_scalar without a formula"},
       {"a formula on a batch input",
-       [](Json &j) { j["signature"]["arguments"][0]["formula"] = j["signature"]["arguments"][2]["formula"]; },
+       [](Json &j) {
+         j["signature"]["arguments"][0]["formula"] = j["signature"]["arguments"][2]["formula"];
+       },
        "argument 0 ('input') is a batch_input with a formula"},
       {"an unknown formula",
        [](Json &j) { j["signature"]["arguments"][2]["formula"]["kind"] = "lamb_trust_ratio"; },
@@ -214,9 +239,15 @@ TEST(ProgramFile, EachDamageIsRefusedWithItsPlace) {
       {"a step scalar that is no scalar",
        [](Json &j) { j["signature"]["arguments"][2]["shape"] = {1}; },
        "step scalar 2 ('step_size') is f32[1], not a floating-point scalar"},
-      {"an empty grid", [](Json &j) { j["steps"][2]["shape"]["grid"] = {0, 1, 1}; },
+      {"an empty grid",
+       [](Json &j) {
+         j["steps"][2]["shape"]["grid"] = {0, 1, 1};
+       },
        "steps[2].shape.grid[0]: 0 is outside 1.."},
-      {"a grid of two sizes", [](Json &j) { j["steps"][2]["shape"]["grid"] = {8, 1}; },
+      {"a grid of two sizes",
+       [](Json &j) {
+         j["steps"][2]["shape"]["grid"] = {8, 1};
+       },
        "steps[2].shape.grid: has 2 sizes, not 3"},
       {"a gemm that reads past its operand", [](Json &j) { j["steps"][0]["gemm"]["n"] = 8; },
        "step 0 (gemm N,N m=2 n=8 k=2"},

@@ -98,9 +98,12 @@ public:
   /// one program, or returns false with the reason in `why` when it cannot
   /// (the reference executor then runs the step). Adds what it did to `step`.
   /// `donatable`: data nodes of the graph that nothing outside it holds, whose
-  /// memory results may be written into (Note [Donation]).
+  /// memory results may be written into (Note [Donation]). `communicator`:
+  /// what the step's collectives go through (null: none; a step with
+  /// collectives then fails with the reason).
   virtual bool run(const std::vector<lazy::NodePtr> &outputs, uint64_t structure,
                    const CompilerConfig &config, const std::vector<const lazy::Node *> &donatable,
+                   runtime::Communicator *communicator,
                    std::vector<std::shared_ptr<const lazy::Value>> &values, StepMetrics &step,
                    std::string &why) = 0;
   /// Compiles the program `run` would run for `outputs` (or finds it in the
@@ -123,6 +126,7 @@ public:
   }
   /// The same, op by op (eager mode).
   virtual bool run_eager(const std::vector<lazy::NodePtr> &outputs, const CompilerConfig &config,
+                         runtime::Communicator *communicator,
                          std::vector<std::shared_ptr<const lazy::Value>> &values, StepMetrics &step,
                          std::string &why) = 0;
 };

@@ -2,8 +2,8 @@
 //
 // Note [Sessions]
 // Every setting a step runs with (the device, whether steps compile, debug
-// dumps, the memory budget and limit, checked numerics, fallbacks; the
-// process group will join them with data parallelism) is one plain value,
+// dumps, the memory budget and limit, checked numerics, fallbacks, the
+// process group of a data-parallel step) is one plain value,
 // sinter::Settings, held by a sinter::Session. Nothing else holds settings:
 // there is no process-wide configuration to change behind a caller's back.
 //  - session.mark_step() and session.plan_step() run the pending step with
@@ -39,7 +39,12 @@
 #include "sinter/Device.h"
 #include "sinter/Tensor.h"
 
+#include <memory>
 #include <source_location>
+
+namespace sinter::runtime {
+struct ProcessGroup;
+}
 
 namespace sinter {
 
@@ -54,6 +59,10 @@ struct Settings {
   /// How steps compile and run (compiled or eager, reference, debug dumps,
   /// budget and limit, checked numerics, fallbacks).
   CompilerConfig compiler = {};
+  /// The ranks the steps' collectives go between (Note [Collectives in the
+  /// step] in sinter/Distributed.h); null: the process's group, from
+  /// sinter::distributed::init_process_group().
+  std::shared_ptr<runtime::ProcessGroup> process_group = nullptr;
 
   /// The defaults from the environment, read once per process.
   static Settings fromEnvironment();

@@ -12,6 +12,7 @@
 #include "sinter/Compiler.h"
 #include "sinter/DType.h"
 #include "sinter/Device.h"
+#include "sinter/Distributed.h"
 #include "sinter/Error.h"
 #include "sinter/Metrics.h"
 #include "sinter/Reference.h"

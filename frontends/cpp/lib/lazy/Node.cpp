@@ -89,6 +89,8 @@ std::string_view name(Op op) {
     return "pool2d";
   case Op::Pool2dBackward:
     return "pool2d_backward";
+  case Op::AllReduce:
+    return "all_reduce";
   }
   return "?";
 }

@@ -1,5 +1,6 @@
 //===- Primitives.cpp - recording the dialect's ops, with their gradients -===//
 #include "Primitives.h"
+#include "sinter/Error.h"
 #include "sinter/Session.h"
 
 #include <cmath>
@@ -17,8 +18,7 @@ Tensor rec(Op op, lazy::Attrs attrs, std::initializer_list<const Tensor *> input
   operands.reserve(inputs.size());
   for (const Tensor *input : inputs)
     operands.push_back(input->impl()->node);
-  Device device =
-      inputs.size() == 0 ? Session::current(loc).device() : (*inputs.begin())->device();
+  Device device = inputs.size() == 0 ? Session::current(loc).device() : (*inputs.begin())->device();
   return detail::record(op, std::move(attrs), std::move(operands), std::move(shape), dtype, device,
                         loc);
 }
@@ -148,7 +148,6 @@ Tensor resultOf(const lazy::NodePtr &node) {
   impl->node = node;
   return Tensor(std::move(impl));
 }
-
 
 Tensor fullLike(const Tensor &like, double value, Loc loc) {
   return fullOf(like.shape(), like.dtype(), detail::roundTo(like.dtype(), value), like.device(),
@@ -447,6 +446,24 @@ Tensor reduceMax(const Tensor &x, std::vector<int64_t> dims, bool keepdim, Loc l
           return {mul(mask, broadcast(div(gk, count, loc), x.shape(), all, loc), loc)};
         },
         loc);
+  return y;
+}
+
+Tensor allReduce(const Tensor &x, int kind, Loc loc) {
+  lazy::Attrs attrs;
+  attrs.kind = static_cast<uint8_t>(kind);
+  Tensor y = rec(Op::AllReduce, std::move(attrs), {&x}, x.shape(), x.dtype(), loc);
+  if (detail::needsGrad(x)) {
+    // y_r = sum (or mean) over k of x_k: the gradient reaching x_r is the
+    // sum (or mean) over the ranks of their gradients of y.
+    SINTER_CHECK(kind <= 1, loc,
+                 "all_reduce: a Max or Min over ranks has no gradient; reduce a tensor that does "
+                 "not require grad (detach() it)");
+    detail::attachGrad(
+        y, "all_reduce", {x},
+        [kind, loc](const Tensor &g) -> std::vector<Tensor> { return {allReduce(g, kind, loc)}; },
+        loc);
+  }
   return y;
 }
 

@@ -36,6 +36,8 @@ Tensor scatterAdd(const Tensor &x, const Tensor &indices, const Tensor &updates,
 Tensor reduceSum(const Tensor &x, std::vector<int64_t> dims, bool keepdim, Loc loc);
 Tensor reduceMax(const Tensor &x, std::vector<int64_t> dims, bool keepdim, Loc loc);
 Tensor argmax(const Tensor &x, int64_t axis, bool keepdim, Loc loc);
+/// `kind`: a runtime::ReduceOp (sum, mean, max, min), over the process group.
+Tensor allReduce(const Tensor &x, int kind, Loc loc);
 /// Batched matmul of the last two dims; rhs may be a shared matrix.
 Tensor matmul(const Tensor &a, const Tensor &b, bool transposeA, bool transposeB, Loc loc);
 /// The attributes of a 2-D convolution ([h, w] pairs).

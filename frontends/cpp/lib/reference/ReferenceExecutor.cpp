@@ -10,8 +10,10 @@
 #include "../PostOrder.h"
 #include "../TensorImpl.h"
 #include "common/philox.h"
+#include "sinter/Distributed.h"
 #include "sinter/Error.h"
 #include "sinter/Reference.h"
+#include "sinter/runtime/Communicator.h"
 
 #include <atomic>
 #include <bit>
@@ -511,6 +513,24 @@ std::shared_ptr<const Value> compute(const Node &node) {
   case Op::Pool2dBackward:
     pool(node, true, out);
     break;
+  case Op::AllReduce: {
+    // In doubles, as everything here: the values are already rounded to
+    // their dtype, and the sum is rounded once at the end.
+    runtime::Communicator *communicator = distributed::detail::current_communicator();
+    SINTER_CHECK(communicator != nullptr, node.loc,
+                 "all_reduce: the step runs without a process group "
+                 "(sinter::distributed::init_process_group())");
+    out = in(node, 0);
+    auto op = static_cast<runtime::ReduceOp>(attrs.kind);
+    Status status = communicator->wait(communicator->allReduce(
+        out.data(), static_cast<int64_t>(out.size()), runtime::ElementType::F64,
+        op == runtime::ReduceOp::Mean ? runtime::ReduceOp::Sum : op, "all_reduce"));
+    SINTER_CHECK(status.ok(), node.loc, std::string(status.message()));
+    if (op == runtime::ReduceOp::Mean)
+      for (double &value : out)
+        value /= communicator->size();
+    break;
+  }
   }
   roundAll(node.dtype, out);
   return std::make_shared<Value>(std::move(out), node.dtype);

@@ -16,6 +16,7 @@
 #define SINTER_RUNTIME_PROGRAM_H
 
 #include "sinter/runtime/Allocator.h"
+#include "sinter/runtime/Communicator.h"
 #include "sinter/runtime/Device.h"
 #include "sinter/runtime/Gemm.h"
 #include "sinter/runtime/LaunchShape.h"
@@ -71,6 +72,12 @@ struct Program {
       Fill,
       /// inputs[0]'s bytes into the memory of result `result`.
       Copy,
+      /// The ranks' `inputs` combined by `reduce` into `outputs` (one each,
+      /// of the same size, elements of `elementType`), through the run's
+      /// communicator (Note [The communicator] in
+      /// sinter/runtime/Communicator.h): a gradient bucket of a
+      /// data-parallel step.
+      AllReduce,
     };
     Kind kind = Kind::Kernel;
     /// Kernels are numbered across the module the library was built from;
@@ -105,9 +112,15 @@ struct Program {
     std::vector<uint8_t> element = {};
     /// Kind::Copy: the result whose memory receives the copy.
     int result = -1;
+    /// Kind::AllReduce: how, and of what.
+    ReduceOp reduce = ReduceOp::Sum;
+    ElementType elementType = ElementType::F32;
 
-    /// A kernel or a library call (what memory planning counts time in).
-    bool launches() const { return kind == Kind::Kernel || kind == Kind::Gemm; }
+    /// A kernel, a library call or a collective (what memory planning
+    /// counts time in).
+    bool launches() const {
+      return kind == Kind::Kernel || kind == Kind::Gemm || kind == Kind::AllReduce;
+    }
     friend bool operator==(const Step &, const Step &) = default;
   };
 
@@ -315,6 +328,9 @@ struct RunOptions {
   /// Check the step's inputs too (false when the caller knows they were
   /// checked as an earlier program's results: eager mode's ops).
   bool checkInputs = true;
+  /// What the step's collectives (Kind::AllReduce) go through; a program
+  /// with collectives refuses to run without one.
+  Communicator *communicator = nullptr;
 };
 
 /// A Program loaded for a device, ready to run.

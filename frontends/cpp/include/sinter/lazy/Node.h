@@ -85,6 +85,8 @@ enum class Op : uint8_t {
   Conv2dBackwardFilter, // (input, grad_output) -> filter shape; attributes as Conv2d
   Pool2d,               // attrs.kind: 0 max, 1 avg; dims kernel, dims2 stride, dims3 padding
   Pool2dBackward,       // (input, grad_output); attributes as Pool2d
+  // Collectives.
+  AllReduce, // over the ranks of the process group; attrs.kind: runtime::ReduceOp
 };
 
 /// sinter.compare's directions.

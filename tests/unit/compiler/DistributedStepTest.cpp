@@ -1,0 +1,149 @@
+//===- DistributedStepTest.cpp - collectives recorded into a step, world of one -===//
+//
+// Note [Collectives in the step] in sinter/Distributed.h, in a process that
+// no launcher started (a world of one): an all-reduce leaves values as they
+// are in every mode (compiled, eager, reference), has the gradient it should,
+// and what cannot be is refused with the user's line. Two and more ranks:
+// tests/e2e/launcher.py (exactness, failures).
+//
+//===----------------------------------------------------------------------===//
+#include "sinter/Compiler/StepCompiler.h"
+#include "sinter/sinter.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+namespace {
+
+using namespace sinter;
+using ::testing::HasSubstr;
+
+template <typename Fn> std::string errorOf(Fn f) {
+  try {
+    f();
+  } catch (const Error &error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+/// A process of its own world: no launcher's variables, the group started.
+class DistributedStep : public ::testing::Test {
+protected:
+  void SetUp() override {
+    compiler::install();
+    for (const char *name :
+         {"RANK", "WORLD_SIZE", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "MASTER_PORT"})
+      ::unsetenv(name);
+    if (!distributed::is_initialized())
+      distributed::init_process_group();
+  }
+  void TearDown() override { distributed::destroy_process_group(); }
+};
+
+const Settings kModes[] = {
+    {.compiler = {.enabled = true, .allow_fallback = false}},
+    {.compiler = {.enabled = false, .allow_fallback = false}},
+    {.compiler = {.use_reference = true}},
+};
+
+TEST_F(DistributedStep, AWorldOfOneLeavesValuesAsTheyAreInEveryMode) {
+  EXPECT_EQ(distributed::get_world_size(), 1);
+  EXPECT_EQ(distributed::get_rank(), 0);
+  for (const Settings &settings : kModes) {
+    Session::Use session(settings);
+    for (auto op : {distributed::ReduceOp::Sum, distributed::ReduceOp::Mean,
+                    distributed::ReduceOp::Max, distributed::ReduceOp::Min}) {
+      Tensor x = from_vector<float>({1.5f, -2.0f, 3.25f}, {3});
+      Tensor other = x; // another handle sees the reduction too
+      Tensor y = x * 2.0;
+      distributed::all_reduce(y, op);
+      distributed::all_reduce(x, op);
+      mark_step();
+      EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{3.0f, -4.0f, 6.5f}));
+      EXPECT_EQ(other.to_vector<float>(), (std::vector<float>{1.5f, -2.0f, 3.25f}));
+    }
+    Tensor counts = from_vector<int64_t>({7, -1}, {2});
+    distributed::all_reduce(counts, distributed::ReduceOp::Sum);
+    EXPECT_EQ(counts.to_vector<int64_t>(), (std::vector<int64_t>{7, -1}));
+  }
+}
+
+TEST_F(DistributedStep, ReducedGradientsTrainAsWithoutInAWorldOfOne) {
+  auto train = [](bool reduce) {
+    manual_seed(3);
+    nn::Linear layer(4, 3);
+    optim::AdamW optimizer(layer.parameters(), {.lr = 0.1});
+    for (int step = 0; step < 3; ++step) {
+      optimizer.zero_grad();
+      manual_seed(100 + step);
+      Tensor loss = (layer.forward(randn({5, 4})) * 2.0).sum();
+      loss.backward();
+      if (reduce)
+        distributed::reduce_gradients(layer.parameters());
+      optimizer.step();
+      mark_step();
+    }
+    return layer.parameters()[0].to_vector<float>();
+  };
+  std::vector<float> plain = train(false);
+  EXPECT_EQ(train(true), plain);
+  EXPECT_NE(plain, std::vector<float>(plain.size(), plain[0])) << "the parameters trained";
+}
+
+TEST_F(DistributedStep, TheGradientOfASumOverRanksIsTheSumOfTheGradients) {
+  Tensor x = from_vector<float>({1.0f, 2.0f}, {2});
+  x.requires_grad_();
+  Tensor y = x * 3.0;
+  Tensor handle = y;
+  distributed::all_reduce(y, distributed::ReduceOp::Sum);
+  EXPECT_TRUE(y.requires_grad());
+  (y * y).sum().backward();
+  mark_step();
+  // d/dx sum((3x)^2) = 18x in a world of one.
+  EXPECT_EQ(x.grad().to_vector<float>(), (std::vector<float>{18.0f, 36.0f}));
+  EXPECT_EQ(handle.to_vector<float>(), (std::vector<float>{3.0f, 6.0f}));
+}
+
+TEST_F(DistributedStep, WhatCannotBeIsRefusedAtTheUsersLine) {
+  Tensor x = from_vector<float>({1.0f}, {1});
+  x.requires_grad_();
+  Tensor y = x * 2.0;
+  int line = __LINE__ + 1;
+  std::string message = errorOf([&] { distributed::all_reduce(y, distributed::ReduceOp::Max); });
+  EXPECT_THAT(message, HasSubstr("a Max or Min over ranks has no gradient"));
+  EXPECT_THAT(message, HasSubstr("DistributedStepTest.cpp:" + std::to_string(line)));
+  Tensor ints = from_vector<int32_t>({1}, {1});
+  EXPECT_THAT(errorOf([&] { distributed::all_reduce(ints, distributed::ReduceOp::Mean); }),
+              HasSubstr("a Mean over ranks needs a floating tensor, not i32"));
+  EXPECT_THAT(errorOf([] { distributed::init_process_group(); }), HasSubstr("already initialized"));
+  distributed::destroy_process_group();
+  Tensor z = from_vector<float>({1.0f}, {1});
+  EXPECT_THAT(errorOf([&] { distributed::all_reduce(z); }),
+              HasSubstr("all_reduce: the process group is not initialized: call "
+                        "sinter::distributed::init_process_group() first"));
+  EXPECT_THAT(errorOf([] { distributed::barrier(); }), HasSubstr("barrier: the process group"));
+  ::setenv("RANK", "x", 1);
+  ::setenv("WORLD_SIZE", "2", 1);
+  EXPECT_THAT(errorOf([] { distributed::init_process_group(); }),
+              HasSubstr("init_process_group: RANK='x' is not a number"));
+  ::unsetenv("RANK");
+  ::unsetenv("WORLD_SIZE");
+  distributed::init_process_group();
+  EXPECT_TRUE(distributed::is_initialized());
+}
+
+TEST_F(DistributedStep, BroadcastInAWorldOfOneKeepsTheValues) {
+  Tensor w = randn({3, 2});
+  std::vector<float> before = w.to_vector<float>();
+  distributed::broadcast({w});
+  EXPECT_EQ(w.to_vector<float>(), before);
+  distributed::barrier();
+  EXPECT_THAT(errorOf([&] { distributed::broadcast({w}, 1); }),
+              HasSubstr("broadcast: rank 1 is not in a world of 1"));
+}
+
+} // namespace
