@@ -118,6 +118,38 @@ TEST(DataLoader, SeekingEqualsContinuingWithAndWithoutPrefetch) {
   }
 }
 
+TEST(DataLoader, RanksShareEachGlobalBatchAndTogetherSeeWhatOneProcessSees) {
+  // 23 examples, 3 ranks of 2: global batches of 6, three an epoch (5
+  // examples dropped, on every rank alike).
+  auto dataset = std::make_shared<Counting>(23);
+  data::DataLoader whole(dataset, {.batch_size = 6, .seed = 3, .prefetch = 0});
+  std::vector<std::unique_ptr<data::DataLoader>> ranks;
+  for (int64_t rank = 0; rank < 3; ++rank)
+    ranks.push_back(std::make_unique<data::DataLoader>(
+        dataset, data::LoaderOptions{.batch_size = 2, .seed = 3, .rank = rank, .world_size = 3}));
+  for (auto &rank : ranks)
+    EXPECT_EQ(rank->batches_per_epoch(), 3);
+  for (int step = 0; step < 7; ++step) { // over two epoch boundaries
+    std::vector<int64_t> global = targets(whole.next()), joined;
+    for (auto &rank : ranks) {
+      data::Batch shard = rank->next();
+      EXPECT_EQ(shard.inputs.shape(), (Shape{2, 2}));
+      EXPECT_EQ(shard.valid, 2);
+      std::vector<int64_t> t = targets(shard);
+      joined.insert(joined.end(), t.begin(), t.end());
+    }
+    EXPECT_EQ(joined, global) << "step " << step;
+  }
+  EXPECT_THAT(errorOf([&] { data::DataLoader(dataset, {.batch_size = 2, .rank = 3, .world_size = 3}); }),
+              HasSubstr("DataLoader: rank 3 is not in a world of 3"));
+  EXPECT_THAT(errorOf([&] {
+                data::DataLoader(dataset, {.batch_size = 2, .drop_last = false, .world_size = 2});
+              }),
+              HasSubstr("a shard of a global batch needs drop_last"));
+  EXPECT_THAT(errorOf([&] { data::DataLoader(dataset, {.batch_size = 4, .world_size = 6}); }),
+              HasSubstr("the dataset's 23 examples make no batch of 24"));
+}
+
 TEST(DataLoader, BadInputIsANamedError) {
   auto dataset = std::make_shared<Counting>(5);
   EXPECT_THAT(errorOf([&] { data::DataLoader(dataset, {.batch_size = 0}); }),

@@ -179,12 +179,20 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, LoaderOptions opt
                cat("DataLoader: batch_size must be positive, got ", options_.batch_size));
   SINTER_CHECK(options_.prefetch >= 0, loc,
                cat("DataLoader: prefetch must be >= 0, got ", options_.prefetch));
+  SINTER_CHECK(options_.world_size >= 1 && options_.rank >= 0 &&
+                   options_.rank < options_.world_size,
+               loc,
+               cat("DataLoader: rank ", options_.rank, " is not in a world of ",
+                   options_.world_size));
+  SINTER_CHECK(options_.world_size == 1 || options_.drop_last, loc,
+               "DataLoader: a shard of a global batch needs drop_last (every rank runs the same "
+               "number of steps)");
   for (DType dtype : {dataset_->input_dtype(), dataset_->target_dtype()})
     SINTER_CHECK(dtype == DType::f32 || dtype == DType::i32 || dtype == DType::i64, loc,
                  cat("DataLoader: examples must be f32, i32 or i64, got ", name(dtype)));
   SINTER_CHECK(batches_per_epoch() > 0, loc,
                cat("DataLoader: the dataset's ", dataset_->size(), " examples make no batch of ",
-                   options_.batch_size,
+                   options_.batch_size * options_.world_size,
                    options_.drop_last ? " (the last partial batch is dropped)" : ""));
   seek(0, 0);
 }
@@ -192,7 +200,7 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, LoaderOptions opt
 DataLoader::~DataLoader() = default;
 
 int64_t DataLoader::batches_per_epoch() const {
-  int64_t n = dataset_->size(), b = options_.batch_size;
+  int64_t n = dataset_->size(), b = options_.batch_size * options_.world_size;
   return options_.drop_last ? n / b : (n + b - 1) / b;
 }
 
@@ -215,7 +223,9 @@ DataLoader::Prepared DataLoader::prepare(int64_t epoch, int64_t index, Order &ca
     cached.epoch = epoch;
   }
   const std::vector<int64_t> &ids = cached.ids;
-  int64_t b = options_.batch_size, first = index * b;
+  // This rank's rows of the global batch.
+  int64_t b = options_.batch_size;
+  int64_t first = index * b * options_.world_size + options_.rank * b;
   int64_t valid = std::min(b, dataset_->size() - first);
   int64_t inBytes = exampleBytes(dataset_->input_shape(), dataset_->input_dtype());
   int64_t outBytes = exampleBytes(dataset_->target_shape(), dataset_->target_dtype());

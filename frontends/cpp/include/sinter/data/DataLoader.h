@@ -62,6 +62,15 @@ struct LoaderOptions {
   bool drop_last = true;
   /// Batches prepared ahead on the loader's thread (0: on the caller's).
   int64_t prefetch = 2;
+  /// Data parallelism: rank `rank` of `world_size` gets its shard of every
+  /// global batch of batch_size * world_size examples (rows [rank *
+  /// batch_size, (rank + 1) * batch_size) of it), in the order every rank
+  /// shares (the same seed everywhere), so that the ranks together see what
+  /// one process with the global batch would. The last partial global batch
+  /// is dropped: every rank runs the same number of steps. REQUIRES:
+  /// drop_last when world_size > 1.
+  int64_t rank = 0;
+  int64_t world_size = 1;
 };
 
 struct Batch {
