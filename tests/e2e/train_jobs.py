@@ -8,6 +8,7 @@ unigram baseline.
 Each case exits 0 when everything it checks holds, and prints what did not.
 """
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -68,8 +69,10 @@ def case_errors():
          'ouput_dir: unknown key (did you mean "output_dir"?); expected one of: compiler_config'),
         ({**mlp, "hyperparameters": {"batchsize": 8}},
          'hyperparameters.batchsize: unknown key (did you mean "batch_size"?)'),
-        ({**mlp, "hyperparameters": {"batch_size": "64"}},
-         'hyperparameters.batch_size: must be an integer, got a string "64"'),
+        ({**mlp, "hyperparameters": {"batch_size": "sixty-four"}},
+         'hyperparameters.batch_size: must be an integer, got a string "sixty-four"'),
+        ({**mlp, "hyperparameters": {"learning_rate": "fast"}},
+         'hyperparameters.learning_rate: must be a number, got a string "fast"'),
         ({**mlp, "hyperparameters": {"batch_size": -8}},
          "hyperparameters.batch_size: must be at least 1, got -8"),
         ({**mlp, "hyperparameters": {"learning_rate": 0}},
@@ -87,13 +90,27 @@ def case_errors():
         ({"entry_point": "gpt-mini"}, "dataset: is required for gpt-mini"),
         ({"entry_point": "vgg"}, 'entry_point: "vgg" is neither a model'),
         ({"hyperparameters": {}}, "entry_point: is required"),
-        ({**mlp, "n_gpus": 2}, "n_gpus: is 2; one process per GPU comes with data parallelism"),
-        ({**mlp, "instance_count": 2}, "instance_count: is 2; multi-node training is not available"),
+        ({**mlp, "n_gpus": 2}, "n_gpus: is 2: one process per GPU needs distribution enabled"),
+        ({**mlp, "instance_count": 2},
+         "instance_count: is 2: training on several machines needs distribution enabled"),
         ({**mlp, "instance_count": 0}, "instance_count: must be at least 1, got 0"),
-        ({**mlp, "distribution": {"enabled": True}},
-         "distribution.enabled: multi-process data parallelism is not available yet"),
-        ({**mlp, "hyperparameters": {"sagemaker_multi_worker_enabled": True}},
-         "distribution.enabled: multi-process data parallelism is not available yet"),
+        ({**mlp, "n_gpus": 2, "distribution": {"pytorchxla": {"enabled": True}}},
+         "n_gpus: is 2: data parallelism between GPUs needs NCCL"),
+        ({**mlp, "distribution": {"processes_per_host": 2}},
+         "distribution.processes_per_host: is 2 but distribution is not enabled"),
+        ({**mlp, "distribution": {"enabled": True, "processes_per_host": 0}},
+         "distribution.processes_per_host: must be at least 1, got 0"),
+        ({**mlp, "distribution": {"enabled": False, "pytorchxla": {"enabled": True}}},
+         "distribution.pytorchxla.enabled: is true but distribution.enabled is false"),
+        ({**mlp, "distribution": {"pytorchxla": {"enable": True}}},
+         'distribution.pytorchxla.enable: unknown key (did you mean "enabled"?)'),
+        ({**mlp, "distribution": {"enabled": False},
+          "hyperparameters": {"sagemaker_pytorch_xla_multi_worker_enabled": "true"}},
+         "hyperparameters.sagemaker_pytorch_xla_multi_worker_enabled: is true but "
+         "distribution.enabled is false"),
+        ({**mlp, "instance_count": 2, "distribution": {"enabled": True}},
+         "instance_count: is 2 and this process was started by no launcher: start one "
+         "sinter-run per machine"),
         ({**mlp, "compiler_config": {"enabled": False},
           "hyperparameters": {"training_compiler_enabled": True}},
          "hyperparameters.training_compiler_enabled: is true but compiler_config.enabled is false"),
@@ -138,6 +155,34 @@ def case_errors():
         code, text = run(["--output-dir", out("errors")] + args)
         check(code == 2, f"flags {args}: exit status {code}, expected 2; output:\n{text}")
         check(message in text, f"flags {args}: expected {message!r} in:\n{text}")
+
+
+def case_data_parallel():
+    """The managed service's data-parallel job (distribution pytorchxla, two
+    processes on this host, hyperparameters as strings): sinter-train starts
+    its own workers, each trains on its shard of every global batch, and the
+    job reaches the accuracy of one process (85% after an epoch of batch 64).
+    """
+    d = out("data-parallel")
+    job = {"entry_point": "mlp", "output_dir": d,
+           "distribution": {"pytorchxla": {"enabled": True}, "processes_per_host": 2},
+           "hyperparameters": {"batch_size": "32", "epochs": 1, "scale_learning_rate": "true",
+                               "native_batch_size": 64, "native_learning_rate": "2e-3",
+                               "sagemaker_pytorch_xla_multi_worker_enabled": "true"}}
+    code, text = run([], job, "data-parallel")
+    check(code == 0, f"exit status {code}:\n{text}")
+    for rank in (0, 1):
+        check(f"[rank {rank}] data parallel: rank {rank} of 2, 2 processes on each of 1 machines; "
+              f"batch 32 a rank, 64 a step" in text, f"rank {rank}'s start line:\n{text}")
+    check("learning rate scaled: 0.002 / 64 * 32 * 2 = 0.002" in text,
+          f"the learning-rate rule with the world size:\n{text}")
+    accuracy = [float(a) for a in re.findall(r"\[rank 0\] test accuracy ([0-9.]+)%", text)]
+    check(accuracy and accuracy[0] >= 84.0, f"rank 0's test accuracy {accuracy}:\n{text}")
+    check("rank 1 done; rank 0 writes the job's files" in text, f"rank 1 writes nothing:\n{text}")
+    summary = json.load(open(os.path.join(d, "summary.json")))
+    check(summary["world_size"] == 2 and summary["steps"] == 937,
+          f"937 steps of the global batch 64, world 2: {summary}")
+    check(len(rows(d, "train")) == 937, "one metrics row a step, written by rank 0")
 
 
 def case_main_job():

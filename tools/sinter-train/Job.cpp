@@ -7,7 +7,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -55,7 +58,11 @@ std::string typeName(const json &value) {
 /// was left unread (a misspelt key must not be silently ignored).
 class Section {
 public:
-  Section(const json &object, std::string path) : object_(object), path_(std::move(path)) {
+  /// `stringValues`: a value may also be given as a string where its type
+  /// is unambiguous ("true", "64", "5e-5"), as the managed training service
+  /// passed hyperparameters.
+  Section(const json &object, std::string path, bool stringValues = false)
+      : object_(object), path_(std::move(path)), stringValues_(stringValues) {
     if (!object_.is_object())
       throw JobError(path_.empty() ? "job" : path_,
                      "must be a JSON object, got " + typeName(object_));
@@ -72,24 +79,28 @@ public:
   bool has(const std::string &key) const { return object_.contains(key); }
   /// The value of `key` when present, checked by `is` (what a value of the
   /// kind `expected` passes).
-  const json *typed(const std::string &key, bool (*is)(const json &), const char *expected) {
+  using FromString = std::optional<json> (*)(const std::string &);
+  const json *typed(const std::string &key, bool (*is)(const json &), const char *expected,
+                    FromString fromString = nullptr) {
     const json *value = find(key);
-    if (value && !is(*value))
+    if (value && !is(*value) &&
+        !(stringValues_ && fromString && value->is_string() &&
+          fromString(value->get<std::string>())))
       throw JobError(pathOf(key), std::string("must be ") + expected + ", got " + typeName(*value) +
                                       " " + value->dump());
     return value;
   }
   std::optional<bool> boolean(const std::string &key) {
     const json *value = typed(
-        key, [](const json &v) { return v.is_boolean(); }, "true or false");
-    return value ? std::optional(value->get<bool>()) : std::nullopt;
+        key, [](const json &v) { return v.is_boolean(); }, "true or false", asBoolean);
+    return value ? std::optional(converted(*value, asBoolean).get<bool>()) : std::nullopt;
   }
   std::optional<int64_t> integer(const std::string &key, int64_t minimum) {
     const json *value = typed(
-        key, [](const json &v) { return v.is_number_integer(); }, "an integer");
+        key, [](const json &v) { return v.is_number_integer(); }, "an integer", asInteger);
     if (!value)
       return std::nullopt;
-    int64_t number = value->get<int64_t>();
+    int64_t number = converted(*value, asInteger).get<int64_t>();
     if (number < minimum)
       throw JobError(pathOf(key), "must be at least " + std::to_string(minimum) + ", got " +
                                       std::to_string(number));
@@ -97,10 +108,10 @@ public:
   }
   std::optional<double> number(const std::string &key, double minimum, bool strictly) {
     const json *value = typed(
-        key, [](const json &v) { return v.is_number(); }, "a number");
+        key, [](const json &v) { return v.is_number(); }, "a number", asNumber);
     if (!value)
       return std::nullopt;
-    double number = value->get<double>();
+    double number = converted(*value, asNumber).get<double>();
     if (strictly ? number <= minimum : number < minimum) {
       char bound[32];
       std::snprintf(bound, sizeof bound, "%g", minimum);
@@ -115,6 +126,32 @@ public:
         "a non-empty string");
     return value ? std::optional(value->get<std::string>()) : std::nullopt;
   }
+  // A string's value, where it is one of the type's.
+  static std::optional<json> asBoolean(const std::string &text) {
+    if (text == "true" || text == "True")
+      return json(true);
+    if (text == "false" || text == "False")
+      return json(false);
+    return std::nullopt;
+  }
+  static std::optional<json> asInteger(const std::string &text) {
+    int64_t value = 0;
+    auto [end, code] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || code != std::errc() || end != text.data() + text.size())
+      return std::nullopt;
+    return json(value);
+  }
+  static std::optional<json> asNumber(const std::string &text) {
+    char *end = nullptr;
+    double value = std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(value))
+      return std::nullopt;
+    return json(value);
+  }
+  json converted(const json &value, FromString fromString) const {
+    return value.is_string() ? *fromString(value.get<std::string>()) : value;
+  }
+
   /// Throws for the first key nothing read.
   void rejectUnknown() const {
     for (const auto &[key, value] : object_.items()) {
@@ -137,6 +174,7 @@ public:
 private:
   const json &object_;
   std::string path_;
+  bool stringValues_ = false;
   std::set<std::string> known_;
 };
 
@@ -252,20 +290,37 @@ Job parseJob(const json &document) {
     numerics = section.boolean("check_numerics");
     section.rejectUnknown();
   }
+  std::optional<int64_t> perHost;
   if (const json *distribution = top.find("distribution")) {
+    // {"enabled": true}, or the managed service's {"pytorchxla": {"enabled":
+    // true}}, with "processes_per_host".
     Section section(*distribution, "distribution");
     distributed = section.boolean("enabled");
+    if (const json *xla = section.find("pytorchxla")) {
+      Section inner(*xla, "distribution.pytorchxla");
+      std::optional<bool> enabled = inner.boolean("enabled");
+      inner.rejectUnknown();
+      if (distributed && enabled && *distributed != *enabled)
+        throw JobError("distribution.pytorchxla.enabled", "is " + json(*enabled).dump() +
+                                                              " but distribution.enabled is " +
+                                                              json(*distributed).dump());
+      if (enabled)
+        distributed = enabled;
+    }
+    perHost = section.integer("processes_per_host", 1);
     section.rejectUnknown();
   }
 
   const json empty = json::object();
   const json *given = top.find("hyperparameters");
-  Section hp(given ? *given : empty, "hyperparameters");
+  Section hp(given ? *given : empty, "hyperparameters", /*stringValues=*/true);
   if (given)
     job.hyperparameters = *given;
   enabled = agreeing(hp, "training_compiler_enabled", enabled, "compiler_config.enabled");
   debug = agreeing(hp, "training_compiler_debug_mode", debug, "compiler_config.debug");
   distributed = agreeing(hp, "multi_worker_enabled", distributed, "distribution.enabled");
+  distributed =
+      agreeing(hp, "pytorch_xla_multi_worker_enabled", distributed, "distribution.enabled");
   job.compiler_enabled = enabled.value_or(true);
   job.compiler_debug = debug.value_or(false);
   job.allow_fallback = fallback.value_or(false);
@@ -360,18 +415,30 @@ Job parseJob(const json &document) {
   }
   top.rejectUnknown();
 
-  // Multi-process data parallelism is not there yet: say so instead of
-  // training on one process while the job asked for more.
-  if (job.distribution_enabled)
-    throw JobError("distribution.enabled",
-                   "multi-process data parallelism is not available yet; run without it");
-  if (job.instance_count > 1)
-    throw JobError("instance_count", "is " + std::to_string(job.instance_count) +
-                                         "; multi-node training is not available yet (use 1)");
-  if (job.n_gpus > 1)
+  // Data parallelism: processes_per_host workers on each of instance_count
+  // machines (Note [Data-parallel jobs] in Train.cpp). Never fewer
+  // processes than the job asked for, silently.
+  job.processes_per_host = perHost.value_or(std::max<int64_t>(job.n_gpus, 1));
+  if (!job.distribution_enabled) {
+    if (perHost && *perHost > 1)
+      throw JobError("distribution.processes_per_host",
+                     "is " + std::to_string(*perHost) +
+                         " but distribution is not enabled (set distribution.enabled)");
+    if (job.instance_count > 1)
+      throw JobError("instance_count", "is " + std::to_string(job.instance_count) +
+                                           ": training on several machines needs distribution "
+                                           "enabled (distribution.enabled)");
+    if (job.n_gpus > 1)
+      throw JobError("n_gpus", "is " + std::to_string(job.n_gpus) +
+                                   ": one process per GPU needs distribution enabled "
+                                   "(distribution.enabled); or use 1 for cuda:0");
+    job.processes_per_host = 1;
+  }
+  if (job.distribution_enabled && job.n_gpus > 0 && job.processes_per_host * job.instance_count > 1)
     throw JobError("n_gpus", "is " + std::to_string(job.n_gpus) +
-                                 "; one process per GPU comes with data parallelism (use 0 for "
-                                 "the CPU or 1 for cuda:0)");
+                                 ": data parallelism between GPUs needs NCCL, which this build "
+                                 "does not use yet; train data-parallel on CPU processes "
+                                 "(n_gpus 0, distribution.processes_per_host N)");
 
   job.resolved = {
       {"entry_point", job.entry_point},
@@ -382,7 +449,8 @@ Job parseJob(const json &document) {
         {"debug", job.compiler_debug},
         {"allow_fallback", job.allow_fallback},
         {"check_numerics", job.check_numerics}}},
-      {"distribution", {{"enabled", job.distribution_enabled}}},
+      {"distribution",
+       {{"enabled", job.distribution_enabled}, {"processes_per_host", job.processes_per_host}}},
       {"dataset", job.dataset},
       {"output_dir", job.output_dir},
       {"hyperparameters", job.hyperparameters},

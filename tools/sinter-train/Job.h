@@ -41,6 +41,9 @@ struct Job {
   bool entry_is_program = false; ///< a path to run instead of a zoo model
   bool language_model = false;   ///< gpt-*: text data, next-token loss
   int64_t instance_count = 1, n_gpus = 0;
+  /// distribution.processes_per_host: workers on each machine (default
+  /// n_gpus, or 1 without GPUs; 1 without distribution).
+  int64_t processes_per_host = 1;
   bool compiler_enabled = true, compiler_debug = false, distribution_enabled = false;
   /// compiler_config.allow_fallback: a step the compiler cannot compile runs
   /// on the reference executor (said, and counted in the summary) instead of

@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "Train.h"
 
+#include "DataParallel.h"
+
 #include "LargestBatch.h"
 #include "ZooTask.h"
 
@@ -97,16 +99,25 @@ struct Task {
   /// and returns its loss; it runs at the next mark_step (or is planned).
   /// The gradients are cleared after the update, so the compiled step
   /// returns none and frees each once its parameter is updated.
+  /// In a world of several ranks the gradients are averaged over them
+  /// before clipping, and so is the loss returned.
   Tensor step(nn::Module &model, optim::Optimizer &optimizer, const data::Batch &batch,
               double gradClip = 0) const {
     optimizer.zero_grad();
     Tensor value = loss(model, batch);
     value.backward();
+    bool ranks = distributed::get_world_size() > 1;
+    if (ranks)
+      distributed::reduce_gradients(optimizer.params());
     if (gradClip > 0)
       optim::clip_grad_norm_(optimizer.params(), gradClip);
     optimizer.step();
     optimizer.zero_grad();
-    return value;
+    if (!ranks)
+      return value;
+    Tensor reported = value.detach();
+    distributed::all_reduce(reported, distributed::ReduceOp::Mean);
+    return reported;
   }
 };
 
@@ -221,10 +232,13 @@ void createFolder(const std::string &dir, const std::string &key) {
                             (error ? error.message() : "a file of that name is in the way"));
 }
 
-/// metrics.jsonl: one JSON object per line, flushed as written.
+/// metrics.jsonl: one JSON object per line, flushed as written; none at an
+/// empty path (the ranks other than 0 of a data-parallel job).
 class MetricsLog {
 public:
   MetricsLog(const std::string &path, int64_t keepUpTo) : path_(path) {
+    if (path.empty())
+      return;
     // A resumed job keeps the rows up to its checkpoint's step (a row torn
     // by a crash does not parse and goes), written anew atomically: a job
     // killed now still leaves them.
@@ -248,6 +262,8 @@ public:
       throw JobError("output_dir", "cannot write " + path);
   }
   void write(const json &row) {
+    if (path_.empty())
+      return;
     out_ << row.dump() << "\n";
     out_.flush();
   }
@@ -725,9 +741,18 @@ int trainZooModel(const Job &job, const RunOptions &options) {
     throw JobError("hyperparameters.batch_size", std::to_string(batchSize) + " is more than the " +
                                                      std::to_string(trainExamples) +
                                                      " training examples");
+  // Note [Data-parallel jobs] in DataParallel.cpp.
+  const int64_t world = distributed::get_world_size(), rank = distributed::get_rank();
+  const bool lead = rank == 0; // writes the checkpoints, metrics and summary
+  if (world > 1)
+    std::printf("data parallel: rank %lld of %lld, %lld processes on each of %lld machines; "
+                "batch %lld a rank, %lld a step\n",
+                static_cast<long long>(rank), static_cast<long long>(world),
+                static_cast<long long>(job.processes_per_host),
+                static_cast<long long>(job.instance_count), static_cast<long long>(batchSize),
+                static_cast<long long>(batchSize * world));
   double lr = job.learning_rate;
   if (job.scale_learning_rate) {
-    int64_t world = std::max<int64_t>(job.n_gpus, 1) * job.instance_count;
     lr = job.native_learning_rate / static_cast<double>(job.native_batch_size) *
          static_cast<double>(batchSize) * static_cast<double>(world);
     std::printf("learning rate scaled: %g / %lld * %lld * %lld = %g (native batch %lld, lr %g)\n",
@@ -736,7 +761,8 @@ int trainZooModel(const Job &job, const RunOptions &options) {
                 static_cast<long long>(job.native_batch_size), job.native_learning_rate);
   }
 
-  data::DataLoader loader(task.train, {.batch_size = batchSize, .seed = job.seed});
+  data::DataLoader loader(
+      task.train, {.batch_size = batchSize, .seed = job.seed, .rank = rank, .world_size = world});
   int64_t perEpoch = loader.batches_per_epoch();
   int64_t total = job.epochs > 0 ? perEpoch * job.epochs : job.steps;
   if (job.epochs > 0 && job.steps > 0)
@@ -752,6 +778,10 @@ int trainZooModel(const Job &job, const RunOptions &options) {
   int64_t parameters = 0;
   for (const Tensor &p : model->parameters())
     parameters += p.numel();
+  // Every rank starts from rank 0's parameters (the same seed gives the
+  // same, and this makes sure).
+  if (world > 1)
+    distributed::broadcast(model->parameters());
   optim::AdamW optimizer(model->parameters(), {.lr = lr, .weight_decay = job.weight_decay});
   optim::WarmupCosine schedule(optimizer, warmup, total + 1, lr * 0.05);
 
@@ -784,17 +814,17 @@ int trainZooModel(const Job &job, const RunOptions &options) {
                   static_cast<long long>(at.step));
   }
   const Device device = Session::current().device();
-  std::printf("model %s: %lld parameters; %lld steps of batch %lld (%lld a epoch), AdamW lr %g, "
-              "%s on %s%s\n",
-              job.entry_point.c_str(), static_cast<long long>(parameters),
-              static_cast<long long>(total), static_cast<long long>(batchSize),
-              static_cast<long long>(perEpoch), lr, job.compiler_enabled ? "compiled" : "eager",
-              device.toString().c_str(),
-              device.isCuda() && runtime::environment().cuda_simulator ? " (the CUDA simulator)"
-                                                                       : "");
+  std::printf(
+      "model %s: %lld parameters; %lld steps of batch %lld (%lld a epoch), AdamW lr %g, "
+      "%s on %s%s\n",
+      job.entry_point.c_str(), static_cast<long long>(parameters), static_cast<long long>(total),
+      static_cast<long long>(batchSize), static_cast<long long>(perEpoch), lr,
+      job.compiler_enabled ? "compiled" : "eager", device.toString().c_str(),
+      device.isCuda() && runtime::environment().cuda_simulator ? " (the CUDA simulator)" : "");
   std::fflush(stdout);
 
-  MetricsLog log(job.output_dir + "/metrics.jsonl", options.resume ? at.step : 0);
+  MetricsLog log(lead ? job.output_dir + "/metrics.jsonl" : std::string(),
+                 options.resume ? at.step : 0);
   int64_t saved = options.resume ? at.step : -1; // the step of the checkpoint on disk
   auto evaluateAndLog = [&](int64_t step) {
     Evaluation e = evaluate(task, *model, task.languageModel ? batchSize : 500, job.eval_batches);
@@ -854,8 +884,8 @@ int trainZooModel(const Job &job, const RunOptions &options) {
       evaluated = done == total;
     }
     bool stopping = options.stop_at > 0 && done == options.stop_at;
-    if (stopping || done == total ||
-        (job.checkpoint_every > 0 ? done % job.checkpoint_every == 0 : epochEnd)) {
+    if (lead && (stopping || done == total ||
+                 (job.checkpoint_every > 0 ? done % job.checkpoint_every == 0 : epochEnd))) {
       try {
         saveCheckpoint(checkpoint, job, batchSize, total, *model, optimizer, schedule,
                        {done, loader.epoch(), loader.index()}, data);
@@ -940,7 +970,10 @@ int trainZooModel(const Job &job, const RunOptions &options) {
     std::printf("%s accuracy %.2f%%\n", task.heldOutSplit.c_str(), 100 * last.accuracy);
     summary[task.heldOutSplit + "_accuracy"] = last.accuracy;
   }
-  if (job.compare_eager_steps > 0 && job.compiler_enabled) {
+  if (job.compare_eager_steps > 0 && job.compiler_enabled && world > 1)
+    std::printf("(compare_eager_steps: not measured in a data-parallel job; run it on one "
+                "process)\n");
+  if (job.compare_eager_steps > 0 && job.compiler_enabled && world == 1) {
     Throughput t = compareWithEager(task, batchSize, job.compare_eager_steps, job.seed + 1);
     std::printf("throughput (median of %lld steps each, interleaved): compiled %.0f samples/s, "
                 "eager %.0f samples/s: compiled is %.2fx eager\n",
@@ -952,6 +985,11 @@ int trainZooModel(const Job &job, const RunOptions &options) {
     summary["compiled_samples_per_s"] = batchSize / t.compiled;
     summary["eager_samples_per_s"] = batchSize / t.eager;
     summary["machine_busy"] = t.busy.has_value();
+  }
+  summary["world_size"] = world;
+  if (!lead) {
+    std::printf("rank %lld done; rank 0 writes the job's files\n", static_cast<long long>(rank));
+    return 0;
   }
   std::string png = plotLoss(job.output_dir, log.path(), task.heldOutSplit);
   io::write_file_atomically(job.output_dir + "/summary.json", {summary.dump(2), "\n"},
@@ -965,6 +1003,9 @@ int trainZooModel(const Job &job, const RunOptions &options) {
 } // namespace
 
 int runJob(const Job &job, const RunOptions &options) {
+  if (std::optional<int> status =
+          startDataParallel(job, options.command, /*join=*/!job.entry_is_program))
+    return *status;
   std::printf("Found configuration for Training Compiler\n");
   if (job.compiler_enabled)
     std::printf("Configuring Sinter Training Compiler...\n");

@@ -5,6 +5,7 @@
 #include "Job.h"
 
 #include <string>
+#include <vector>
 
 namespace sinter::tools {
 
@@ -18,6 +19,9 @@ struct RunOptions {
   /// Where the steps run (--device: cpu, cuda or cuda:N); empty: cuda:0
   /// for a job with n_gpus 1, else SINTER_DEVICE, else the CPU.
   std::string device;
+  /// This process's command line, for the workers of a data-parallel job
+  /// that starts its own (Note [Data-parallel jobs] in DataParallel.cpp).
+  std::vector<std::string> command;
 };
 
 /// Runs `job`: a zoo model's training loop, or the user's program. Returns

@@ -119,11 +119,11 @@ int main(int argc, char **argv) {
     if (hp.empty())
       document.erase("hyperparameters");
     sinter::tools::Job job = sinter::tools::parseJob(document);
-    return sinter::tools::runJob(job,
-                                 {.resume = resume,
-                                  .checkpoint = resumeFrom,
-                                  .stop_at = stopAt,
-                                  .device = device});
+    return sinter::tools::runJob(job, {.resume = resume,
+                                       .checkpoint = resumeFrom,
+                                       .stop_at = stopAt,
+                                       .device = device,
+                                       .command = std::vector<std::string>(argv, argv + argc)});
   } catch (const JobError &error) {
     std::fprintf(stderr, "sinter-train: %s\n", error.what());
     return 2;

@@ -140,8 +140,9 @@ TEST(DataLoader, RanksShareEachGlobalBatchAndTogetherSeeWhatOneProcessSees) {
     }
     EXPECT_EQ(joined, global) << "step " << step;
   }
-  EXPECT_THAT(errorOf([&] { data::DataLoader(dataset, {.batch_size = 2, .rank = 3, .world_size = 3}); }),
-              HasSubstr("DataLoader: rank 3 is not in a world of 3"));
+  EXPECT_THAT(
+      errorOf([&] { data::DataLoader(dataset, {.batch_size = 2, .rank = 3, .world_size = 3}); }),
+      HasSubstr("DataLoader: rank 3 is not in a world of 3"));
   EXPECT_THAT(errorOf([&] {
                 data::DataLoader(dataset, {.batch_size = 2, .drop_last = false, .world_size = 2});
               }),

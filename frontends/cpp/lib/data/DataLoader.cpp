@@ -179,11 +179,9 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, LoaderOptions opt
                cat("DataLoader: batch_size must be positive, got ", options_.batch_size));
   SINTER_CHECK(options_.prefetch >= 0, loc,
                cat("DataLoader: prefetch must be >= 0, got ", options_.prefetch));
-  SINTER_CHECK(options_.world_size >= 1 && options_.rank >= 0 &&
-                   options_.rank < options_.world_size,
-               loc,
-               cat("DataLoader: rank ", options_.rank, " is not in a world of ",
-                   options_.world_size));
+  SINTER_CHECK(
+      options_.world_size >= 1 && options_.rank >= 0 && options_.rank < options_.world_size, loc,
+      cat("DataLoader: rank ", options_.rank, " is not in a world of ", options_.world_size));
   SINTER_CHECK(options_.world_size == 1 || options_.drop_last, loc,
                "DataLoader: a shard of a global batch needs drop_last (every rank runs the same "
                "number of steps)");
