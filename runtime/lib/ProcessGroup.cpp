@@ -3,11 +3,20 @@
 
 #include "Sockets.h"
 
+#include "sinter/runtime/Environment.h"
 #include "sinter/runtime/Gloo.h"
 
 #include "absl/strings/str_cat.h"
 
 namespace sinter::runtime {
+
+ProcessGroupOptions processGroupOptionsFromEnvironment() {
+  const Environment &env = environment();
+  return {.collectives = {.timeout = std::chrono::milliseconds(
+                              static_cast<int64_t>(env.collective_timeout_s * 1000)),
+                          .deterministic = env.deterministic_collectives},
+          .socketInterface = env.socket_ifname};
+}
 
 StatusOr<std::unique_ptr<ProcessGroup>> startProcessGroup(const World &world,
                                                           const ProcessGroupOptions &options) {

@@ -11,7 +11,6 @@
 // instead), each only in the first run unless --every-run.
 //
 //===----------------------------------------------------------------------===//
-#include "sinter/runtime/Environment.h"
 #include "sinter/runtime/Files.h"
 #include "sinter/runtime/ProcessGroup.h"
 
@@ -54,13 +53,7 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "collective_worker: %s\n", std::string(world.status().message()).c_str());
     return 2;
   }
-  const Environment &env = environment();
-  ProcessGroupOptions options{
-      .collectives = {.timeout = std::chrono::milliseconds(
-                          static_cast<int64_t>(env.collective_timeout_s * 1000)),
-                      .deterministic = env.deterministic_collectives},
-      .socketInterface = env.socket_ifname};
-  auto group = startProcessGroup(*world, options);
+  auto group = startProcessGroup(*world, processGroupOptionsFromEnvironment());
   if (!group.ok()) {
     std::fprintf(stderr, "collective_worker: %s\n", std::string(group.status().message()).c_str());
     return 1;

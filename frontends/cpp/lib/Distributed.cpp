@@ -9,7 +9,6 @@
 #include "TensorImpl.h"
 #include "ops/Primitives.h"
 #include "sinter/Session.h"
-#include "sinter/runtime/Environment.h"
 #include "sinter/runtime/ProcessGroup.h"
 
 #include <cstdlib>
@@ -53,14 +52,8 @@ void init_process_group(Loc loc) {
   StatusOr<runtime::World> world =
       runtime::worldFromEnvironment([](const char *name) { return std::getenv(name); });
   SINTER_CHECK(world.ok(), loc, "init_process_group: " + std::string(world.status().message()));
-  const runtime::Environment &env = runtime::environment();
-  runtime::ProcessGroupOptions options{
-      .collectives = {.timeout = std::chrono::milliseconds(
-                          static_cast<int64_t>(env.collective_timeout_s * 1000)),
-                      .deterministic = env.deterministic_collectives},
-      .socketInterface = env.socket_ifname};
   StatusOr<std::unique_ptr<runtime::ProcessGroup>> started =
-      runtime::startProcessGroup(*world, options);
+      runtime::startProcessGroup(*world, runtime::processGroupOptionsFromEnvironment());
   SINTER_CHECK(started.ok(), loc, "init_process_group: " + std::string(started.status().message()));
   group = std::move(*started);
 }

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "sinter/Compiler/StepCompiler.h"
 #include "sinter/sinter.h"
+#include "unit/frontend/GradCheck.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -19,16 +20,8 @@
 namespace {
 
 using namespace sinter;
+using sinter::testing::errorOf;
 using ::testing::HasSubstr;
-
-template <typename Fn> std::string errorOf(Fn f) {
-  try {
-    f();
-  } catch (const Error &error) {
-    return error.what();
-  }
-  return "no error";
-}
 
 /// A process of its own world: no launcher's variables, the group started.
 class DistributedStep : public ::testing::Test {

@@ -32,6 +32,10 @@ struct ProcessGroupOptions {
   std::string socketInterface = {};
 };
 
+/// The options the environment gives (SINTER_COLLECTIVE_TIMEOUT,
+/// SINTER_DETERMINISTIC_COLLECTIVES, SINTER_SOCKET_IFNAME).
+ProcessGroupOptions processGroupOptionsFromEnvironment();
+
 /// Joins the world: a world of one gets the local communicator; the others
 /// host or reach the store, then connect to every rank through Gloo, within
 /// options.collectives.timeout. The Status says which rank could not do
