@@ -14,6 +14,9 @@
 //   --mode whole       one process, the 2B rows at once (the same gradient up
 //                      to the order of the additions).
 //
+// --diverge (with --mode ranks): rank 1 builds a wider hidden layer, so the
+// ranks record different steps (Note [The same step on every rank]).
+//
 // Writes the parameters after the last step to --out (raw f32, in order) and
 // prints each step's loss.
 //
@@ -36,6 +39,8 @@ int main(int argc, char **argv) {
   int steps = 20;
   int64_t batch = 16;
   std::string out;
+  bool diverge = false;
+  app.add_flag("--diverge", diverge);
   app.add_option("--mode", mode)->check(CLI::IsMember({"ranks", "accumulate", "whole"}));
   app.add_option("--steps", steps);
   app.add_option("--batch", batch);
@@ -51,7 +56,8 @@ int main(int argc, char **argv) {
     return 2;
   }
 
-  constexpr int64_t kIn = 32, kHidden = 64, kClasses = 10;
+  constexpr int64_t kIn = 32, kClasses = 10;
+  const int64_t kHidden = diverge && rank == 1 ? 65 : 64;
   manual_seed(7);
   nn::Linear first(kIn, kHidden), second(kHidden, kClasses);
   std::vector<Tensor> params = first.parameters();

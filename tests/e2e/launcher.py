@@ -197,6 +197,28 @@ def case_exactness():
         expect(worst > 0 or ranks == whole, "the comparison sees the parameters")
 
 
+def case_diverged():
+    """Ranks that record different collectives stop at once, naming the first."""
+    with tempfile.TemporaryDirectory() as folder:
+        started = time.monotonic()
+        status, output, _ = run(["--standalone", "--nproc-per-node", "2", TRAINER, "--mode",
+                                 "ranks", "--steps", "2", "--diverge", "--out",
+                                 os.path.join(folder, "p.bin")],
+                                env={"SINTER_COLLECTIVE_TIMEOUT": "60"})
+        seconds = time.monotonic() - started
+        expect(status != 0, "the job fails")
+        expect(seconds < 30, f"within seconds, not at the 60 s collective timeout ({seconds:.1f} s)")
+        for rank in (0, 1):
+            expect(re.search(rf"\[rank {rank}\].*mark_step: the ranks recorded different collectives",
+                             output),
+                   f"rank {rank} says that the ranks recorded different collectives")
+        expect(re.search(r"rank 0: all_reduce \(mean\) f32\[64, 32\]; "
+                         r"rank 1: all_reduce \(mean\) f32\[65, 32\]", output),
+               "the first collective that differs is named, for every rank")
+        expect(re.search(r"this rank's \(1\) was recorded at \S*data_parallel_train.cpp:\d+",
+                         output), "with the rank's own source line")
+
+
 # ------------------------------------------------------------- two machines
 
 class Namespaces:

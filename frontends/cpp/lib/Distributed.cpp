@@ -9,11 +9,16 @@
 #include "TensorImpl.h"
 #include "ops/Primitives.h"
 #include "sinter/Session.h"
+#include "sinter/lazy/Graph.h"
 #include "sinter/runtime/ProcessGroup.h"
 
+#include "Format.h"
+
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <set>
 
 namespace sinter::distributed {
 
@@ -42,6 +47,43 @@ void wait(runtime::Communicator &communicator, runtime::Communicator::Ticket tic
   SINTER_CHECK(status.ok(), loc, std::string(status.message()));
 }
 
+/// Every rank's `mine` (`words` int64 each), in rank order.
+std::vector<int64_t> gatherWords(runtime::Communicator &communicator, std::vector<int64_t> mine,
+                                 const char *what, Loc loc) {
+  std::vector<int64_t> all(mine.size() * static_cast<size_t>(communicator.size()));
+  auto bytes = static_cast<int64_t>(mine.size() * sizeof(int64_t));
+  wait(communicator, communicator.allGather(mine.data(), all.data(), bytes, what), loc);
+  return all;
+}
+
+/// What must agree between the ranks about one collective: its reduction,
+/// dtype and shape, as kRecord words another rank can read back (the
+/// sizes past kDims only through the element count).
+constexpr size_t kDims = 6, kRecord = 4 + kDims;
+void appendRecord(const lazy::Node &node, std::vector<int64_t> &words) {
+  size_t at = words.size();
+  words.resize(at + kRecord, 0);
+  words[at] = node.attrs.kind;
+  words[at + 1] = static_cast<int64_t>(node.dtype);
+  words[at + 2] = static_cast<int64_t>(node.shape.size());
+  words[at + 3] = numel(node.shape);
+  for (size_t d = 0; d < node.shape.size() && d < kDims; ++d)
+    words[at + 4 + d] = node.shape[d];
+}
+
+std::string describeRecord(const int64_t *words, int64_t count, int64_t index) {
+  if (index >= count)
+    return cat("none (", count, " collectives)");
+  constexpr const char *kReductions[] = {"sum", "mean", "max", "min"};
+  Shape shape(words + 4, words + 4 + std::min<int64_t>(words[2], kDims));
+  return cat("all_reduce (", words[0] >= 0 && words[0] < 4 ? kReductions[words[0]] : "?", ") ",
+             name(static_cast<DType>(words[1])), toString(shape),
+             words[2] > static_cast<int64_t>(kDims) ? cat(" (", words[3], " elements)") : "");
+}
+
+std::mutex checkedMutex;
+std::set<std::pair<const runtime::Communicator *, uint64_t>> checked; // guarded by checkedMutex
+
 } // namespace
 
 void init_process_group(Loc loc) {
@@ -62,6 +104,11 @@ bool is_initialized() { return currentGroup() != nullptr; }
 
 void destroy_process_group() {
   std::lock_guard<std::mutex> lock(groupMutex);
+  if (group != nullptr) {
+    std::lock_guard<std::mutex> lockChecked(checkedMutex);
+    std::erase_if(checked,
+                  [&](const auto &entry) { return entry.first == group->communicator.get(); });
+  }
   group.reset();
 }
 
@@ -146,3 +193,97 @@ void barrier(Loc loc) {
 }
 
 } // namespace sinter::distributed
+
+namespace sinter::detail {
+
+using distributed::appendRecord;
+using distributed::checked;
+using distributed::checkedMutex;
+using distributed::describeRecord;
+using distributed::gatherWords;
+using distributed::kRecord;
+
+/// Note [The same step on every rank]
+/// A collective pairs with the collective of the same position on every
+/// other rank, so ranks that record different collectives (a model whose
+/// width depends on the rank, a gradient only some ranks have, a branch only
+/// rank 0 takes) would exchange mismatched buffers, or wait for each other
+/// until the timeout. The first time a rank runs a step with collectives
+/// (each structure once per process group), the ranks compare the step's
+/// collectives, in the order of the graph: their reduction, dtype and shape.
+/// One all-gather of their count and a hash; only when those differ, one of
+/// every collective's description, so that every rank stops with the same
+/// message naming the first collective that differs on each rank, and its
+/// own source line. The rest of the graph may differ between ranks (each
+/// slices its own rows of a batch at its own offset), and steps without
+/// collectives are not compared (rank 0 may compute what the others do not).
+void checkSameStepOnEveryRank(const std::vector<lazy::NodePtr> &outputs, uint64_t structure,
+                              const char *what, Loc loc) {
+  runtime::Communicator *communicator = distributed::detail::current_communicator();
+  if (communicator == nullptr || communicator->size() == 1)
+    return;
+  std::vector<const lazy::Node *> collectives;
+  for (const lazy::Node *node : lazy::topological_order(outputs))
+    if (node->op == lazy::Op::AllReduce)
+      collectives.push_back(node);
+  if (collectives.empty())
+    return;
+  {
+    std::lock_guard<std::mutex> lock(checkedMutex);
+    if (checked.count({communicator, structure}))
+      return;
+  }
+  std::vector<int64_t> records;
+  for (const lazy::Node *node : collectives)
+    appendRecord(*node, records);
+  uint64_t hash = 14695981039346656037ull; // FNV-1a: the same in every process
+  for (int64_t word : records)
+    hash = (hash ^ static_cast<uint64_t>(word)) * 1099511628211ull;
+  auto count = static_cast<int64_t>(collectives.size());
+  const char *comparing = "comparing the ranks' collectives";
+  std::vector<int64_t> heads =
+      gatherWords(*communicator, {count, static_cast<int64_t>(hash)}, comparing, loc);
+  int size = communicator->size(), rank = communicator->rank();
+  bool same = true;
+  int64_t most = 0;
+  for (int r = 0; r < size; ++r) {
+    same = same && heads[2 * r] == count && heads[2 * r + 1] == heads[1];
+    most = std::max(most, heads[2 * r]);
+  }
+  if (same) {
+    std::lock_guard<std::mutex> lock(checkedMutex);
+    checked.insert({communicator, structure});
+    return;
+  }
+  records.resize(static_cast<size_t>(most) * kRecord, 0);
+  std::vector<int64_t> all = gatherWords(*communicator, records, comparing, loc);
+  auto record = [&](int r, int64_t i) {
+    return all.data() + (static_cast<size_t>(r) * most + i) * kRecord;
+  };
+  auto countOf = [&](int r) { return heads[2 * r]; };
+  int64_t first = 0;
+  for (; first < most; ++first) {
+    bool differs = false;
+    for (int r = 1; r < size; ++r)
+      differs = differs || (first < countOf(r)) != (first < countOf(0)) ||
+                !std::equal(record(r, first), record(r, first) + kRecord, record(0, first));
+    if (differs)
+      break;
+  }
+  std::string each;
+  for (int r = 0; r < size; ++r)
+    each += cat(r == 0 ? "" : "; ", "rank ", r, ": ",
+                describeRecord(record(r, first), countOf(r), first));
+  std::string mine =
+      first < count ? cat("this rank's (", rank, ") was recorded at ",
+                          collectives[first]->loc.file_name(), ":", collectives[first]->loc.line())
+                    : cat("this rank (", rank, ") has ", count, " collectives in this step");
+  throwError(cat(what,
+                 ": the ranks recorded different collectives, and every rank must record the "
+                 "same collectives in the same order (a model or a branch that depends on the "
+                 "rank?): collective #",
+                 first, " of the step differs: ", each, "; ", mine),
+             loc);
+}
+
+} // namespace sinter::detail

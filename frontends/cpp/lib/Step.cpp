@@ -140,6 +140,7 @@ void Session::mark_step(Loc loc) const {
   uint64_t structure = detail::recordStep(outputs, config.debug, loc);
   if (config.debug >= 1)
     detail::printMetricsAtExit();
+  detail::checkSameStepOnEveryRank(outputs, structure, "mark_step", loc);
 
   auto start = std::chrono::steady_clock::now();
   StepMetrics step;
@@ -197,16 +198,17 @@ std::shared_ptr<const lazy::Value> detail::valueOf(const Tensor &tensor, Loc loc
   if (node->value)
     return node->value;
   const CompilerConfig &config = Session::current(loc).compiler();
+  std::vector<lazy::NodePtr> outputs = {node};
+  uint64_t structure = lazy::structural_hash(outputs);
+  detail::checkSameStepOnEveryRank(outputs, structure, "reading a tensor", loc);
   if (forceReference || config.use_reference)
     return detail::evaluate(tensor);
-  std::vector<lazy::NodePtr> outputs = {node};
   std::vector<std::shared_ptr<const lazy::Value>> values;
   StepMetrics step;
   std::string why;
   auto start = std::chrono::steady_clock::now();
   // The graph stays (only mark_step cuts it): nothing is given away.
-  bool ran =
-      runWithCompiler(outputs, lazy::structural_hash(outputs), config, {}, values, step, why);
+  bool ran = runWithCompiler(outputs, structure, config, {}, values, step, why);
   detail::addRun(step, secondsSince(start));
   if (step.out_of_memory)
     throwError("reading a tensor: " + why, loc);

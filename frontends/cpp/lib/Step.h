@@ -31,6 +31,14 @@ void checkShape(const char *op, const Shape &shape, Loc loc);
 /// user's `loc`.
 std::shared_ptr<const lazy::Value> valueOf(const Tensor &tensor, Loc loc);
 
+// Distributed.cpp
+/// Note [The same step on every rank] (in Distributed.cpp): throws at `loc`,
+/// naming the first difference, when the ranks of the current process
+/// group recorded different graphs for a step with collectives; `what` is
+/// "mark_step" or "reading a tensor".
+void checkSameStepOnEveryRank(const std::vector<lazy::NodePtr> &outputs, uint64_t structure,
+                              const char *what, Loc loc);
+
 // Metrics.cpp
 /// Counts this step's graph and, when the step at `loc` changed structure,
 /// says why (on stderr too at `debug` level 1 and above); returns the
