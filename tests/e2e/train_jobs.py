@@ -185,6 +185,114 @@ def case_data_parallel():
     check(len(rows(d, "train")) == 937, "one metrics row a step, written by rank 0")
 
 
+def case_gradient_accumulation():
+    """gradient_accumulation_steps: 2 micro-batches of 32 a step train as one
+    batch of 64 (the same losses up to the order of the additions), in a
+    step planned for a batch of 32."""
+    common = ["--model", "mlp", "--steps", "40", "--set", "eval_batches=1"]
+    whole, micro = out("batch-64"), out("micro-2x32")
+    code, text = run(common + ["--batch-size", "64", "--output-dir", whole])
+    check(code == 0, f"batch 64:\n{text}")
+    code, text = run(common + ["--batch-size", "32", "--set", "gradient_accumulation_steps=2",
+                               "--output-dir", micro])
+    check(code == 0, f"2 micro-batches of 32:\n{text}")
+    check("gradient accumulation: batch 32 x 2 micro-batches, 64 a step" in text,
+          f"the job says how it accumulates:\n{text}")
+    summary = ran_as(micro, "compiled", 80, text)
+    check(summary["gradient_accumulation_steps"] == 2 and summary["steps"] == 40,
+          f"40 steps of 2 micro-batches: {summary}")
+    a, b = rows(whole, "train"), rows(micro, "train")
+    check(len(a) == len(b) == 40, f"{len(a)} and {len(b)} training rows")
+    # The micro-batches add each half's mean / 2 where one batch takes the
+    # mean of all 64: measured 1.2e-7 relative at most over the 40 steps;
+    # 1e-5 is 80 times that, and far below a step's change of the loss.
+    worst = max(abs(x["loss"] - y["loss"]) / abs(x["loss"]) for x, y in zip(a, b))
+    print(f"largest relative difference of the losses: {worst:.3g}")
+    check(worst < 1e-5, f"the losses of 2 x 32 and of 64 differ by {worst:.3g} (relative)")
+    check(worst > 0 or a == b, "the comparison sees the losses")
+    whole_bytes = json.load(open(os.path.join(whole, "summary.json")))["planned_step_bytes"]
+    check(summary["planned_step_bytes"] < whole_bytes,
+          f"a step of 2 x 32 plans {summary['planned_step_bytes']} bytes, one of 64 {whole_bytes}")
+    # A checkpoint of 2 micro-batches is not resumed by a job of 1.
+    code, text = run(common + ["--batch-size", "32", "--output-dir", micro, "--resume"])
+    check(code == 2 and "has gradient_accumulation_steps 2, this job 1" in text,
+          f"resuming with another accumulation:\n{text}")
+    for value, message in [("0", "must be at least 1, got 0"),
+                           ("4000", "is 4000, and an epoch has only 1875 batches of 32 a rank")]:
+        code, text = run(common + ["--batch-size", "32", "--set",
+                                   f"gradient_accumulation_steps={value}", "--output-dir",
+                                   out("bad-accumulation")])
+        check(code == 2 and message in text, f"gradient_accumulation_steps={value}:\n{text}")
+
+
+def data_parallel_job(d, steps):
+    return {"entry_point": "mlp", "output_dir": d,
+            "distribution": {"pytorchxla": {"enabled": True}, "processes_per_host": 2},
+            "hyperparameters": {"batch_size": 16, "steps": steps, "gradient_accumulation_steps": 2,
+                                "eval_every": steps, "eval_batches": 1, "checkpoint_every": 25}}
+
+
+def case_data_parallel_resume():
+    """A data-parallel job (2 workers, 2 micro-batches each) continues to the
+    bit: after --stop-at and --resume, and after a worker is killed under
+    sinter-run --max-restarts 1 (its workers resume from the checkpoint by
+    themselves)."""
+    import signal
+    import time
+    steps = 500
+    through, stopped, restarted = out("dp-through"), out("dp-stopped"), out("dp-restarted")
+    code, text = run([], data_parallel_job(through, steps), "dp-through")
+    check(code == 0, f"uninterrupted:\n{text}")
+    check("batch 16 x 2 micro-batches a rank, 64 a step" in text, f"the start line:\n{text}")
+    code, text = run(["--stop-at", "130"], data_parallel_job(stopped, steps), "dp-stopped")
+    check(code == 0 and "stopped after step 130" in text, f"stopped at 130:\n{text}")
+    code, text = run(["--resume"], data_parallel_job(stopped, steps), "dp-stopped")
+    check(code == 0 and "resumed from" in text, f"resumed:\n{text}")
+    check(rows(through, "train") == rows(stopped, "train"),
+          "the training rows differ after --resume")
+    check(tensors_of(os.path.join(through, "checkpoint.safetensors")) ==
+          tensors_of(os.path.join(stopped, "checkpoint.safetensors")),
+          "the parameters or optimizer state differ after --resume")
+
+    # Under the launcher with a restart: rank 1 killed once the checkpoint
+    # passes step 150.
+    sinter_run = os.path.join(os.path.dirname(os.path.dirname(TRAIN)), "sinter-run", "sinter-run")
+    path = os.path.join(SCRATCH, "dp-restarted.json")
+    with open(path, "w") as f:
+        json.dump(data_parallel_job(restarted, steps), f)
+    agent = subprocess.Popen([sinter_run, "--standalone", "--nproc-per-node", "2",
+                              "--max-restarts", "1", TRAIN, "--config", path],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    checkpoint = os.path.join(restarted, "checkpoint.safetensors")
+    killed = None
+    deadline = time.monotonic() + 120
+    while agent.poll() is None and killed is None and time.monotonic() < deadline:
+        if os.path.exists(checkpoint) and checkpoint_step(checkpoint) >= 150:
+            for pid in filter(str.isdigit, os.listdir("/proc")):
+                try:
+                    with open(f"/proc/{pid}/stat") as f:
+                        parent = int(f.read().rsplit(")", 1)[1].split()[1])
+                    with open(f"/proc/{pid}/environ", "rb") as f:
+                        environ = f.read().split(b"\0")
+                except OSError:
+                    continue
+                if parent == agent.pid and b"RANK=1" in environ:
+                    os.kill(int(pid), signal.SIGKILL)
+                    killed = int(pid)
+                    break
+        time.sleep(0.005)
+    text, _ = agent.communicate(timeout=300)
+    check(killed is not None, f"rank 1 was found and killed before the job ended:\n{text}")
+    check(agent.returncode == 0, f"the restarted job exits 0 ({agent.returncode}):\n{text}")
+    check("restarting every worker (restart 1 of 1)" in text and
+          re.search(r"\[rank 0\] restart 1 of the job's workers: resuming from", text),
+          f"the workers restart and resume by themselves:\n{text}")
+    check(rows(through, "train") == rows(restarted, "train"),
+          "the training rows differ after the restart")
+    check(tensors_of(os.path.join(through, "checkpoint.safetensors")) == tensors_of(checkpoint),
+          "the parameters or optimizer state differ after the restart")
+
+
 def case_main_job():
     """The README's main command's job file: at least 85% test accuracy."""
     d = out("main")

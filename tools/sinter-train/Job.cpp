@@ -343,6 +343,7 @@ Job parseJob(const json &document) {
   job.warmup_steps = hp.integer("warmup_steps", 0).value_or(-1);
   job.weight_decay = hp.number("weight_decay", 0, false).value_or(job.weight_decay);
   job.grad_clip = hp.number("grad_clip", 0, false).value_or(0);
+  job.gradient_accumulation_steps = hp.integer("gradient_accumulation_steps", 1).value_or(1);
   job.seed = static_cast<uint64_t>(hp.integer("seed", 0).value_or(0));
   job.scale_learning_rate = hp.boolean("scale_learning_rate").value_or(false);
   job.native_batch_size = hp.integer("native_batch_size", 1).value_or(0);

@@ -63,6 +63,8 @@ struct Job {
   int64_t epochs = 0, steps = 0; ///< one of them given; steps caps epochs
   int64_t warmup_steps = -1;     ///< -1: a tenth of the steps, at most 50
   double weight_decay = 0.01, grad_clip = 0;
+  /// Micro-batches of batch_size whose gradients each step accumulates.
+  int64_t gradient_accumulation_steps = 1;
   uint64_t seed = 0;
   bool scale_learning_rate = false;
   int64_t native_batch_size = 0;

@@ -18,6 +18,7 @@
 #include "sinter/runtime/CoreShare.h"
 #include "sinter/runtime/Environment.h"
 #include "sinter/runtime/StepSession.h"
+#include "sinter/runtime/World.h"
 #include "sinter/sinter.h"
 
 #include <sys/wait.h>
@@ -94,18 +95,33 @@ struct Task {
   Tensor loss(nn::Module &model, const data::Batch &batch) const {
     return F::cross_entropy(logits(model, batch.inputs), batch.targets.reshape({-1}));
   }
-  /// Records one training step on `batch` (forward, loss, backward, the
-  /// gradients clipped to `gradClip` when positive, the optimizer's update)
-  /// and returns its loss; it runs at the next mark_step (or is planned).
+  /// Records one training step on `micro` (forward, loss, backward of each
+  /// micro-batch, the gradients clipped to `gradClip` when positive, the
+  /// optimizer's update) and returns its loss; it runs at the next
+  /// mark_step (or is planned). Several micro-batches accumulate their
+  /// gradients, each loss scaled by 1/K so that the gradient is the mean
+  /// over the K micro-batches as over one batch of them all; every
+  /// micro-batch but the last is its own step (mark_step), so a step holds
+  /// the activations of one micro-batch, and only the last one reduces over
+  /// the ranks and updates (Note [Data-parallel jobs]).
   /// The gradients are cleared after the update, so the compiled step
   /// returns none and frees each once its parameter is updated.
   /// In a world of several ranks the gradients are averaged over them
   /// before clipping, and so is the loss returned.
-  Tensor step(nn::Module &model, optim::Optimizer &optimizer, const data::Batch &batch,
+  Tensor step(nn::Module &model, optim::Optimizer &optimizer, const std::vector<data::Batch> &micro,
               double gradClip = 0) const {
     optimizer.zero_grad();
-    Tensor value = loss(model, batch);
-    value.backward();
+    const auto K = static_cast<double>(micro.size());
+    Tensor value;
+    for (size_t i = 0; i < micro.size(); ++i) {
+      if (i > 0)
+        mark_step();
+      Tensor one = loss(model, micro[i]);
+      if (micro.size() > 1)
+        one = one / K;
+      one.backward();
+      value = i == 0 ? one : value.detach() + one.detach();
+    }
     bool ranks = distributed::get_world_size() > 1;
     if (ranks)
       distributed::reduce_gradients(optimizer.params());
@@ -118,6 +134,10 @@ struct Task {
     Tensor reported = value.detach();
     distributed::all_reduce(reported, distributed::ReduceOp::Mean);
     return reported;
+  }
+  Tensor step(nn::Module &model, optim::Optimizer &optimizer, const data::Batch &batch,
+              double gradClip = 0) const {
+    return step(model, optimizer, std::vector<data::Batch>{batch}, gradClip);
   }
 };
 
@@ -370,6 +390,7 @@ void saveCheckpoint(const std::string &path, const Job &job, int64_t batchSize, 
       {"format", kCheckpointFormat},
       {"entry_point", job.entry_point},
       {"batch_size", std::to_string(batchSize)},
+      {"gradient_accumulation_steps", std::to_string(job.gradient_accumulation_steps)},
       {"total_steps", std::to_string(total)},
       {"data", data},
       {"optimizer_tensors", std::to_string(state.size())},
@@ -423,6 +444,9 @@ Position loadCheckpoint(const std::string &path, const Job &job, int64_t batchSi
   } else {
     mustMatch("entry_point", job.entry_point);
     mustMatch("batch_size", std::to_string(batchSize));
+    if (!file.metadata.count("gradient_accumulation_steps")) // written before it existed
+      file.metadata["gradient_accumulation_steps"] = "1";
+    mustMatch("gradient_accumulation_steps", std::to_string(job.gradient_accumulation_steps));
     mustMatch("total_steps", std::to_string(total));
   }
   if (!fromSession && meta("data") != data)
@@ -744,26 +768,39 @@ int trainZooModel(const Job &job, const RunOptions &options) {
   // Note [Data-parallel jobs] in DataParallel.cpp.
   const int64_t world = distributed::get_world_size(), rank = distributed::get_rank();
   const bool lead = rank == 0; // writes the checkpoints, metrics and summary
+  const int64_t micro = job.gradient_accumulation_steps; // micro-batches a step
+  const std::string microNote =
+      micro > 1 ? " x " + std::to_string(micro) + " micro-batches" : std::string();
   if (world > 1)
     std::printf("data parallel: rank %lld of %lld, %lld processes on each of %lld machines; "
-                "batch %lld a rank, %lld a step\n",
+                "batch %lld%s a rank, %lld a step\n",
                 static_cast<long long>(rank), static_cast<long long>(world),
                 static_cast<long long>(job.processes_per_host),
                 static_cast<long long>(job.instance_count), static_cast<long long>(batchSize),
-                static_cast<long long>(batchSize * world));
+                microNote.c_str(), static_cast<long long>(batchSize * micro * world));
+  else if (micro > 1)
+    std::printf("gradient accumulation: batch %lld%s, %lld a step\n",
+                static_cast<long long>(batchSize), microNote.c_str(),
+                static_cast<long long>(batchSize * micro));
   double lr = job.learning_rate;
   if (job.scale_learning_rate) {
     lr = job.native_learning_rate / static_cast<double>(job.native_batch_size) *
-         static_cast<double>(batchSize) * static_cast<double>(world);
-    std::printf("learning rate scaled: %g / %lld * %lld * %lld = %g (native batch %lld, lr %g)\n",
+         static_cast<double>(batchSize) * static_cast<double>(world) * static_cast<double>(micro);
+    std::printf("learning rate scaled: %g / %lld * %lld * %lld%s = %g (native batch %lld, lr %g)\n",
                 job.native_learning_rate, static_cast<long long>(job.native_batch_size),
-                static_cast<long long>(batchSize), static_cast<long long>(world), lr,
+                static_cast<long long>(batchSize), static_cast<long long>(world),
+                micro > 1 ? (" * " + std::to_string(micro)).c_str() : "", lr,
                 static_cast<long long>(job.native_batch_size), job.native_learning_rate);
   }
 
   data::DataLoader loader(
       task.train, {.batch_size = batchSize, .seed = job.seed, .rank = rank, .world_size = world});
-  int64_t perEpoch = loader.batches_per_epoch();
+  int64_t perEpoch = loader.batches_per_epoch() / micro; // steps
+  if (perEpoch == 0)
+    throw JobError("hyperparameters.gradient_accumulation_steps",
+                   "is " + std::to_string(micro) + ", and an epoch has only " +
+                       std::to_string(loader.batches_per_epoch()) + " batches of " +
+                       std::to_string(batchSize) + " a rank: not one step");
   int64_t total = job.epochs > 0 ? perEpoch * job.epochs : job.steps;
   if (job.epochs > 0 && job.steps > 0)
     total = std::min(total, job.steps);
@@ -790,7 +827,19 @@ int trainZooModel(const Job &job, const RunOptions &options) {
   Position at;
   // Every job writes a checkpoint at its end, so this is always needed.
   const std::string data = dataFingerprint(*task.train);
-  if (options.resume) {
+  // A worker that its launcher started again (sinter-run --max-restarts,
+  // torchrun) continues from the job's checkpoint as --resume would; one
+  // restarted before the first checkpoint starts over.
+  bool resume = options.resume;
+  StatusOr<runtime::World> launched =
+      runtime::worldFromEnvironment([](const char *name) { return std::getenv(name); });
+  if (!resume && launched.ok() && launched->restart > 0) {
+    resume = fs::exists(checkpoint);
+    std::printf("restart %d of the job's workers: %s %s\n", launched->restart,
+                resume ? "resuming from" : "starting over: no checkpoint yet at",
+                checkpoint.c_str());
+  }
+  if (resume) {
     at = loadCheckpoint(checkpoint, job, batchSize, total, perEpoch, *model, optimizer, schedule,
                         data);
     if (at.step >= total) {
@@ -815,17 +864,16 @@ int trainZooModel(const Job &job, const RunOptions &options) {
   }
   const Device device = Session::current().device();
   std::printf(
-      "model %s: %lld parameters; %lld steps of batch %lld (%lld a epoch), AdamW lr %g, "
+      "model %s: %lld parameters; %lld steps of batch %lld%s (%lld a epoch), AdamW lr %g, "
       "%s on %s%s\n",
       job.entry_point.c_str(), static_cast<long long>(parameters), static_cast<long long>(total),
-      static_cast<long long>(batchSize), static_cast<long long>(perEpoch), lr,
+      static_cast<long long>(batchSize), microNote.c_str(), static_cast<long long>(perEpoch), lr,
       job.compiler_enabled ? "compiled" : "eager", device.toString().c_str(),
       device.isCuda() && runtime::environment().cuda_simulator ? " (the CUDA simulator)" : "");
   std::fflush(stdout);
 
-  MetricsLog log(lead ? job.output_dir + "/metrics.jsonl" : std::string(),
-                 options.resume ? at.step : 0);
-  int64_t saved = options.resume ? at.step : -1; // the step of the checkpoint on disk
+  MetricsLog log(lead ? job.output_dir + "/metrics.jsonl" : std::string(), resume ? at.step : 0);
+  int64_t saved = resume ? at.step : -1; // the step of the checkpoint on disk
   auto evaluateAndLog = [&](int64_t step) {
     Evaluation e = evaluate(task, *model, task.languageModel ? batchSize : 500, job.eval_batches);
     json row = {{"step", step}, {"split", task.heldOutSplit}, {"loss", e.loss}};
@@ -853,9 +901,13 @@ int trainZooModel(const Job &job, const RunOptions &options) {
   StepMemory trainMemory;
   for (int64_t step = at.step; step < total; ++step) {
     Clock::time_point stepStart = Clock::now();
-    data::Batch batch = loader.next();
+    const int64_t epochBefore = loader.epoch();
+    std::vector<data::Batch> batches;
+    for (int64_t k = 0; k < micro; ++k)
+      batches.push_back(loader.next());
+    const data::Batch &batch = batches.back();
     double stepLr = optimizer.lr();
-    Tensor loss = task.step(*model, optimizer, batch, job.grad_clip);
+    Tensor loss = task.step(*model, optimizer, batches, job.grad_clip);
     schedule.step();
     mark_step();
     double value = loss.item<double>();
@@ -876,9 +928,12 @@ int trainZooModel(const Job &job, const RunOptions &options) {
     double perStep = 0;
     for (size_t k = stepSeconds.size() - recent; k < stepSeconds.size(); ++k)
       perStep += stepSeconds[k] / static_cast<double>(recent);
-    progress.update(done, batch.epoch, value, stepLr, static_cast<double>(batchSize) / perStep,
+    progress.update(done, batch.epoch, value, stepLr,
+                    static_cast<double>(batchSize * micro) / perStep,
                     perStep * static_cast<double>(total - done));
-    bool epochEnd = loader.index() == 0;
+    // An epoch of batches that K micro-batches do not divide ends within a
+    // step: that step is the epoch's last.
+    bool epochEnd = loader.index() == 0 || loader.epoch() != epochBefore;
     if (job.eval_every > 0 ? done % job.eval_every == 0 : epochEnd) {
       last = evaluateAndLog(done);
       evaluated = done == total;
@@ -917,25 +972,27 @@ int trainZooModel(const Job &job, const RunOptions &options) {
   double median = sorted.empty() ? 0 : sorted[sorted.size() / 2];
   int64_t ran = total - firstStep;
   Metrics m = metrics();
-  json summary = {{"steps", total},
-                  {"batch_size", batchSize},
-                  {"learning_rate", lr},
-                  {"train_seconds", trainSeconds},
-                  {"step_ms_median", 1000 * median},
-                  {"samples_per_s", median > 0 ? batchSize / median : 0},
-                  {"compile_s", m.compile.total()},
-                  {"compilations", m.compilations},
-                  {"compiled_steps", m.compiled_steps},
-                  {"eager_steps", m.eager_steps},
-                  {"fallbacks", m.fallbacks},
-                  {"fallback_reasons", m.fallback_reasons},
-                  {"peak_bytes", runtime::HostAllocator::get().stats().peak_in_use},
-                  {task.heldOutSplit + "_loss", last.loss}};
+  json summary = {
+      {"steps", total},
+      {"batch_size", batchSize},
+      {"learning_rate", lr},
+      {"train_seconds", trainSeconds},
+      {"step_ms_median", 1000 * median},
+      {"gradient_accumulation_steps", micro},
+      {"samples_per_s", median > 0 ? static_cast<double>(batchSize * micro) / median : 0},
+      {"compile_s", m.compile.total()},
+      {"compilations", m.compilations},
+      {"compiled_steps", m.compiled_steps},
+      {"eager_steps", m.eager_steps},
+      {"fallbacks", m.fallbacks},
+      {"fallback_reasons", m.fallback_reasons},
+      {"peak_bytes", runtime::HostAllocator::get().stats().peak_in_use},
+      {task.heldOutSplit + "_loss", last.loss}};
   std::printf("\ntrained %lld steps in %.1f s: %.2f ms a step (median), %.0f samples/s; "
               "%lld compilations (%.1f s)\n",
               static_cast<long long>(ran), trainSeconds, 1000 * median,
-              median > 0 ? batchSize / median : 0, static_cast<long long>(m.compilations),
-              m.compile.total());
+              median > 0 ? static_cast<double>(batchSize * micro) / median : 0,
+              static_cast<long long>(m.compilations), m.compile.total());
   if (m.fallbacks > 0)
     std::printf("%lld steps or reads ran on the reference executor (compiler_config.allow_fallback)"
                 ", far slower than %s: %s\n",
