@@ -20,6 +20,12 @@
 // batch would log. Rank 0 writes the checkpoints, the metrics and the
 // summary; every rank evaluates the whole held-out set (the same parameters
 // give the same numbers). The learning-rate rule uses the real world size.
+// With gradient_accumulation_steps K, each worker runs K micro-batches a
+// step, each its own compiled step that adds to the gradients; only the
+// last reduces them over the ranks and updates (as PyTorch/XLA's loops do),
+// so a step's memory is one micro-batch's and the collectives run once a
+// step. A worker that its launcher restarts (sinter-run --max-restarts,
+// torchrun) resumes from the job's checkpoint by itself.
 //
 //===----------------------------------------------------------------------===//
 #include "DataParallel.h"
