@@ -56,7 +56,8 @@ StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::load(Program program,
                                                       module.status().message()));
   executable->module_ = std::move(*module);
   for (const Program::Step &step : p.steps) {
-    if (step.kind == Program::Step::Kind::AllReduce)
+    if (step.kind == Program::Step::Kind::AllReduce ||
+        step.kind == Program::Step::Kind::AllReduceDone)
       return absl::UnimplementedError(absl::StrCat(
           "the step all-reduces over ranks (", describeLaunch(step),
           "): collectives between CUDA devices come with NCCL, which this build does not use "
@@ -141,6 +142,7 @@ Status CudaExecutable::run(const std::vector<const void *> &arguments,
           device_.copyToHost(results[step.result], at[step.inputs[0]], bytesOf(step.inputs[0])));
       continue;
     case Program::Step::Kind::AllReduce: // refused by load
+    case Program::Step::Kind::AllReduceDone:
     case Program::Step::Kind::Kernel:
     case Program::Step::Kind::Gemm:
       break;

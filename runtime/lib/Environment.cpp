@@ -101,6 +101,28 @@ Environment parseEnvironment(const std::function<const char *(const char *)> &lo
     else
       env.collective_timeout_s = seconds;
   }
+  auto mebibytes = [&](const char *name, double &into, const char *otherwise) {
+    std::string value = text(name);
+    if (value.empty())
+      return;
+    char *end = nullptr;
+    double parsed = std::strtod(value.c_str(), &end);
+    if (end == value.c_str() || *end != '\0' || !(parsed > 0) || parsed > 1 << 20)
+      warn(name, value, (std::string("a number of MiB above 0; ") + otherwise).c_str());
+    else
+      into = parsed;
+  };
+  mebibytes("SINTER_FIRST_BUCKET_MB", env.first_bucket_mb, "the first bucket is 1 MiB");
+  mebibytes("SINTER_BUCKET_MB", env.bucket_mb, "buckets are 25 MiB");
+  if (std::string inFlight = text("SINTER_BUCKETS_IN_FLIGHT"); !inFlight.empty()) {
+    char *end = nullptr;
+    long parsed = std::strtol(inFlight.c_str(), &end, 10);
+    if (end == inFlight.c_str() || *end != '\0' || parsed < 0 || parsed > 1024)
+      warn("SINTER_BUCKETS_IN_FLIGHT", inFlight,
+           "a count from 0 (each bucket waited for at once) to 1024; 2 are in flight");
+    else
+      env.buckets_in_flight = static_cast<int>(parsed);
+  }
   if (std::string deterministic = text("SINTER_DETERMINISTIC_COLLECTIVES");
       !deterministic.empty()) {
     if (deterministic != "0" && deterministic != "1")

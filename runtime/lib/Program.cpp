@@ -458,6 +458,7 @@ Status validateProgram(const Program &program) {
     donated[donor] = true;
   }
   bool copying = false;
+  std::map<int, size_t> openBuckets; // bucket buffer -> its all-reduce's step
   for (size_t s = 0; s < program.steps.size(); ++s) {
     const Program::Step &step = program.steps[s];
     for (const std::vector<int> *list : {&step.inputs, &step.outputs})
@@ -509,27 +510,53 @@ Status validateProgram(const Program &program) {
                                     " bytes over ", program.buffers[step.outputs[0]].bytes));
       break;
     }
-    case Program::Step::Kind::AllReduce: {
+    case Program::Step::Kind::AllReduce:
+    case Program::Step::Kind::AllReduceDone: {
+      bool start = step.kind == Program::Step::Kind::AllReduce;
+      const char *what = start ? "all-reduce step " : "all-reduce done step ";
       if (copying)
         return invalid(absl::StrCat("step ", s, " reduces after a copy of a result"));
-      if (step.inputs.empty() || step.inputs.size() != step.outputs.size())
-        return invalid(absl::StrCat("all-reduce step ", s, " has ", step.inputs.size(),
-                                    " inputs and ", step.outputs.size(),
-                                    " outputs (one output per input)"));
       if (static_cast<int>(step.reduce) > 3 || static_cast<int>(step.elementType) > 6 ||
           static_cast<int>(step.phase) > 2)
-        return invalid(absl::StrCat("all-reduce step ", s, " has reduction ",
-                                    static_cast<int>(step.reduce), ", element type ",
-                                    static_cast<int>(step.elementType), ", phase ",
-                                    static_cast<int>(step.phase)));
-      int64_t width = elementBytes(step.elementType);
-      for (size_t j = 0; j < step.inputs.size(); ++j) {
-        int64_t in = program.buffers[step.inputs[j]].bytes;
-        int64_t out = program.buffers[step.outputs[j]].bytes;
-        if (in != out || in % width != 0)
-          return invalid(absl::StrCat("all-reduce step ", s, " reduces ", in, " bytes into ", out,
-                                      " (", std::string(elementTypeName(step.elementType)),
+        return invalid(absl::StrCat(what, s, " has reduction ", static_cast<int>(step.reduce),
+                                    ", element type ", static_cast<int>(step.elementType),
+                                    ", phase ", static_cast<int>(step.phase)));
+      // The tensors are the start's inputs and the done's outputs; the
+      // bucket is the start's one output and the done's one input.
+      const std::vector<int> &tensors = start ? step.inputs : step.outputs;
+      const std::vector<int> &bucket = start ? step.outputs : step.inputs;
+      if (tensors.empty() || bucket.size() != 1 ||
+          step.results != static_cast<int>(step.outputs.size()))
+        return invalid(absl::StrCat(
+            what, s, " has ", step.inputs.size(), " inputs, ", step.outputs.size(), " outputs and ",
+            step.results, " results (", start ? "tensors and one bucket" : "one bucket and tensors",
+            ", every output a result)"));
+      int64_t width = elementBytes(step.elementType), total = 0;
+      for (int b : tensors) {
+        int64_t bytes = program.buffers[b].bytes;
+        if (bytes % width != 0)
+          return invalid(absl::StrCat(what, s, " reduces a buffer of ", bytes, " bytes (",
+                                      std::string(elementTypeName(step.elementType)),
                                       " elements of ", width, " bytes)"));
+        total += bytes;
+      }
+      if (program.buffers[bucket[0]].bytes != total)
+        return invalid(absl::StrCat(what, s, "'s bucket has ", program.buffers[bucket[0]].bytes,
+                                    " bytes, its tensors ", total));
+      if (start) {
+        if (!openBuckets.emplace(bucket[0], s).second)
+          return invalid(
+              absl::StrCat(what, s, " starts bucket buffer ", bucket[0], ", which is in flight"));
+      } else {
+        auto open = openBuckets.find(bucket[0]);
+        if (open == openBuckets.end())
+          return invalid(absl::StrCat(what, s, " waits for buffer ", bucket[0],
+                                      ", which no all-reduce step before it started"));
+        if (program.steps[open->second].reduce != step.reduce ||
+            program.steps[open->second].elementType != step.elementType)
+          return invalid(
+              absl::StrCat(what, s, " waits for step ", open->second, ", which reduces otherwise"));
+        openBuckets.erase(open);
       }
       break;
     }
@@ -549,6 +576,10 @@ Status validateProgram(const Program &program) {
       return invalid(absl::StrCat("step ", s, " is of kind ", static_cast<int>(step.kind)));
     }
   }
+  if (!openBuckets.empty())
+    return invalid(absl::StrCat("all-reduce step ", openBuckets.begin()->second,
+                                " is never waited for (no all-reduce done step reads buffer ",
+                                openBuckets.begin()->first, ")"));
   const Program::Signature &signature = program.signature;
   if (signature.arguments.empty() && signature.results.empty())
     return absl::OkStatus(); // a program without names (built by hand)
@@ -600,31 +631,36 @@ CpuExecutable::~CpuExecutable() {
 
 namespace {
 
-/// Runs an all-reduce step on host memory: each input copied into its
-/// output (unless they are the same bytes) and reduced there in place; every
-/// bucket started before the first is waited for. `what` names the launch
-/// in the communicator's messages.
-Status allReduce(const Program &program, const Program::Step &step,
-                 const std::vector<const void *> &in, const std::vector<void *> &out,
-                 Communicator *communicator, const std::string &what) {
+/// Starts a bucket's all-reduce (Note [Gradient buckets] in
+/// sinter/Passes/Buckets.h) on host memory: the inputs copied one after the
+/// other into the bucket out[0], and its combination over the ranks started.
+/// `what` names the launch in the communicator's messages.
+StatusOr<Communicator::Ticket> startAllReduce(const Program &program, const Program::Step &step,
+                                              const std::vector<const void *> &in, void *bucket,
+                                              Communicator *communicator, const std::string &what) {
   if (communicator == nullptr)
     return absl::FailedPreconditionError(
         absl::StrCat(what, ": the step reduces over ranks but runs without a process group "
                            "(sinter::distributed::init_process_group())"));
-  int64_t width = elementBytes(step.elementType);
-  std::vector<Communicator::Ticket> tickets;
+  int64_t offset = 0;
   for (size_t j = 0; j < step.inputs.size(); ++j) {
     int64_t bytes = program.buffers[step.inputs[j]].bytes;
-    if (out[j] != in[j])
-      std::memmove(out[j], in[j], static_cast<size_t>(bytes));
-    tickets.push_back(
-        communicator->allReduce(out[j], bytes / width, step.elementType, step.reduce, what));
+    std::memmove(static_cast<uint8_t *>(bucket) + offset, in[j], static_cast<size_t>(bytes));
+    offset += bytes;
   }
-  Status first;
-  for (Communicator::Ticket ticket : tickets)
-    if (Status status = communicator->wait(ticket); first.ok() && !status.ok())
-      first = status;
-  return first;
+  return communicator->allReduce(bucket, offset / elementBytes(step.elementType), step.elementType,
+                                 step.reduce, what);
+}
+
+/// A bucket's reduced values copied out into the done's outputs.
+void finishAllReduce(const Program &program, const Program::Step &done, const void *bucket,
+                     const std::vector<void *> &out) {
+  int64_t offset = 0;
+  for (size_t j = 0; j < done.outputs.size(); ++j) {
+    int64_t bytes = program.buffers[done.outputs[j]].bytes;
+    std::memmove(out[j], static_cast<const uint8_t *>(bucket) + offset, static_cast<size_t>(bytes));
+    offset += bytes;
+  }
 }
 
 /// Whether any of `count` floats at `x` is NaN (or, with `infinities`, not
@@ -722,10 +758,22 @@ Status CpuExecutable::run(const std::vector<const void *> &arguments, std::vecto
   // Note [Poisoned arenas] (ASan builds): while a step runs, only its
   // buffers in the arena can be touched.
   uint8_t *const arenaBegin = arena.get(), *const arenaEnd = arenaBegin + program_.arenaBytes;
+  // Buckets started and not yet done (Note [Gradient buckets] in
+  // sinter/Passes/Buckets.h), by bucket buffer: waited for however the run
+  // ends, so that no collective writes into the arena after it; never
+  // poisoned while in flight.
+  struct InFlight {
+    Communicator *communicator = nullptr;
+    std::map<int, Communicator::Ticket> tickets;
+    ~InFlight() {
+      for (const auto &[bucket, ticket] : tickets)
+        (void)communicator->wait(ticket);
+    }
+  } inFlight{options.communicator, {}};
   auto touch = [&](const Program::Step &step, void (*mark)(const void *, int64_t)) {
     for (const std::vector<int> *buffers : {&step.inputs, &step.outputs})
       for (int b : *buffers)
-        if (at[b] >= arenaBegin && at[b] < arenaEnd)
+        if (at[b] >= arenaBegin && at[b] < arenaEnd && !inFlight.tickets.count(b))
           mark(at[b], program_.buffers[b].bytes);
   };
   if (kPoisoning)
@@ -763,10 +811,24 @@ Status CpuExecutable::run(const std::vector<const void *> &arguments, std::vecto
       out.push_back(at[b]);
     size_t launchIndex = l++;
     auto run = [&]() -> Status {
-      if (launch.kind == Program::Step::Kind::AllReduce)
-        return allReduce(program_, launch, in, out, options.communicator,
-                         absl::StrCat("launch ", launchIndex, " of ", launchCount, " (",
-                                      describeLaunch(launch), ")"));
+      if (launch.kind == Program::Step::Kind::AllReduce) {
+        StatusOr<Communicator::Ticket> ticket =
+            startAllReduce(program_, launch, in, out[0], options.communicator,
+                           absl::StrCat("launch ", launchIndex, " of ", launchCount, " (",
+                                        describeLaunch(launch), ")"));
+        if (!ticket.ok())
+          return ticket.status();
+        inFlight.tickets.emplace(launch.outputs[0], *ticket);
+        return absl::OkStatus();
+      }
+      if (launch.kind == Program::Step::Kind::AllReduceDone) {
+        auto started = inFlight.tickets.find(launch.inputs[0]);
+        Status status = options.communicator->wait(started->second);
+        inFlight.tickets.erase(started);
+        SINTER_RETURN_IF_ERROR(status);
+        finishAllReduce(program_, launch, in[0], out);
+        return absl::OkStatus();
+      }
       if (launch.kind == Program::Step::Kind::Gemm)
         runGemmOnHost(hostGemm_, launch.gemm, launch.host, static_cast<const float *>(in[0]),
                       static_cast<const float *>(in[1]), static_cast<float *>(out[0]),

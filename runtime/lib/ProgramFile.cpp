@@ -28,7 +28,8 @@ namespace {
 using Kind = Program::Step::Kind;
 using Phase = Program::Step::Phase;
 
-constexpr const char *kKindNames[] = {"kernel", "gemm", "fill", "copy", "all_reduce"};
+constexpr const char *kKindNames[] = {"kernel", "gemm",       "fill",
+                                      "copy",   "all_reduce", "all_reduce_done"};
 constexpr const char *kPhaseNames[] = {"forward", "backward", "update"};
 constexpr Program::Role kRoles[] = {Program::Role::Parameter,  Program::Role::OptimizerState,
                                     Program::Role::BatchInput, Program::Role::StepScalar,
@@ -70,6 +71,7 @@ Json stepOf(const Program::Step &step) {
     json["result"] = step.result;
     return json;
   case Kind::AllReduce:
+  case Kind::AllReduceDone:
     json["inputs"] = step.inputs;
     json["outputs"] = step.outputs;
     json["reduce"] = std::string(reduceOpName(step.reduce));
@@ -202,7 +204,8 @@ Program::Step readStep(Reader &reader, const Json &json, const std::string &path
     step.inputs = reader.integers<int>(json, path, "inputs", 0, kMaxIndex);
     step.result = static_cast<int>(reader.integer(json, path, "result", 0, kMaxIndex));
     return step;
-  case Kind::AllReduce: {
+  case Kind::AllReduce:
+  case Kind::AllReduceDone: {
     step.inputs = reader.integers<int>(json, path, "inputs", 0, kMaxIndex);
     step.outputs = reader.integers<int>(json, path, "outputs", 0, kMaxIndex);
     step.results = static_cast<int>(step.outputs.size());

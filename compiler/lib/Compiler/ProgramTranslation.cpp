@@ -1,6 +1,7 @@
 //===- ProgramTranslation.cpp - a planned module as runtime Programs ------===//
 #include "sinter/Compiler/ProgramTranslation.h"
 
+#include "sinter/Passes/Buckets.h"
 #include "sinter/Passes/BufferAssignment.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -331,6 +332,15 @@ mlir::LogicalResult translateToProgram(mlir::func::FuncOp function, const codege
     }
     program.steps.push_back(std::move(launch));
   }
+  // Note [Gradient buckets]: the all-reduces as buckets of starts and dones.
+  {
+    std::vector<int> origin = planner::bucketCollectives(program.steps, program.buffers,
+                                                         planner::bucketOptionsFromEnvironment());
+    std::vector<mlir::Operation *> ops;
+    for (int k : origin)
+      ops.push_back(k >= 0 ? launchOps[k] : nullptr);
+    launchOps = std::move(ops);
+  }
   // Each constant is filled just before its first reader (after the last
   // launch when only returned), in the order the constants come.
   std::vector<runtime::Program::Step> launches = std::move(program.steps);
@@ -369,7 +379,7 @@ mlir::LogicalResult planFunction(mlir::func::FuncOp function, const codegen::Tar
   planner::AssignmentRules rules{
       .writesInPlace =
           [&](size_t launch, unsigned input, unsigned result) {
-            auto fusion = mlir::dyn_cast<ir::FusionOp>(launchOps[launch]);
+            auto fusion = mlir::dyn_cast_if_present<ir::FusionOp>(launchOps[launch]);
             if (!fusion)
               return false;
             size_t k = static_cast<size_t>(kernelOf[launch]);
@@ -419,8 +429,9 @@ std::string formatProgram(const runtime::Program &program) {
       os << "copy %" << step.inputs[0] << " into result " << step.result << "\n";
       continue;
     }
-    if (step.kind == Kind::AllReduce) {
-      os << "all_reduce " << runtime::reduceOpName(step.reduce) << " ";
+    if (step.kind == Kind::AllReduce || step.kind == Kind::AllReduceDone) {
+      os << (step.kind == Kind::AllReduce ? "all_reduce " : "all_reduce_done ")
+         << runtime::reduceOpName(step.reduce) << " ";
       list(step.inputs);
       os << " -> ";
       list(step.outputs);

@@ -311,6 +311,8 @@ TEST(Collectives, BroadcastGatherScatterAndBarrier) {
 TEST(Collectives, AMeanOfIntegersIsRefusedOnEveryRank) {
   auto results = runRanks(2, {.timeout = 10s}, [](ProcessGroup &group, int) {
     Communicator &comm = *group.communicator;
+    // Every rank has joined before one leaves (the refusal needs no peer).
+    check(comm, comm.barrier("joined"));
     std::vector<int32_t> values = {1};
     sinter::Status status =
         comm.wait(comm.allReduce(values.data(), 1, ElementType::I32, ReduceOp::Mean, "mean"));

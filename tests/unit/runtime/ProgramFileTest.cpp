@@ -31,7 +31,8 @@ Program everyKindOfStep() {
   Program program;
   program.buffers = {{32, -1, 0, true},   {16, -1, 0, true}, {32, 0, 0, true},
                      {32, 64, 1, true},   {4, 128, 0, true}, {16, -1, 2, true},
-                     {64, 192, 1, false}, {4, -1, 2, true},  {32, 96, 1, true}};
+                     {64, 192, 1, false}, {4, -1, 2, true},  {32, 96, 1, true},
+                     {32, 224, 1, true}};
   program.arguments = {0, 1, 7};
   program.results = {3, 5, 0};
   program.donors = {-1, 1, -1};
@@ -59,6 +60,10 @@ Program everyKindOfStep() {
   reduce.phase = Program::Step::Phase::Backward;
   reduce.label = "all_reduce f32[4x2] <- model.cpp:40";
   reduce.lines = "model.cpp:40";
+  Program::Step done = reduce;
+  done.kind = Kind::AllReduceDone;
+  done.inputs = {8};
+  done.outputs = {9};
   Program::Step fill;
   fill.kind = Kind::Fill;
   fill.outputs = {4};
@@ -77,7 +82,7 @@ Program everyKindOfStep() {
   copy.kind = Kind::Copy;
   copy.inputs = {0};
   copy.result = 2;
-  program.steps = {gemm, fill, kernel, reduce, copy};
+  program.steps = {gemm, fill, kernel, reduce, done, copy};
   using Role = Program::Role;
   program.signature.arguments = {{"input", Role::BatchInput, "f32", {4, 2}},
                                  {"w", Role::Parameter, "f32", {2, 2}},
@@ -116,6 +121,7 @@ TEST(ProgramFile, AProgramWithEveryKindOfStepReadsBackTheSame) {
   EXPECT_EQ(document["steps"][3]["kind"], "all_reduce");
   EXPECT_EQ(document["steps"][3]["reduce"], "mean");
   EXPECT_EQ(document["steps"][3]["dtype"], "f32");
+  EXPECT_EQ(document["steps"][4]["kind"], "all_reduce_done");
   EXPECT_EQ(document["signature"]["arguments"][1]["role"], "parameter");
   EXPECT_EQ(document["signature"]["arguments"][2]["formula"]["kind"], "adam_step_size");
   EXPECT_EQ(document["signature"]["arguments"][2]["formula"]["parameter"], 0.9);
@@ -161,9 +167,10 @@ TEST(ProgramFile, EachDamageIsRefusedWithItsPlace) {
       {"no steps", [](Json &j) { j.erase("steps"); }, "the document has no \"steps\""},
       {"steps not a list", [](Json &j) { j["steps"] = 3; }, "steps: expected a list, got number 3"},
       {"an unknown step kind", [](Json &j) { j["steps"][2]["kind"] = "jump"; },
-       "steps[2].kind: \"jump\" is not one of kernel, gemm, fill, copy, all_reduce"},
-      {"an input past the buffers", [](Json &j) { j["steps"][2]["inputs"][1] = 9; },
-       "step 2 names buffer 9 of 9"},
+       "steps[2].kind: \"jump\" is not one of kernel, gemm, fill, copy, all_reduce, "
+       "all_reduce_done"},
+      {"an input past the buffers", [](Json &j) { j["steps"][2]["inputs"][1] = 10; },
+       "step 2 names buffer 10 of 10"},
       {"a negative input", [](Json &j) { j["steps"][2]["inputs"][1] = -1; },
        "steps[2].inputs[1]: -1 is outside 0.."},
       {"a fractional size", [](Json &j) { j["buffers"][3]["bytes"] = 32.5; },
@@ -181,20 +188,35 @@ TEST(ProgramFile, EachDamageIsRefusedWithItsPlace) {
       {"a fill element that does not divide its buffer",
        [](Json &j) { j["steps"][1]["element"] = "000080"; },
        "fill step 1 repeats an element of 3 bytes over 4"},
-      {"a copy of another buffer", [](Json &j) { j["steps"][4]["inputs"][0] = 1; },
-       "copy step 4 copies buffer 1 into result 2, which is not that buffer"},
+      {"a copy of another buffer", [](Json &j) { j["steps"][5]["inputs"][0] = 1; },
+       "copy step 5 copies buffer 1 into result 2, which is not that buffer"},
       {"a launch after a copy",
        [](Json &j) {
-         Json copy = j["steps"][4];
-         j["steps"][4] = j["steps"][2];
+         Json copy = j["steps"][5];
+         j["steps"][5] = j["steps"][2];
          j["steps"][2] = copy;
        },
        "step 3 reduces after a copy of a result"},
-      {"an all-reduce into a buffer of another size",
+      {"an all-reduce into a bucket of another size",
        [](Json &j) { j["steps"][3]["outputs"][0] = 4; },
-       "all-reduce step 3 reduces 32 bytes into 4 (f32 elements of 4 bytes)"},
-      {"an all-reduce with no output", [](Json &j) { j["steps"][3]["outputs"] = Json::array(); },
-       "all-reduce step 3 has 1 inputs and 0 outputs (one output per input)"},
+       "all-reduce step 3's bucket has 4 bytes, its tensors 32"},
+      {"an all-reduce with no bucket", [](Json &j) { j["steps"][3]["outputs"] = Json::array(); },
+       "all-reduce step 3 has 1 inputs, 0 outputs and 0 results (tensors and one bucket, every "
+       "output a result)"},
+      {"an all-reduce of an odd number of bytes",
+       [](Json &j) {
+         j["steps"][3]["dtype"] = "i64";
+         j["steps"][4]["dtype"] = "i64";
+         j["buffers"][4]["bytes"] = 4;
+         j["steps"][3]["inputs"][0] = 4;
+       },
+       "all-reduce step 3 reduces a buffer of 4 bytes (i64 elements of 8 bytes)"},
+      {"a done of a bucket nothing started", [](Json &j) { j["steps"][4]["inputs"][0] = 2; },
+       "all-reduce done step 4 waits for buffer 2, which no all-reduce step before it started"},
+      {"a done of another reduction", [](Json &j) { j["steps"][4]["reduce"] = "max"; },
+       "all-reduce done step 4 waits for step 3, which reduces otherwise"},
+      {"an all-reduce never waited for", [](Json &j) { j["steps"].erase(4); },
+       "all-reduce step 3 is never waited for (no all-reduce done step reads buffer 8)"},
       {"an unknown reduction", [](Json &j) { j["steps"][3]["reduce"] = "product"; },
        "steps[3].reduce: \"product\" is not one of sum, mean, max, min"},
       {"a donor past the arguments", [](Json &j) { j["donors"][1] = 3; },

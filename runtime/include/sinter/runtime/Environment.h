@@ -63,6 +63,12 @@ struct Environment {
   double collective_timeout_s = 300;
   /// SINTER_DETERMINISTIC_COLLECTIVES=1: reductions in rank order.
   bool deterministic_collectives = false;
+  /// SINTER_FIRST_BUCKET_MB, SINTER_BUCKET_MB: the gradient buckets' sizes
+  /// in MiB (1 and 25: Note [Gradient buckets] in sinter/Passes/Buckets.h);
+  /// SINTER_BUCKETS_IN_FLIGHT: buckets started and not waited for (2; 0:
+  /// each waited for at once).
+  double first_bucket_mb = 1, bucket_mb = 25;
+  int buckets_in_flight = 2;
   /// One line per value that is none of its variable's forms, as printed.
   std::vector<std::string> warnings;
 };

@@ -72,12 +72,18 @@ struct Program {
       Fill,
       /// inputs[0]'s bytes into the memory of result `result`.
       Copy,
-      /// The ranks' `inputs` combined by `reduce` into `outputs` (one each,
-      /// of the same size, elements of `elementType`), through the run's
-      /// communicator (Note [The communicator] in
-      /// sinter/runtime/Communicator.h): a gradient bucket of a
-      /// data-parallel step.
+      /// The start of a gradient bucket's all-reduce (Note [Gradient
+      /// buckets] in sinter/Passes/Buckets.h): `inputs` copied one after
+      /// the other into outputs[0], the bucket (their bytes in all,
+      /// elements of `elementType`), whose combination over the ranks by
+      /// `reduce` is started through the run's communicator (Note [The
+      /// communicator] in sinter/runtime/Communicator.h) and not waited
+      /// for.
       AllReduce,
+      /// The done of the bucket inputs[0] (written by the AllReduce step
+      /// before it): waits for its collective, then copies it out into
+      /// `outputs`, the reduced values of the start's inputs, in order.
+      AllReduceDone,
     };
     Kind kind = Kind::Kernel;
     /// Kernels are numbered across the module the library was built from;
@@ -112,14 +118,15 @@ struct Program {
     std::vector<uint8_t> element = {};
     /// Kind::Copy: the result whose memory receives the copy.
     int result = -1;
-    /// Kind::AllReduce: how, and of what.
+    /// Kind::AllReduce and AllReduceDone: how, and of what.
     ReduceOp reduce = ReduceOp::Sum;
     ElementType elementType = ElementType::F32;
 
     /// A kernel, a library call or a collective (what memory planning
     /// counts time in).
     bool launches() const {
-      return kind == Kind::Kernel || kind == Kind::Gemm || kind == Kind::AllReduce;
+      return kind == Kind::Kernel || kind == Kind::Gemm || kind == Kind::AllReduce ||
+             kind == Kind::AllReduceDone;
     }
     friend bool operator==(const Step &, const Step &) = default;
   };
