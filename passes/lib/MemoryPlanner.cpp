@@ -419,11 +419,30 @@ std::vector<int> scheduleForMemory(const Dataflow &flow) {
     if (waiting[k] == 0)
       ready.push_back(static_cast<int>(k));
   auto costs = [&](int v) { return !flow.argument[v] && !donatedValue(flow, v); };
+  // Collectives first, readers of their results last (Note [Scheduling for
+  // memory]); the others by the bytes they free.
+  bool collectives = false;
+  std::vector<int> rank(count, 1);
+  for (size_t k = 0; k < count; ++k)
+    if (flow.kernels[k].collective) {
+      collectives = true;
+      rank[k] = 0;
+      for (int v : flow.kernels[k].writes)
+        for (int r : readers[v])
+          if (!flow.kernels[r].collective)
+            rank[r] = 2;
+    }
   while (!ready.empty()) {
-    // The ready kernel freeing the most bytes net of what it allocates.
-    size_t best = 0;
+    // Of the ready kernels of the first rank, the one freeing the most
+    // bytes net of what it allocates.
+    int first = rank[ready.front()];
+    for (int k : ready)
+      first = std::min(first, rank[k]);
+    size_t best = ready.size();
     int64_t bestGain = 0;
     for (size_t i = 0; i < ready.size(); ++i) {
+      if (rank[ready[i]] != first)
+        continue;
       const Dataflow::Kernel &kernel = flow.kernels[ready[i]];
       int64_t gain = 0;
       for (int v : kernel.writes)
@@ -432,7 +451,7 @@ std::vector<int> scheduleForMemory(const Dataflow &flow) {
       for (int v : reads[ready[i]]) // a returned value lives on after its last reader
         if (costs(v) && !flow.returned[v] && readersLeft[v] == 1)
           gain += flow.bytes[v];
-      if (i == 0 || gain > bestGain || (gain == bestGain && ready[i] < ready[best]))
+      if (best == ready.size() || gain > bestGain || (gain == bestGain && ready[i] < ready[best]))
         best = i, bestGain = gain;
     }
     int k = ready[best];
@@ -459,8 +478,9 @@ std::vector<int> scheduleForMemory(const Dataflow &flow) {
   for (size_t k = 0; k < count; ++k)
     for (int before : flow.kernels[k].after)
       originalWaits = originalWaits && before < static_cast<int>(k);
-  return !originalWaits || simulatedPeak(flow, order) < simulatedPeak(flow, original) ? order
-                                                                                      : original;
+  return collectives || !originalWaits || simulatedPeak(flow, order) < simulatedPeak(flow, original)
+             ? order
+             : original;
 }
 
 } // namespace sinter::planner

@@ -192,6 +192,26 @@ TEST(Scheduling, AnUpdateWaitsForTheOtherReadersOfWhatItReplaces) {
   EXPECT_LT(std::find(order.begin(), order.end(), 1), std::find(order.begin(), order.end(), 0));
 }
 
+TEST(Scheduling, CollectivesStartAtOnceAndTheirReadersWaitForTheRestOfTheStep) {
+  // Two layers' backward: k0 writes gradient 1, k1 the next layer's input
+  // gradient (1000 bytes), k4 gradient 2 from it; k2 and k5 all-reduce the
+  // gradients, k3 and k6 update the parameters from the reduced ones.
+  std::vector<Dataflow::Kernel> kernels = {{{0}, {1}}, {{0}, {2}}, {{1}, {3}}, {{3}, {4}},
+                                           {{2}, {5}}, {{5}, {6}}, {{6}, {7}}};
+  Dataflow flow = flowOf({8, 100, 1000, 100, 100, 100, 100, 100}, 1, kernels, {4, 7});
+  // By memory alone (here the original order: the greedy one is no
+  // lower), the first update runs before the second gradient exists.
+  std::vector<int> byMemory = scheduleForMemory(flow);
+  EXPECT_LT(std::find(byMemory.begin(), byMemory.end(), 3),
+            std::find(byMemory.begin(), byMemory.end(), 4));
+  flow.kernels[2].collective = flow.kernels[5].collective = true;
+  std::vector<int> order = scheduleForMemory(flow);
+  ASSERT_TRUE(respectsDependencies(flow, order));
+  // Each all-reduce right after its gradient; the updates after the whole
+  // backward pass, which runs while the gradients are on the network.
+  EXPECT_EQ(order, (std::vector<int>{0, 2, 1, 4, 5, 3, 6}));
+}
+
 TEST(Scheduling, NeverWorseThanTheOriginalOnRandomPrograms) {
   std::mt19937_64 random(11);
   int improved = 0;

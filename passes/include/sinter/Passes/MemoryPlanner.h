@@ -80,6 +80,14 @@ std::string verifyPlan(const std::vector<Live> &buffers, const Plan &plan);
 /// wait for kernels it reads nothing from: an update that may be written
 /// into its parameter's memory runs after every other reader of the
 /// parameter.
+/// A data-parallel step's collectives trade memory for time instead (Note
+/// [Gradient buckets] in sinter/Passes/Buckets.h): a ready collective runs
+/// first, so that its gradient goes on the network as soon as it exists,
+/// and a kernel that reads a collective's result runs only when nothing
+/// else is ready, so that the rest of the backward pass runs while the
+/// gradients are reduced. The reduced gradients then live until the
+/// optimizer's updates at the end, as in PyTorch's DDP; for such a step the
+/// new order is taken whatever its peak.
 
 /// A program as kernels over values: what the scheduling and
 /// rematerialization passes simulate and what buffer assignment plans (Note
@@ -101,6 +109,8 @@ struct Dataflow {
     /// How many of `writes` are results; the rest are its scratch, live
     /// while it runs. -1: all.
     int results = -1;
+    /// A collective between ranks (Note [Scheduling for memory]).
+    bool collective = false;
   };
   std::vector<int64_t> bytes; // per value
   std::vector<bool> argument; // per value: the caller's (costs nothing)

@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""Data-parallel training speed: one process against two, and gradient buckets
+waited for at once against buckets in flight (overlap), on one machine and across
+two network namespaces joined by a veth pair whose link is slowed with `tc`.
+
+    sudo benchmarks/data_parallel.py BUILD_DIR [--model gpt-mini] [--steps 40]
+        [--rounds 2] [--rate 1gbit] [--delay 1ms]
+
+Each configuration runs `sinter-train` on the same global batch (one process
+with 2B rows a step, or 2 workers with B each) for --steps steps; the median
+step time of each run comes from its summary.json (rank 0's). The
+configurations run interleaved, --rounds times each, so that a machine whose
+speed drifts slows them alike; the table gives the median over the rounds and
+the ratios. The two-namespace configurations need root (`ip netns`, `tc`);
+without it they are left out, saying so.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+
+def job(model, batch, steps, output_dir, processes, instances):
+    hyperparameters = {"batch_size": batch, "steps": steps, "eval_batches": 1,
+                       "eval_every": steps, "checkpoint_every": steps}
+    document = {"entry_point": model, "output_dir": output_dir,
+                "hyperparameters": hyperparameters}
+    if processes * instances > 1:
+        document["distribution"] = {"pytorchxla": {"enabled": True},
+                                    "processes_per_host": processes}
+        document["instance_count"] = instances
+    return document
+
+
+def median_step_ms(output_dir):
+    with open(os.path.join(output_dir, "summary.json")) as f:
+        return json.load(f)["step_ms_median"]
+
+
+class Namespaces:
+    """Two network namespaces, 10.78.0.1 and 10.78.0.2, over a veth pair
+    slowed to `rate` with `delay` each way (tc netem)."""
+
+    def __init__(self, rate, delay):
+        tag = str(os.getpid())
+        self.names = [f"sinter-bench-a-{tag}", f"sinter-bench-b-{tag}"]
+        self.links = [f"sba{tag}"[:15], f"sbb{tag}"[:15]]
+        self.rate, self.delay = rate, delay
+
+    def __enter__(self):
+        commands = [["ip", "netns", "add", self.names[0]], ["ip", "netns", "add", self.names[1]],
+                    ["ip", "link", "add", self.links[0], "netns", self.names[0], "type", "veth",
+                     "peer", "name", self.links[1], "netns", self.names[1]]]
+        for i, name in enumerate(self.names):
+            commands += [
+                ["ip", "-n", name, "addr", "add", f"10.78.0.{i + 1}/24", "dev", self.links[i]],
+                ["ip", "-n", name, "link", "set", self.links[i], "up"],
+                ["ip", "-n", name, "link", "set", "lo", "up"],
+                ["ip", "netns", "exec", name, "tc", "qdisc", "add", "dev", self.links[i], "root",
+                 "netem", "delay", self.delay, "rate", self.rate],
+            ]
+        for command in commands:
+            done = subprocess.run(command, capture_output=True, text=True)
+            if done.returncode != 0:
+                self.__exit__()
+                raise OSError(f"{' '.join(command)}: {done.stderr.strip()}")
+        return self
+
+    def __exit__(self, *args):
+        for name in self.names:
+            subprocess.run(["ip", "netns", "del", name], capture_output=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("build_dir")
+    parser.add_argument("--model", default="gpt-mini")
+    parser.add_argument("--batch", type=int, default=8, help="rows a worker (B)")
+    parser.add_argument("--steps", type=int, default=40)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--rate", default="1gbit")
+    parser.add_argument("--delay", default="1ms")
+    args = parser.parse_args()
+    train = os.path.join(args.build_dir, "tools", "sinter-train", "sinter-train")
+    launcher = os.path.join(args.build_dir, "tools", "sinter-run", "sinter-run")
+    scratch = tempfile.mkdtemp(prefix="sinter-dp-bench-")
+    env = dict(os.environ, SINTER_CACHE_DIR=os.path.join(scratch, "kernel-cache"))
+
+    def one_process():
+        d = os.path.join(scratch, "one")
+        path = os.path.join(scratch, "one.json")
+        json.dump(job(args.model, 2 * args.batch, args.steps, d, 1, 1), open(path, "w"))
+        subprocess.run([train, "--config", path], check=True, env=env, capture_output=True)
+        return median_step_ms(d)
+
+    def two_processes(in_flight):
+        d = os.path.join(scratch, f"two-{in_flight}")
+        path = os.path.join(scratch, f"two-{in_flight}.json")
+        json.dump(job(args.model, args.batch, args.steps, d, 2, 1), open(path, "w"))
+        subprocess.run([train, "--config", path], check=True, capture_output=True,
+                       env=dict(env, SINTER_BUCKETS_IN_FLIGHT=str(in_flight)))
+        return median_step_ms(d)
+
+    def two_machines(namespaces, in_flight):
+        d = os.path.join(scratch, f"machines-{in_flight}")
+        path = os.path.join(scratch, f"machines-{in_flight}.json")
+        json.dump(job(args.model, args.batch, args.steps, d, 1, 2), open(path, "w"))
+        agents = []
+        for node, name in enumerate(namespaces.names):
+            agents.append(subprocess.Popen(
+                ["ip", "netns", "exec", name, launcher, "--nnodes", "2", "--node-rank", str(node),
+                 "--master-addr", "10.78.0.1", "--master-port", "29511", "--nproc-per-node", "1",
+                 train, "--config", path],
+                env=dict(env, SINTER_BUCKETS_IN_FLIGHT=str(in_flight)),
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+        for agent in agents:
+            output, _ = agent.communicate(timeout=1800)
+            if agent.returncode != 0:
+                raise RuntimeError(f"a node failed:\n{output}")
+        return median_step_ms(d)
+
+    configurations = [("1 process, batch 2B", one_process),
+                      ("2 processes, buckets waited for at once", lambda: two_processes(0)),
+                      ("2 processes, 2 buckets in flight", lambda: two_processes(2))]
+    namespaces = None
+    if os.geteuid() == 0:
+        try:
+            namespaces = Namespaces(args.rate, args.delay).__enter__()
+            configurations += [
+                (f"2 machines ({args.rate}, {args.delay}), waited for at once",
+                 lambda: two_machines(namespaces, 0)),
+                (f"2 machines ({args.rate}, {args.delay}), 2 in flight",
+                 lambda: two_machines(namespaces, 2))]
+        except OSError as error:
+            print(f"(two machines left out: {error})")
+    else:
+        print("(two machines left out: network namespaces need root)")
+    try:
+        times = {name: [] for name, _ in configurations}
+        for round_ in range(args.rounds + 1):  # the first round warms the kernel cache
+            for name, run in configurations:
+                ms = run()
+                if round_ > 0:
+                    times[name].append(ms)
+    finally:
+        if namespaces is not None:
+            namespaces.__exit__()
+    base = statistics.median(times[configurations[0][0]])
+    print(f"\n{args.model}, global batch {2 * args.batch}, {args.steps} steps, median of "
+          f"{args.rounds} interleaved rounds:\n")
+    print("| configuration | ms a step | vs 1 process |")
+    print("| --- | --- | --- |")
+    for name, _ in configurations:
+        ms = statistics.median(times[name])
+        print(f"| {name} | {ms:.1f} | {base / ms:.2f}x |")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
