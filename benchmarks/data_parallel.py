@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Data-parallel training speed: one process against two, and gradient buckets
 waited for at once against buckets in flight (overlap), on one machine and across
-two network namespaces joined by a veth pair whose link is slowed with `tc`.
+two network namespaces joined by a veth pair whose sends `tc tbf` limits.
 
     sudo benchmarks/data_parallel.py BUILD_DIR [--model gpt-mini] [--steps 40]
-        [--rounds 2] [--rate 1gbit] [--delay 1ms]
+        [--rounds 2] [--rate 1gbit]
 
 Each configuration runs `sinter-train` on the same global batch (one process
 with 2B rows a step, or 2 workers with B each) for --steps steps; the median
@@ -28,11 +28,19 @@ def job(model, batch, steps, output_dir, processes, instances):
                        "eval_every": steps, "checkpoint_every": steps}
     document = {"entry_point": model, "output_dir": output_dir,
                 "hyperparameters": hyperparameters}
+    if model.startswith("gpt"):
+        document["dataset"] = "/usr/share/common-licenses"
     if processes * instances > 1:
         document["distribution"] = {"pytorchxla": {"enabled": True},
                                     "processes_per_host": processes}
         document["instance_count"] = instances
     return document
+
+
+def run_checked(command, env):
+    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} failed:\n{done.stdout}{done.stderr}")
 
 
 def median_step_ms(output_dir):
@@ -42,13 +50,13 @@ def median_step_ms(output_dir):
 
 class Namespaces:
     """Two network namespaces, 10.78.0.1 and 10.78.0.2, over a veth pair
-    slowed to `rate` with `delay` each way (tc netem)."""
+    whose sends are limited to `rate` (tc tbf)."""
 
-    def __init__(self, rate, delay):
+    def __init__(self, rate):
         tag = str(os.getpid())
         self.names = [f"sinter-bench-a-{tag}", f"sinter-bench-b-{tag}"]
         self.links = [f"sba{tag}"[:15], f"sbb{tag}"[:15]]
-        self.rate, self.delay = rate, delay
+        self.rate = rate
 
     def __enter__(self):
         commands = [["ip", "netns", "add", self.names[0]], ["ip", "netns", "add", self.names[1]],
@@ -60,7 +68,7 @@ class Namespaces:
                 ["ip", "-n", name, "link", "set", self.links[i], "up"],
                 ["ip", "-n", name, "link", "set", "lo", "up"],
                 ["ip", "netns", "exec", name, "tc", "qdisc", "add", "dev", self.links[i], "root",
-                 "netem", "delay", self.delay, "rate", self.rate],
+                 "tbf", "rate", self.rate, "burst", "128kb", "latency", "50ms"],
             ]
         for command in commands:
             done = subprocess.run(command, capture_output=True, text=True)
@@ -82,7 +90,6 @@ def main():
     parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--rate", default="1gbit")
-    parser.add_argument("--delay", default="1ms")
     args = parser.parse_args()
     train = os.path.join(args.build_dir, "tools", "sinter-train", "sinter-train")
     launcher = os.path.join(args.build_dir, "tools", "sinter-run", "sinter-run")
@@ -93,15 +100,14 @@ def main():
         d = os.path.join(scratch, "one")
         path = os.path.join(scratch, "one.json")
         json.dump(job(args.model, 2 * args.batch, args.steps, d, 1, 1), open(path, "w"))
-        subprocess.run([train, "--config", path], check=True, env=env, capture_output=True)
+        run_checked([train, "--config", path], env)
         return median_step_ms(d)
 
     def two_processes(in_flight):
         d = os.path.join(scratch, f"two-{in_flight}")
         path = os.path.join(scratch, f"two-{in_flight}.json")
         json.dump(job(args.model, args.batch, args.steps, d, 2, 1), open(path, "w"))
-        subprocess.run([train, "--config", path], check=True, capture_output=True,
-                       env=dict(env, SINTER_BUCKETS_IN_FLIGHT=str(in_flight)))
+        run_checked([train, "--config", path], dict(env, SINTER_BUCKETS_IN_FLIGHT=str(in_flight)))
         return median_step_ms(d)
 
     def two_machines(namespaces, in_flight):
@@ -128,11 +134,11 @@ def main():
     namespaces = None
     if os.geteuid() == 0:
         try:
-            namespaces = Namespaces(args.rate, args.delay).__enter__()
+            namespaces = Namespaces(args.rate).__enter__()
             configurations += [
-                (f"2 machines ({args.rate}, {args.delay}), waited for at once",
+                (f"2 machines ({args.rate}), waited for at once",
                  lambda: two_machines(namespaces, 0)),
-                (f"2 machines ({args.rate}, {args.delay}), 2 in flight",
+                (f"2 machines ({args.rate}), 2 in flight",
                  lambda: two_machines(namespaces, 2))]
         except OSError as error:
             print(f"(two machines left out: {error})")
