@@ -168,18 +168,19 @@ std::vector<int> bucketCollectives(std::vector<Step> &launches,
     finished[i] = true;
     emit(std::move(dones[i]));
   };
+  auto emitDonesDue = [&](int gap) {
+    for (size_t i = 0; i < buckets.size(); ++i)
+      if (started[i] && !finished[i] && buckets[i].done == gap)
+        emitDone(i);
+  };
   for (int gap = 0; gap <= n; ++gap) {
     // The dones due here of buckets started before; then the starts due
     // here, each after the oldest done when too many are in flight; then
     // the dones due here of the buckets just started.
-    for (size_t i = 0; i < buckets.size(); ++i)
-      if (started[i] && !finished[i] && buckets[i].done == gap)
-        emitDone(i);
-    std::vector<size_t> here;
-    for (size_t i = 0; i < buckets.size(); ++i)
-      if (buckets[i].start == gap)
-        here.push_back(i);
-    for (size_t i : here) {
+    emitDonesDue(gap);
+    for (size_t i = 0; i < buckets.size(); ++i) {
+      if (buckets[i].start != gap)
+        continue;
       if (static_cast<int>(pending.size()) >= std::max(options.inFlight, 1))
         emitDone(pending.front());
       started[i] = true;
@@ -188,9 +189,7 @@ std::vector<int> bucketCollectives(std::vector<Step> &launches,
       if (options.inFlight == 0)
         emitDone(i);
     }
-    for (size_t i : here)
-      if (!finished[i] && buckets[i].done == gap)
-        emitDone(i);
+    emitDonesDue(gap);
     if (gap < n && launches[gap].kind != Step::Kind::AllReduce) {
       result.push_back(std::move(launches[gap]));
       resultOrigin.push_back(gap);

@@ -92,28 +92,24 @@ Environment parseEnvironment(const std::function<const char *(const char *)> &lo
       env.cuda_simulator = simulator != "0", env.cuda_simulator_shuffled = simulator == "shuffled";
   }
   env.socket_ifname = text("SINTER_SOCKET_IFNAME");
-  if (std::string timeout = text("SINTER_COLLECTIVE_TIMEOUT"); !timeout.empty()) {
-    char *end = nullptr;
-    double seconds = std::strtod(timeout.c_str(), &end);
-    if (end == timeout.c_str() || *end != '\0' || !(seconds > 0) || seconds > 86400)
-      warn("SINTER_COLLECTIVE_TIMEOUT", timeout,
-           "a number of seconds above 0 and at most 86400; collectives time out after 300 s");
-    else
-      env.collective_timeout_s = seconds;
-  }
-  auto mebibytes = [&](const char *name, double &into, const char *otherwise) {
+  // A number above 0 and at most `most`, else `expected` is said.
+  auto positive = [&](const char *name, double most, double &into, const char *expected) {
     std::string value = text(name);
     if (value.empty())
       return;
     char *end = nullptr;
     double parsed = std::strtod(value.c_str(), &end);
-    if (end == value.c_str() || *end != '\0' || !(parsed > 0) || parsed > 1 << 20)
-      warn(name, value, (std::string("a number of MiB above 0; ") + otherwise).c_str());
+    if (end == value.c_str() || *end != '\0' || !(parsed > 0) || parsed > most)
+      warn(name, value, expected);
     else
       into = parsed;
   };
-  mebibytes("SINTER_FIRST_BUCKET_MB", env.first_bucket_mb, "the first bucket is 1 MiB");
-  mebibytes("SINTER_BUCKET_MB", env.bucket_mb, "buckets are 25 MiB");
+  positive("SINTER_COLLECTIVE_TIMEOUT", 86400, env.collective_timeout_s,
+           "a number of seconds above 0 and at most 86400; collectives time out after 300 s");
+  positive("SINTER_FIRST_BUCKET_MB", 1 << 20, env.first_bucket_mb,
+           "a number of MiB above 0; the first bucket is 1 MiB");
+  positive("SINTER_BUCKET_MB", 1 << 20, env.bucket_mb,
+           "a number of MiB above 0; buckets are 25 MiB");
   if (std::string inFlight = text("SINTER_BUCKETS_IN_FLIGHT"); !inFlight.empty()) {
     char *end = nullptr;
     long parsed = std::strtol(inFlight.c_str(), &end, 10);

@@ -74,13 +74,16 @@ void appendRecord(const lazy::Node &node, std::vector<int64_t> &words) {
 std::string describeRecord(const int64_t *words, int64_t count, int64_t index) {
   if (index >= count)
     return cat("none (", count, " collectives)");
-  constexpr const char *kReductions[] = {"sum", "mean", "max", "min"};
   Shape shape(words + 4, words + 4 + std::min<int64_t>(words[2], kDims));
-  return cat("all_reduce (", words[0] >= 0 && words[0] < 4 ? kReductions[words[0]] : "?", ") ",
-             name(static_cast<DType>(words[1])), toString(shape),
+  std::string_view reduction = words[0] >= 0 && words[0] < 4
+                                   ? runtime::reduceOpName(static_cast<runtime::ReduceOp>(words[0]))
+                                   : "?";
+  return cat("all_reduce (", reduction, ") ", name(static_cast<DType>(words[1])), toString(shape),
              words[2] > static_cast<int64_t>(kDims) ? cat(" (", words[3], " elements)") : "");
 }
 
+/// The step structures of each group that need no comparison (again):
+/// compared and equal, or without collectives.
 std::mutex checkedMutex;
 std::set<std::pair<const runtime::Communicator *, uint64_t>> checked; // guarded by checkedMutex
 
@@ -222,16 +225,24 @@ void checkSameStepOnEveryRank(const std::vector<lazy::NodePtr> &outputs, uint64_
   runtime::Communicator *communicator = distributed::detail::current_communicator();
   if (communicator == nullptr || communicator->size() == 1)
     return;
-  std::vector<const lazy::Node *> collectives;
-  for (const lazy::Node *node : lazy::topological_order(outputs))
-    if (node->op == lazy::Op::AllReduce)
-      collectives.push_back(node);
-  if (collectives.empty())
-    return;
+  // Every step of a training loop comes here: a structure seen before costs
+  // one lookup, not a walk of its graph.
+  auto remember = [&] {
+    std::lock_guard<std::mutex> lock(checkedMutex);
+    checked.insert({communicator, structure});
+  };
   {
     std::lock_guard<std::mutex> lock(checkedMutex);
     if (checked.count({communicator, structure}))
       return;
+  }
+  std::vector<const lazy::Node *> collectives;
+  for (const lazy::Node *node : lazy::topological_order(outputs))
+    if (node->op == lazy::Op::AllReduce)
+      collectives.push_back(node);
+  if (collectives.empty()) {
+    remember();
+    return;
   }
   std::vector<int64_t> records;
   for (const lazy::Node *node : collectives)
@@ -251,8 +262,7 @@ void checkSameStepOnEveryRank(const std::vector<lazy::NodePtr> &outputs, uint64_
     most = std::max(most, heads[2 * r]);
   }
   if (same) {
-    std::lock_guard<std::mutex> lock(checkedMutex);
-    checked.insert({communicator, structure});
+    remember();
     return;
   }
   records.resize(static_cast<size_t>(most) * kRecord, 0);
