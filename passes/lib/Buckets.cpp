@@ -77,10 +77,17 @@ std::vector<int> bucketCollectives(std::vector<Step> &launches,
       for (int b : step.inputs)
         chained = chained || reduced[b];
 
+  // The other collectives (reduce-scatter, all-gather) start where they
+  // stand: a bucket starts between the same two of them as its
+  // all-reduces, so every rank starts its collectives in one order.
+  int lastOther = -1;
+
   // Buckets, in the order the all-reduces come.
   std::vector<Bucket> buckets;
   for (int k = 0; k < n; ++k) {
     const Step &step = launches[k];
+    if (step.collective() && step.kind != Step::Kind::AllReduce)
+      lastOther = k;
     if (step.kind != Step::Kind::AllReduce)
       continue;
     int ready = -1, need = n;
@@ -91,11 +98,14 @@ std::vector<int> bucketCollectives(std::vector<Step> &launches,
     }
     for (int b : step.outputs)
       need = std::min(need, firstReader[b]);
+    // (Its start is before the next one anyway: so are its writers.)
+    ready = std::max(ready, lastOther);
     // Chained all-reduces stay where they are, each waited for at once.
     if (chained)
       ready = k - 1, need = k;
     Bucket *open = buckets.empty() ? nullptr : &buckets.back();
-    if (open != nullptr && !chained) {
+    bool between = open != nullptr && lastOther > open->members.back();
+    if (open != nullptr && !chained && !between) {
       const Step &first = launches[open->members.front()];
       int64_t cap = buckets.size() == 1 ? options.firstBucketBytes : options.bucketBytes;
       bool fits = first.reduce == step.reduce && first.elementType == step.elementType &&

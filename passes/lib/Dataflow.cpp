@@ -83,7 +83,7 @@ FunctionFlow dataflowOf(mlir::func::FuncOp function, KernelFacts *facts) {
     for (mlir::Value v : op.getResults())
       kernel.writes.push_back(add(v, /*argument=*/false));
     kernel.results = static_cast<int>(op.getNumResults());
-    kernel.collective = mlir::isa<ir::AllReduceOp>(op);
+    kernel.collective = mlir::isa<ir::AllReduceOp, ir::ReduceScatterOp, ir::AllGatherOp>(op);
     if (facts) {
       const KernelMemory &memory = facts->of(&op);
       kernel.inPlace = memory.inPlace;

@@ -37,7 +37,8 @@ std::string libraryReason(Operation *op) {
           [](auto) { return "data-dependent indexing (gather, scatter_add) is not fused yet"; })
       .Case<ConcatOp>([](auto) { return "concat is not fused yet"; })
       .Case<ArgMaxOp>([](auto) { return "argmax is not fused yet"; })
-      .Case<AllReduceOp>([](auto) { return "all_reduce is a collective between ranks"; })
+      .Case<AllReduceOp, ReduceScatterOp, AllGatherOp>(
+          [](auto) { return "a collective between ranks"; })
       .Case<ConstantOp>([](auto) { return "a dense constant is read from memory, not computed"; })
       .Default([](Operation *other) {
         return text("'", other->getName().getStringRef(), "' is not a sinter compute op");

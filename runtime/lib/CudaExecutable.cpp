@@ -56,10 +56,9 @@ StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::load(Program program,
                                                       module.status().message()));
   executable->module_ = std::move(*module);
   for (const Program::Step &step : p.steps) {
-    if (step.kind == Program::Step::Kind::AllReduce ||
-        step.kind == Program::Step::Kind::AllReduceDone)
+    if (step.collective())
       return absl::UnimplementedError(absl::StrCat(
-          "the step all-reduces over ranks (", describeLaunch(step),
+          "the step communicates between ranks (", describeLaunch(step),
           "): collectives between CUDA devices come with NCCL, which this build does not use "
           "yet; run data-parallel steps on CPU processes (Gloo)"));
     if (step.kind != Program::Step::Kind::Kernel)
@@ -143,6 +142,8 @@ Status CudaExecutable::run(const std::vector<const void *> &arguments,
       continue;
     case Program::Step::Kind::AllReduce: // refused by load
     case Program::Step::Kind::AllReduceDone:
+    case Program::Step::Kind::ReduceScatter:
+    case Program::Step::Kind::AllGather:
     case Program::Step::Kind::Kernel:
     case Program::Step::Kind::Gemm:
       break;

@@ -560,6 +560,38 @@ Status validateProgram(const Program &program) {
       }
       break;
     }
+    case Program::Step::Kind::ReduceScatter:
+    case Program::Step::Kind::AllGather: {
+      bool scatter = step.kind == Program::Step::Kind::ReduceScatter;
+      const char *what = scatter ? "reduce-scatter step " : "all-gather step ";
+      if (copying)
+        return invalid(absl::StrCat("step ", s, " communicates after a copy of a result"));
+      if (static_cast<int>(step.reduce) > 3 || static_cast<int>(step.elementType) > 6 ||
+          static_cast<int>(step.phase) > 2 || step.ranks < 1)
+        return invalid(absl::StrCat(what, s, " has reduction ", static_cast<int>(step.reduce),
+                                    ", element type ", static_cast<int>(step.elementType),
+                                    ", phase ", static_cast<int>(step.phase), ", ", step.ranks,
+                                    " ranks"));
+      if (step.inputs.size() != 1 || step.outputs.size() != 1 || step.results != 1 ||
+          step.inputOffsets.size() > 1)
+        return invalid(absl::StrCat(what, s, " has ", step.inputs.size(), " inputs, ",
+                                    step.outputs.size(), " outputs, ", step.inputOffsets.size(),
+                                    " input offsets and ", step.results,
+                                    " results (one of each, the offset optional)"));
+      int64_t offset = step.inputOffsets.empty() ? 0 : step.inputOffsets[0];
+      int64_t available = program.buffers[step.inputs[0]].bytes - offset;
+      int64_t out = program.buffers[step.outputs[0]].bytes;
+      // It reads the whole world's slices of its output's size (a
+      // reduce-scatter), or its own slice of the output (an all-gather).
+      int64_t unit = elementBytes(step.elementType) * (scatter ? 1 : step.ranks);
+      bool fits = scatter ? out <= available / step.ranks : out / step.ranks <= available;
+      if (offset < 0 || available < 0 || out % unit != 0 || !fits)
+        return invalid(absl::StrCat(what, s, " writes ", out, " bytes from ", available,
+                                    " bytes of its input at byte ", offset, " in a world of ",
+                                    step.ranks, " (",
+                                    std::string(elementTypeName(step.elementType)), " elements)"));
+      break;
+    }
     case Program::Step::Kind::Copy:
       copying = true;
       if (step.inputs.size() != 1 || !step.outputs.empty())
@@ -650,6 +682,23 @@ StatusOr<Communicator::Ticket> startAllReduce(const Program &program, const Prog
   }
   return communicator->allReduce(bucket, offset / elementBytes(step.elementType), step.elementType,
                                  step.reduce, what);
+}
+
+/// A reduce-scatter or all-gather step on host memory, waited for at once.
+Status runShardedCollective(const Program &program, const Program::Step &step, const void *in,
+                            void *out, Communicator *communicator, const std::string &what) {
+  if (communicator == nullptr || communicator->size() != step.ranks)
+    return absl::FailedPreconditionError(absl::StrCat(
+        what, ": the step was compiled for a world of ", step.ranks, " ranks and runs in ",
+        communicator == nullptr ? std::string("no process group")
+                                : absl::StrCat("a world of ", communicator->size())));
+  int64_t bytes = program.buffers[step.outputs[0]].bytes;
+  Communicator::Ticket ticket =
+      step.kind == Program::Step::Kind::ReduceScatter
+          ? communicator->reduceScatter(in, out, bytes / elementBytes(step.elementType),
+                                        step.elementType, step.reduce, what)
+          : communicator->allGather(in, out, bytes / step.ranks, what);
+  return communicator->wait(ticket);
 }
 
 /// A bucket's reduced values copied out into the done's outputs.
@@ -829,6 +878,11 @@ Status CpuExecutable::run(const std::vector<const void *> &arguments, std::vecto
         finishAllReduce(program_, launch, in[0], out);
         return absl::OkStatus();
       }
+      if (launch.kind == Program::Step::Kind::ReduceScatter ||
+          launch.kind == Program::Step::Kind::AllGather)
+        return runShardedCollective(program_, launch, in[0], out[0], options.communicator,
+                                    absl::StrCat("launch ", launchIndex, " of ", launchCount, " (",
+                                                 describeLaunch(launch), ")"));
       if (launch.kind == Program::Step::Kind::Gemm)
         runGemmOnHost(hostGemm_, launch.gemm, launch.host, static_cast<const float *>(in[0]),
                       static_cast<const float *>(in[1]), static_cast<float *>(out[0]),

@@ -28,8 +28,9 @@ namespace {
 using Kind = Program::Step::Kind;
 using Phase = Program::Step::Phase;
 
-constexpr const char *kKindNames[] = {"kernel", "gemm",       "fill",
-                                      "copy",   "all_reduce", "all_reduce_done"};
+constexpr const char *kKindNames[] = {"kernel",         "gemm",       "fill",
+                                      "copy",           "all_reduce", "all_reduce_done",
+                                      "reduce_scatter", "all_gather"};
 constexpr const char *kPhaseNames[] = {"forward", "backward", "update"};
 constexpr Program::Role kRoles[] = {Program::Role::Parameter,  Program::Role::OptimizerState,
                                     Program::Role::BatchInput, Program::Role::StepScalar,
@@ -72,9 +73,16 @@ Json stepOf(const Program::Step &step) {
     return json;
   case Kind::AllReduce:
   case Kind::AllReduceDone:
+  case Kind::ReduceScatter:
+  case Kind::AllGather:
     json["inputs"] = step.inputs;
     json["outputs"] = step.outputs;
-    json["reduce"] = std::string(reduceOpName(step.reduce));
+    if (step.kind == Kind::ReduceScatter || step.kind == Kind::AllGather) {
+      json["input_offsets"] = step.inputOffsets;
+      json["ranks"] = step.ranks;
+    }
+    if (step.kind != Kind::AllGather)
+      json["reduce"] = std::string(reduceOpName(step.reduce));
     json["dtype"] = std::string(elementTypeName(step.elementType));
     json["phase"] = kPhaseNames[static_cast<int>(step.phase)];
     json["label"] = step.label;
@@ -205,16 +213,30 @@ Program::Step readStep(Reader &reader, const Json &json, const std::string &path
     step.result = static_cast<int>(reader.integer(json, path, "result", 0, kMaxIndex));
     return step;
   case Kind::AllReduce:
-  case Kind::AllReduceDone: {
+  case Kind::AllReduceDone:
+  case Kind::ReduceScatter:
+  case Kind::AllGather: {
     step.inputs = reader.integers<int>(json, path, "inputs", 0, kMaxIndex);
     step.outputs = reader.integers<int>(json, path, "outputs", 0, kMaxIndex);
     step.results = static_cast<int>(step.outputs.size());
-    constexpr const char *kReduceNames[] = {"sum", "mean", "max", "min"};
-    constexpr const char *kTypeNames[] = {"f32", "f64", "f16", "bf16", "i32", "i64", "bool"};
-    int reduce = reader.oneOf(json, path, "reduce", kReduceNames);
-    int type = reader.oneOf(json, path, "dtype", kTypeNames);
-    step.reduce = static_cast<ReduceOp>(reduce < 0 ? 0 : reduce);
-    step.elementType = static_cast<ElementType>(type < 0 ? 0 : type);
+    if (step.kind == Kind::ReduceScatter || step.kind == Kind::AllGather) {
+      step.inputOffsets = reader.integers<int64_t>(json, path, "input_offsets", 0, kMaxBytes);
+      step.ranks = static_cast<int>(reader.integer(json, path, "ranks", 1, kMaxIndex));
+    }
+    // The names as the communicator knows them (sinter/runtime/Communicator.h).
+    auto named = [&](const char *key, auto parse, auto &into) {
+      std::string text = reader.string(json, path, key);
+      if (reader.failed())
+        return;
+      auto value = parse(text);
+      if (value.ok())
+        into = *value;
+      else
+        reader.fail(Reader::join(path, key), std::string(value.status().message()));
+    };
+    if (step.kind != Kind::AllGather)
+      named("reduce", reduceOpNamed, step.reduce);
+    named("dtype", elementTypeNamed, step.elementType);
     int phase = reader.oneOf(json, path, "phase", kPhaseNames);
     step.phase = static_cast<Phase>(phase < 0 ? 0 : phase);
     step.label = reader.string(json, path, "label");

@@ -16,6 +16,10 @@
 //
 // --diverge (with --mode ranks): rank 1 builds a wider hidden layer, so the
 // ranks record different steps (Note [The same step on every rank]).
+// --zero (with --mode ranks): AdamW's state sharded over the ranks, the
+// gradients reduced by the optimizer (Note [Sharded optimizer state]).
+// --odd: 9 classes and a scalar temperature, so that some parameters do not
+// split evenly over 2 ranks (and one has nothing on rank 1).
 //
 // Writes the parameters after the last step to --out (raw f32, in order) and
 // prints each step's loss.
@@ -39,8 +43,10 @@ int main(int argc, char **argv) {
   int steps = 20;
   int64_t batch = 16;
   std::string out;
-  bool diverge = false;
+  bool diverge = false, zero = false, odd = false;
   app.add_flag("--diverge", diverge);
+  app.add_flag("--zero", zero);
+  app.add_flag("--odd", odd);
   app.add_option("--mode", mode)->check(CLI::IsMember({"ranks", "accumulate", "whole"}));
   app.add_option("--steps", steps);
   app.add_option("--batch", batch);
@@ -56,16 +62,24 @@ int main(int argc, char **argv) {
     return 2;
   }
 
-  constexpr int64_t kIn = 32, kClasses = 10;
+  const int64_t kIn = 32, kClasses = odd ? 9 : 10;
   const int64_t kHidden = diverge && rank == 1 ? 65 : 64;
   manual_seed(7);
   nn::Linear first(kIn, kHidden), second(kHidden, kClasses);
   std::vector<Tensor> params = first.parameters();
   for (const Tensor &p : second.parameters())
     params.push_back(p);
-  optim::AdamW optimizer(params, {.lr = 1e-2});
+  Tensor temperature = full({1}, 1.0);
+  if (odd)
+    params.push_back(temperature.requires_grad_());
+  // The parameters computed before the first step, as a job's broadcast
+  // does: a value computed inside two differently fused steps may differ
+  // in its last bit, and the modes compare steps, not initializations.
+  mark_step();
+  optim::AdamW optimizer(params, {.lr = 1e-2, .shard_state = zero});
   auto loss = [&](const Tensor &x, const Tensor &y) {
-    return F::cross_entropy(second.forward(F::relu(first.forward(x))), y);
+    Tensor logits = second.forward(F::relu(first.forward(x)));
+    return F::cross_entropy(odd ? logits * temperature : logits, y);
   };
 
   for (int step = 0; step < steps; ++step) {
@@ -80,7 +94,8 @@ int main(int argc, char **argv) {
       Tensor labels = y.slice(0, rank * batch, (rank + 1) * batch);
       Tensor l = loss(mine, labels);
       l.backward();
-      distributed::reduce_gradients(params);
+      if (!zero)
+        distributed::reduce_gradients(params);
       reported = l.detach();
       distributed::all_reduce(reported, distributed::ReduceOp::Mean);
     } else if (mode == "accumulate") {

@@ -197,6 +197,33 @@ def case_exactness():
         expect(worst > 0 or ranks == whole, "the comparison sees the parameters")
 
 
+def case_zero():
+    """ZeRO stage 1 (AdamW's state sharded over 2 ranks) trains as the
+    unsharded optimizer to the bit: with parameters that split evenly and
+    with ones that do not (9 classes, a scalar), in the default mode (a sum
+    of two values has one order) and in the deterministic one."""
+    with tempfile.TemporaryDirectory() as folder:
+        def train(*flags, env=None):
+            path = os.path.join(folder, "-".join(flags) + ".bin")
+            status, output, _ = run(["--standalone", "--nproc-per-node", "2", TRAINER, "--mode",
+                                     "ranks", "--steps", "20", "--batch", "16", "--out", path] +
+                                    list(flags), env=env, deadline=300)
+            expect(status == 0, f"{' '.join(flags)} trains")
+            return floats(path), re.findall(r"step 19 loss (\S+)", output)
+
+        for odd in ([], ["--odd"]):
+            unsharded, unsharded_loss = train(*odd)
+            sharded, sharded_loss = train("--zero", *odd)
+            expect(len(sharded) == len(unsharded) > 2000, "every parameter written")
+            differ = sum(a != b for a, b in zip(sharded, unsharded))
+            expect(differ == 0, f"{' '.join(odd) or 'even'}: sharded state trains as unsharded "
+                                f"to the bit ({differ} of {len(sharded)} differ)")
+            expect(set(sharded_loss) == set(unsharded_loss) and len(sharded_loss) == 2,
+                   f"the same losses: {sharded_loss} vs {unsharded_loss}")
+        deterministic, _ = train("--zero", "--odd", env={"SINTER_DETERMINISTIC_COLLECTIVES": "1"})
+        expect(deterministic == sharded, "the deterministic mode gives the same bits")
+
+
 def case_diverged():
     """Ranks that record different collectives stop at once, naming the first."""
     with tempfile.TemporaryDirectory() as folder:

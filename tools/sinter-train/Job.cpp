@@ -344,6 +344,12 @@ Job parseJob(const json &document) {
   job.weight_decay = hp.number("weight_decay", 0, false).value_or(job.weight_decay);
   job.grad_clip = hp.number("grad_clip", 0, false).value_or(0);
   job.gradient_accumulation_steps = hp.integer("gradient_accumulation_steps", 1).value_or(1);
+  job.zero_stage = hp.integer("zero_stage", 0).value_or(0);
+  if (job.zero_stage > 1)
+    throw JobError("hyperparameters.zero_stage",
+                   "is " + std::to_string(job.zero_stage) +
+                       ": 0 (every rank keeps all of AdamW's state) or 1 (each keeps 1/world of "
+                       "it); stages 2 and 3 are not available");
   job.seed = static_cast<uint64_t>(hp.integer("seed", 0).value_or(0));
   job.scale_learning_rate = hp.boolean("scale_learning_rate").value_or(false);
   job.native_batch_size = hp.integer("native_batch_size", 1).value_or(0);

@@ -65,6 +65,8 @@ struct Job {
   double weight_decay = 0.01, grad_clip = 0;
   /// Micro-batches of batch_size whose gradients each step accumulates.
   int64_t gradient_accumulation_steps = 1;
+  /// 1: AdamW's state sharded over the ranks (ZeRO stage 1).
+  int64_t zero_stage = 0;
   uint64_t seed = 0;
   bool scale_learning_rate = false;
   int64_t native_batch_size = 0;

@@ -107,9 +107,10 @@ struct Task {
   /// The gradients are cleared after the update, so the compiled step
   /// returns none and frees each once its parameter is updated.
   /// In a world of several ranks the gradients are averaged over them
-  /// before clipping, and so is the loss returned.
+  /// before clipping (by the optimizer itself when its state is sharded:
+  /// `sharded`, which then clips too), and so is the loss returned.
   Tensor step(nn::Module &model, optim::Optimizer &optimizer, const std::vector<data::Batch> &micro,
-              double gradClip = 0) const {
+              double gradClip = 0, bool sharded = false) const {
     optimizer.zero_grad();
     const auto K = static_cast<double>(micro.size());
     Tensor value;
@@ -123,9 +124,9 @@ struct Task {
       value = i == 0 ? one : value.detach() + one.detach();
     }
     bool ranks = distributed::get_world_size() > 1;
-    if (ranks)
+    if (ranks && !sharded)
       distributed::reduce_gradients(optimizer.params());
-    if (gradClip > 0)
+    if (gradClip > 0 && !sharded)
       optim::clip_grad_norm_(optimizer.params(), gradClip);
     optimizer.step();
     optimizer.zero_grad();
@@ -377,12 +378,13 @@ std::string dataFingerprint(const data::Dataset &dataset) {
   return text;
 }
 
+/// `state`: the optimizer's state_dict(), which every rank takes (a
+/// sharded optimizer gathers it).
 void saveCheckpoint(const std::string &path, const Job &job, int64_t batchSize, int64_t total,
-                    nn::Module &model, const optim::Optimizer &optimizer,
+                    nn::Module &model, const optim::Optimizer::State &state,
                     const optim::LRScheduler &schedule, const Position &at,
                     const std::string &data) {
   io::NamedTensors tensors = modelTensors(model);
-  optim::Optimizer::State state = optimizer.state_dict();
   for (const auto &[name, s] : state)
     tensors.emplace_back("optimizer." + name, s);
   RngState rng = get_rng_state();
@@ -819,7 +821,16 @@ int trainZooModel(const Job &job, const RunOptions &options) {
   // same, and this makes sure).
   if (world > 1)
     distributed::broadcast(model->parameters());
-  optim::AdamW optimizer(model->parameters(), {.lr = lr, .weight_decay = job.weight_decay});
+  // Note [Sharded optimizer state] in sinter/optim/Optimizer.h: the
+  // optimizer reduces and clips the gradients itself.
+  const bool sharded = job.zero_stage == 1;
+  optim::AdamW optimizer(model->parameters(), {.lr = lr,
+                                               .weight_decay = job.weight_decay,
+                                               .shard_state = sharded,
+                                               .max_grad_norm = sharded ? job.grad_clip : 0});
+  if (sharded)
+    std::printf("optimizer state sharded over %lld ranks (ZeRO stage 1)\n",
+                static_cast<long long>(world));
   optim::WarmupCosine schedule(optimizer, warmup, total + 1, lr * 0.05);
 
   std::string checkpoint =
@@ -907,7 +918,7 @@ int trainZooModel(const Job &job, const RunOptions &options) {
       batches.push_back(loader.next());
     const data::Batch &batch = batches.back();
     double stepLr = optimizer.lr();
-    Tensor loss = task.step(*model, optimizer, batches, job.grad_clip);
+    Tensor loss = task.step(*model, optimizer, batches, job.grad_clip, sharded);
     schedule.step();
     mark_step();
     double value = loss.item<double>();
@@ -939,10 +950,17 @@ int trainZooModel(const Job &job, const RunOptions &options) {
       evaluated = done == total;
     }
     bool stopping = options.stop_at > 0 && done == options.stop_at;
-    if (lead && (stopping || done == total ||
-                 (job.checkpoint_every > 0 ? done % job.checkpoint_every == 0 : epochEnd))) {
+    bool saving = stopping || done == total ||
+                  (job.checkpoint_every > 0 ? done % job.checkpoint_every == 0 : epochEnd);
+    optim::Optimizer::State state;
+    if (saving && (lead || sharded)) {
+      state = optimizer.state_dict();
+      if (sharded)
+        mark_step(); // every rank's part of the gather
+    }
+    if (lead && saving) {
       try {
-        saveCheckpoint(checkpoint, job, batchSize, total, *model, optimizer, schedule,
+        saveCheckpoint(checkpoint, job, batchSize, total, *model, state, schedule,
                        {done, loader.epoch(), loader.index()}, data);
       } catch (const sinter::Error &error) {
         // Nothing was renamed over the last checkpoint (write_file_atomically).
@@ -979,6 +997,7 @@ int trainZooModel(const Job &job, const RunOptions &options) {
       {"train_seconds", trainSeconds},
       {"step_ms_median", 1000 * median},
       {"gradient_accumulation_steps", micro},
+      {"zero_stage", job.zero_stage},
       {"samples_per_s", median > 0 ? static_cast<double>(batchSize * micro) / median : 0},
       {"compile_s", m.compile.total()},
       {"compilations", m.compilations},
@@ -1015,6 +1034,9 @@ int trainZooModel(const Job &job, const RunOptions &options) {
                   mib(runtime::HostAllocator::get().stats().peak_in_use));
     summary["planned_step_bytes"] = memory.planned_peak_bytes;
     summary["persistent_bytes"] = memory.persistent_bytes;
+    for (const StepMemory::Category &category : memory.peak_by_category)
+      if (category.name == "optimizer state")
+        summary["optimizer_state_bytes"] = category.bytes;
   } else {
     std::printf("memory: process peak %.1f MiB\n",
                 mib(runtime::HostAllocator::get().stats().peak_in_use));

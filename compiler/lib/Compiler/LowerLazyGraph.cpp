@@ -183,6 +183,10 @@ public:
     case Op::AllReduce:
       return b.create<AllReduceOp>(loc, static_cast<ReductionKind>(a.kind), ValueRange{in[0]})
           ->getResult(0);
+    case Op::ReduceScatter:
+      return b.create<ReduceScatterOp>(loc, static_cast<ReductionKind>(a.kind), in[0], a.axis);
+    case Op::AllGather:
+      return b.create<AllGatherOp>(loc, in[0], a.axis);
     case Op::Pool2dBackward:
       return b.create<Pool2dBackwardOp>(loc, type, a.kind == 0 ? PoolKind::max : PoolKind::avg,
                                         in[0], in[1], a.dims, a.dims2, a.dims3);

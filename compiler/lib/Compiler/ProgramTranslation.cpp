@@ -277,6 +277,35 @@ mlir::LogicalResult translateToProgram(mlir::func::FuncOp function, const codege
       program.steps.push_back(std::move(step));
       continue;
     }
+    if (mlir::isa<ir::ReduceScatterOp, ir::AllGatherOp>(op)) {
+      // Sharded collectives run and are waited for where they stand.
+      auto scatter = mlir::dyn_cast<ir::ReduceScatterOp>(op);
+      runtime::Program::Step step;
+      step.kind = scatter ? runtime::Program::Step::Kind::ReduceScatter
+                          : runtime::Program::Step::Kind::AllGather;
+      if (scatter)
+        step.reduce = static_cast<runtime::ReduceOp>(scatter.getReduction());
+      step.ranks = static_cast<int>(scatter ? scatter.getRanks()
+                                            : mlir::cast<ir::AllGatherOp>(op).getRanks());
+      mlir::Value input = op.getOperand(0);
+      std::string dtype = dtypeName(input.getType());
+      StatusOr<runtime::ElementType> element = runtime::elementTypeNamed(dtype);
+      if (!element.ok())
+        return op.emitError() << op.getName() << " of " << dtype << " elements is not supported";
+      step.elementType = *element;
+      step.label = launchLabel(op);
+      step.lines = userLines(op.getLoc());
+      step.phase = phaseOf(op);
+      step.inputs.push_back(bufferOf(input));
+      step.inputOffsets.push_back(offsets.lookup(input));
+      int b = bufferOf(op.getResult(0));
+      step.outputs.push_back(b);
+      program.buffers[b].phase = static_cast<uint8_t>(step.phase);
+      step.results = 1;
+      launchOps.push_back(&op);
+      program.steps.push_back(std::move(step));
+      continue;
+    }
     if (!mlir::isa<ir::FusionOp>(op) && !target.isLibraryCall(&op))
       return op.emitError() << "no kernel of the " << target.description().name << " target runs '"
                             << op.getName() << "'";
@@ -429,9 +458,14 @@ std::string formatProgram(const runtime::Program &program) {
       os << "copy %" << step.inputs[0] << " into result " << step.result << "\n";
       continue;
     }
-    if (step.kind == Kind::AllReduce || step.kind == Kind::AllReduceDone) {
-      os << (step.kind == Kind::AllReduce ? "all_reduce " : "all_reduce_done ")
-         << runtime::reduceOpName(step.reduce) << " ";
+    if (step.collective()) {
+      constexpr const char *kNames[] = {"all_reduce ", "all_reduce_done ", "reduce_scatter ",
+                                        "all_gather "};
+      os << kNames[static_cast<int>(step.kind) - static_cast<int>(Kind::AllReduce)];
+      if (step.kind != Kind::AllGather)
+        os << runtime::reduceOpName(step.reduce) << " ";
+      if (step.ranks > 0)
+        os << "ranks " << step.ranks << " ";
       list(step.inputs);
       os << " -> ";
       list(step.outputs);

@@ -56,30 +56,38 @@ std::vector<int64_t> gatherWords(runtime::Communicator &communicator, std::vecto
   return all;
 }
 
-/// What must agree between the ranks about one collective: its reduction,
-/// dtype and shape, as kRecord words another rank can read back (the
-/// sizes past kDims only through the element count).
-constexpr size_t kDims = 6, kRecord = 4 + kDims;
+bool isCollective(lazy::Op op) {
+  return op == lazy::Op::AllReduce || op == lazy::Op::ReduceScatter || op == lazy::Op::AllGather;
+}
+
+/// What must agree between the ranks about one collective: which it is,
+/// its reduction, dtype and shape, as kRecord words another rank can read
+/// back (the sizes past kDims only through the element count).
+constexpr size_t kDims = 6, kRecord = 5 + kDims;
 void appendRecord(const lazy::Node &node, std::vector<int64_t> &words) {
   size_t at = words.size();
   words.resize(at + kRecord, 0);
-  words[at] = node.attrs.kind;
-  words[at + 1] = static_cast<int64_t>(node.dtype);
-  words[at + 2] = static_cast<int64_t>(node.shape.size());
-  words[at + 3] = numel(node.shape);
+  words[at] = static_cast<int64_t>(node.op);
+  words[at + 1] = node.op == lazy::Op::AllGather ? -1 : node.attrs.kind;
+  words[at + 2] = static_cast<int64_t>(node.dtype);
+  words[at + 3] = static_cast<int64_t>(node.shape.size());
+  words[at + 4] = numel(node.shape);
   for (size_t d = 0; d < node.shape.size() && d < kDims; ++d)
-    words[at + 4 + d] = node.shape[d];
+    words[at + 5 + d] = node.shape[d];
 }
 
 std::string describeRecord(const int64_t *words, int64_t count, int64_t index) {
   if (index >= count)
     return cat("none (", count, " collectives)");
-  Shape shape(words + 4, words + 4 + std::min<int64_t>(words[2], kDims));
-  std::string_view reduction = words[0] >= 0 && words[0] < 4
-                                   ? runtime::reduceOpName(static_cast<runtime::ReduceOp>(words[0]))
-                                   : "?";
-  return cat("all_reduce (", reduction, ") ", name(static_cast<DType>(words[1])), toString(shape),
-             words[2] > static_cast<int64_t>(kDims) ? cat(" (", words[3], " elements)") : "");
+  auto op = static_cast<lazy::Op>(words[0]);
+  Shape shape(words + 5, words + 5 + std::min<int64_t>(words[3], kDims));
+  std::string reduction =
+      words[1] >= 0 && words[1] < 4
+          ? cat(" (", runtime::reduceOpName(static_cast<runtime::ReduceOp>(words[1])), ")")
+          : "";
+  return cat(isCollective(op) ? lazy::name(op) : "?", reduction, " ",
+             name(static_cast<DType>(words[2])), toString(shape),
+             words[3] > static_cast<int64_t>(kDims) ? cat(" (", words[4], " elements)") : "");
 }
 
 /// The step structures of each group that need no comparison (again):
@@ -160,6 +168,21 @@ void all_reduce(Tensor &tensor, ReduceOp op, Loc loc) {
     tensor.impl()->node = reduced.impl()->node;
 }
 
+Tensor reduce_scatter(const Tensor &input, ReduceOp op, Loc loc) {
+  SINTER_CHECK(input.defined(), loc, "reduce_scatter: the tensor is undefined");
+  runtime::Communicator &communicator = communicatorFor("reduce_scatter", loc);
+  SINTER_CHECK(op != ReduceOp::Mean || isFloatingPoint(input.dtype()), loc,
+               "reduce_scatter: a Mean over ranks needs a floating tensor, not " +
+                   std::string(name(input.dtype())));
+  return prim::reduceScatter(input, static_cast<int>(op), communicator.size(), loc);
+}
+
+Tensor all_gather(const Tensor &input, Loc loc) {
+  SINTER_CHECK(input.defined(), loc, "all_gather: the tensor is undefined");
+  runtime::Communicator &communicator = communicatorFor("all_gather", loc);
+  return prim::allGather(input, communicator.size(), loc);
+}
+
 void reduce_gradients(const std::vector<Tensor> &parameters, Loc loc) {
   (void)communicatorFor("reduce_gradients", loc);
   NoGradGuard noGrad;
@@ -238,7 +261,7 @@ void checkSameStepOnEveryRank(const std::vector<lazy::NodePtr> &outputs, uint64_
   }
   std::vector<const lazy::Node *> collectives;
   for (const lazy::Node *node : lazy::topological_order(outputs))
-    if (node->op == lazy::Op::AllReduce)
+    if (distributed::isCollective(node->op))
       collectives.push_back(node);
   if (collectives.empty()) {
     remember();

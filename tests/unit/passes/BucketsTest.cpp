@@ -56,6 +56,8 @@ std::string sequence(const std::vector<Program::Step> &launches) {
       text << "S", buffers = &step.inputs;
     else if (step.kind == Kind::AllReduceDone)
       text << "D", buffers = &step.outputs;
+    else if (step.kind == Kind::ReduceScatter)
+      text << "R";
     else
       text << "k" << step.kernel;
     if (buffers == nullptr)
@@ -109,6 +111,29 @@ TEST(Buckets, GradientsAreBucketedInOrderStartedAfterTheirLastWriterAndDoneBefor
   EXPECT_EQ(done.results, 2);
   EXPECT_EQ(start.label, "all_reduce mean bucket 0 of 3 (2 tensors, 80 bytes)");
   EXPECT_EQ(start.lines, "train.cpp:41, train.cpp:42");
+}
+
+TEST(Buckets, ABucketNeverSpansAnotherCollectiveAndStartsOnItsSide) {
+  // A reduce-scatter recorded between the second and the third all-reduce
+  // (of an activation, ready from the start): every rank must start the
+  // collectives in that order, so the gradients before it and after it are
+  // two buckets, the second started after it, though the third gradient
+  // exists before it.
+  Builder b = backward(4, 40);
+  Program::Step scatter;
+  scatter.kind = Kind::ReduceScatter;
+  scatter.ranks = 2;
+  scatter.inputs = {0};
+  scatter.outputs = {b.buffer(32)};
+  scatter.results = 1;
+  b.launches.insert(b.launches.begin() + 6, scatter);
+  bucketCollectives(b.launches, b.buffers,
+                    {.firstBucketBytes = 1000, .bucketBytes = 1000, .inFlight = 2});
+  EXPECT_EQ(sequence(b.launches), "k0 k1 S(1,2) k2 k3 R S(3,4) D(5,6) k4 k5 D(7,8) k6 k7");
+  Builder whole = backward(4, 40);
+  bucketCollectives(whole.launches, whole.buffers,
+                    {.firstBucketBytes = 1000, .bucketBytes = 1000, .inFlight = 2});
+  EXPECT_EQ(sequence(whole.launches), "k0 k1 k2 k3 S(1,2,3,4) D(5,6,7,8) k4 k5 k6 k7");
 }
 
 TEST(Buckets, AtMostInFlightBucketsAreStartedAndNotDone) {

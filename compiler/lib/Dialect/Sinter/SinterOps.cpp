@@ -562,6 +562,38 @@ LogicalResult AllReduceOp::verify() {
   return success();
 }
 
+/// A collective over `ranks` ranks of a 1-D tensor whose length becomes
+/// `length(n)`: ReduceScatterOp n / ranks, AllGatherOp n * ranks.
+template <typename Length>
+static LogicalResult inferShardedType(std::optional<Location> location, Type input, int64_t ranks,
+                                      StringRef what, Length length,
+                                      SmallVectorImpl<Type> &inferred) {
+  auto type = dyn_cast<RankedTensorType>(input);
+  if (!type || type.getRank() != 1 || ranks < 1 ||
+      (what == "reduce_scatter" && type.getDimSize(0) % ranks != 0))
+    return emitOptionalError(location, "sinter.", what,
+                             " needs a 1-D tensor whose length the number of ranks (", ranks,
+                             ") divides, got ", input);
+  inferred.push_back(RankedTensorType::get({length(type.getDimSize(0))}, type.getElementType()));
+  return success();
+}
+
+LogicalResult ReduceScatterOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                                                Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
+  int64_t ranks = adaptor.getRanks();
+  return inferShardedType(
+      location, adaptor.getInput().getType(), ranks, "reduce_scatter",
+      [ranks](int64_t n) { return n / ranks; }, inferred);
+}
+
+LogicalResult AllGatherOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                                            Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
+  int64_t ranks = adaptor.getRanks();
+  return inferShardedType(
+      location, adaptor.getInput().getType(), ranks, "all_gather",
+      [ranks](int64_t n) { return n * ranks; }, inferred);
+}
+
 LogicalResult FusionOp::verify() {
   Block &body = getBody().front();
   if (body.getNumArguments() != getInputs().size())

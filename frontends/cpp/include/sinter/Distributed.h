@@ -76,6 +76,17 @@ int get_local_world_size();
 /// none). REQUIRES: an initialized group; Mean: a floating tensor.
 void all_reduce(Tensor &tensor, ReduceOp op = ReduceOp::Sum, Loc loc = Loc::current());
 
+/// The combination over the ranks of `input`'s r-th slice, on rank r
+/// (torch.distributed.reduce_scatter_tensor, returning its output): a 1-D
+/// tensor whose length the world size divides, recorded lazily. Sum and
+/// Mean have gradients (an all_gather).
+Tensor reduce_scatter(const Tensor &input, ReduceOp op = ReduceOp::Sum, Loc loc = Loc::current());
+
+/// Every rank's 1-D `input`, in rank order (torch.distributed.
+/// all_gather_into_tensor, returning its output), recorded lazily; its
+/// gradient is a reduce_scatter (Sum).
+Tensor all_gather(const Tensor &input, Loc loc = Loc::current());
+
 /// Each parameter's gradient replaced by its mean over the ranks (PyTorch/
 /// XLA's xm.reduce_gradients), in the step; parameters without a gradient
 /// are skipped.

@@ -91,6 +91,10 @@ std::string_view name(Op op) {
     return "pool2d_backward";
   case Op::AllReduce:
     return "all_reduce";
+  case Op::ReduceScatter:
+    return "reduce_scatter";
+  case Op::AllGather:
+    return "all_gather";
   }
   return "?";
 }

@@ -467,6 +467,49 @@ Tensor allReduce(const Tensor &x, int kind, Loc loc) {
   return y;
 }
 
+Tensor reduceScatter(const Tensor &x, int kind, int64_t ranks, Loc loc) {
+  SINTER_CHECK(x.dim() == 1 && ranks > 0 && x.shape()[0] % ranks == 0, loc,
+               "reduce_scatter: needs a 1-D tensor whose length the world size (" +
+                   std::to_string(ranks) + ") divides, got " + toString(x.shape()));
+  lazy::Attrs attrs;
+  attrs.kind = static_cast<uint8_t>(kind);
+  attrs.axis = ranks;
+  Tensor y = rec(Op::ReduceScatter, std::move(attrs), {&x}, {x.shape()[0] / ranks}, x.dtype(), loc);
+  if (detail::needsGrad(x)) {
+    // y_r = the sum (or mean) over k of x_k's r-th slice: x_r's k-th slice
+    // reaches y_k only, so its gradient is rank k's gradient of y.
+    SINTER_CHECK(kind <= 1, loc,
+                 "reduce_scatter: a Max or Min over ranks has no gradient; reduce a tensor that "
+                 "does not require grad (detach() it)");
+    detail::attachGrad(
+        y, "reduce_scatter", {x},
+        [kind, ranks, loc](const Tensor &g) -> std::vector<Tensor> {
+          Tensor all = allGather(g, ranks, loc);
+          return {kind == 1 ? div(all, fullLike(all, static_cast<double>(ranks), loc), loc) : all};
+        },
+        loc);
+  }
+  return y;
+}
+
+Tensor allGather(const Tensor &x, int64_t ranks, Loc loc) {
+  SINTER_CHECK(x.dim() == 1 && ranks > 0, loc,
+               "all_gather: needs a 1-D tensor, got " + toString(x.shape()));
+  lazy::Attrs attrs;
+  attrs.axis = ranks;
+  Tensor y = rec(Op::AllGather, std::move(attrs), {&x}, {x.shape()[0] * ranks}, x.dtype(), loc);
+  if (detail::needsGrad(x))
+    // x_r is the r-th slice of every rank's y: its gradient is the sum of
+    // those slices' gradients over the ranks.
+    detail::attachGrad(
+        y, "all_gather", {x},
+        [ranks, loc](const Tensor &g) -> std::vector<Tensor> {
+          return {reduceScatter(g, 0, ranks, loc)};
+        },
+        loc);
+  return y;
+}
+
 Tensor argmax(const Tensor &x, int64_t axis, bool keepdim, Loc loc) {
   Shape shape;
   for (int64_t d = 0; d < x.dim(); ++d)

@@ -38,6 +38,10 @@ Tensor reduceMax(const Tensor &x, std::vector<int64_t> dims, bool keepdim, Loc l
 Tensor argmax(const Tensor &x, int64_t axis, bool keepdim, Loc loc);
 /// `kind`: a runtime::ReduceOp (sum, mean, max, min), over the process group.
 Tensor allReduce(const Tensor &x, int kind, Loc loc);
+/// Collectives of 1-D tensors in a world of `ranks` (sinter.reduce_scatter,
+/// sinter.all_gather): `kind` is a runtime::ReduceOp.
+Tensor reduceScatter(const Tensor &x, int kind, int64_t ranks, Loc loc);
+Tensor allGather(const Tensor &x, int64_t ranks, Loc loc);
 /// Batched matmul of the last two dims; rhs may be a shared matrix.
 Tensor matmul(const Tensor &a, const Tensor &b, bool transposeA, bool transposeB, Loc loc);
 /// The attributes of a 2-D convolution ([h, w] pairs).

@@ -9,6 +9,7 @@
 
 #include "../Format.h"
 #include "../ops/Primitives.h"
+#include "sinter/Distributed.h"
 #include "sinter/Error.h"
 #include "sinter/lazy/Node.h"
 
@@ -171,7 +172,69 @@ std::map<std::string, double> Adam::hyperparameters() const {
           {"weight_decay", options_.weight_decay}};
 }
 
+namespace {
+
+/// One parameter's (or one shard's) Adam update at step `t`: `m` and `v`
+/// advanced, the new values of `p` returned.
+Tensor adamUpdate(const AdamOptions &options, bool decoupled, double lr, const Tensor &p, Tensor g,
+                  Tensor &m, Tensor &v, int64_t t, StepScalars &stepScalar, Loc loc) {
+  using Kind = StepScalars::Formula::Kind;
+  Tensor weights = p;
+  if (options.weight_decay != 0) {
+    if (decoupled)
+      weights = p * Operand(stepScalar({Kind::DecoupledWeightDecay, options.weight_decay}, lr, t,
+                                       p.dtype()),
+                            loc);
+    else
+      g = g + Operand(p * Operand(options.weight_decay, loc), loc);
+  }
+  if (!m.defined()) {
+    m = prim::fullLike(p, 0.0, loc); // on the parameter's device
+    v = prim::fullLike(p, 0.0, loc);
+  }
+  m = m * Operand(options.beta1, loc) + Operand(g * Operand(1 - options.beta1, loc), loc);
+  v = v * Operand(options.beta2, loc) +
+      Operand(g * Operand(g, loc) * Operand(1 - options.beta2, loc), loc);
+  Tensor denominator =
+      sqrt(v * Operand(stepScalar({Kind::AdamSecondMomentScale, options.beta2}, lr, t, p.dtype()),
+                       loc),
+           loc) +
+      Operand(options.eps, loc);
+  Tensor update = m *
+                  Operand(stepScalar({Kind::AdamStepSize, options.beta1}, lr, t, p.dtype()), loc) /
+                  Operand(denominator, loc);
+  return weights - Operand(update, loc);
+}
+
+/// The factor clip_grad_norm_ scales gradients by, from their L2 norm:
+/// min(1, max_norm / (norm + 1e-6)), as PyTorch.
+Tensor clipScale(const Tensor &norm, double maxNorm, Loc loc) {
+  return minimum(Scalar(maxNorm, loc) / (norm + Operand(1e-6, loc)), ones({}, DType::f32, loc),
+                 loc);
+}
+
+/// Elements of a tensor of `n` a rank keeps when `ranks` share it.
+int64_t shardOf(int64_t n, int64_t ranks) { return (n + ranks - 1) / ranks; }
+
+/// The r-th of `ranks` slices of `x` flattened and padded with zeros to a
+/// multiple of `ranks`: the same ops on every rank, only the slice's offset
+/// differs, so that every rank's step is fused and scheduled alike and
+/// starts its collectives in the same order.
+Tensor shardOfTensor(const Tensor &x, int64_t ranks, int64_t rank, Loc loc) {
+  int64_t n = x.numel(), shard = shardOf(n, ranks);
+  Tensor flat = x.reshape({-1}, loc);
+  if (shard * ranks > n)
+    flat = prim::concat({flat, zeros({shard * ranks - n}, x.dtype(), loc)}, 0, loc);
+  return flat.slice(0, rank * shard, (rank + 1) * shard, 1, loc);
+}
+
+} // namespace
+
 void Adam::step(Loc loc) {
+  if (options_.shard_state)
+    return stepSharded(loc);
+  if (options_.max_grad_norm > 0)
+    clip_grad_norm_(params_, options_.max_grad_norm, loc);
   NoGradGuard noGrad;
   PhaseGuard phase(lazy::Phase::Update);
   StepScalars stepScalar(loc);
@@ -180,35 +243,71 @@ void Adam::step(Loc loc) {
     Tensor g = p.grad();
     if (!g.defined())
       continue;
-    using Kind = StepScalars::Formula::Kind;
     int64_t t = ++steps_[i];
-    Tensor weights = p;
-    if (options_.weight_decay != 0) {
-      if (decoupled_)
-        weights = p * Operand(stepScalar({Kind::DecoupledWeightDecay, options_.weight_decay}, lr_,
-                                         t, p.dtype()),
-                              loc);
-      else
-        g = g + Operand(p * Operand(options_.weight_decay, loc), loc);
-    }
-    Tensor &m = exp_avg_[i], &v = exp_avg_sq_[i];
-    if (!m.defined()) {
-      m = prim::fullLike(p, 0.0, loc); // on the parameter's device
-      v = prim::fullLike(p, 0.0, loc);
-    }
-    m = m * Operand(options_.beta1, loc) + Operand(g * Operand(1 - options_.beta1, loc), loc);
-    v = v * Operand(options_.beta2, loc) +
-        Operand(g * Operand(g, loc) * Operand(1 - options_.beta2, loc), loc);
-    Tensor denominator = sqrt(v * Operand(stepScalar({Kind::AdamSecondMomentScale, options_.beta2},
-                                                     lr_, t, p.dtype()),
-                                          loc),
-                              loc) +
-                         Operand(options_.eps, loc);
-    Tensor update =
-        m * Operand(stepScalar({Kind::AdamStepSize, options_.beta1}, lr_, t, p.dtype()), loc) /
-        Operand(denominator, loc);
-    p.copy_(weights - Operand(update, loc), loc);
+    p.copy_(adamUpdate(options_, decoupled_, lr_, p, g, exp_avg_[i], exp_avg_sq_[i], t, stepScalar,
+                       loc),
+            loc);
   }
+}
+
+void Adam::stepSharded(Loc loc) {
+  NoGradGuard noGrad;
+  PhaseGuard phase(lazy::Phase::Update);
+  const bool group = distributed::is_initialized();
+  const int64_t ranks = distributed::get_world_size(), rank = distributed::get_rank();
+  // Each gradient, flattened and padded to `ranks` slices, reduced into
+  // this rank's slice.
+  std::vector<Tensor> grads(params_.size());
+  for (size_t i = 0; i < params_.size(); ++i) {
+    Tensor g = params_[i].grad();
+    if (!g.defined())
+      continue;
+    int64_t n = g.numel(), padded = shardOf(n, ranks) * ranks;
+    g = g.reshape({-1}, loc);
+    if (padded > n)
+      g = prim::concat({g, zeros({padded - n}, g.dtype(), loc)}, 0, loc);
+    grads[i] = group ? distributed::reduce_scatter(g, distributed::ReduceOp::Mean, loc) : g;
+  }
+  if (options_.max_grad_norm > 0) {
+    // The norm of all the reduced gradients: each rank's sum of squares of
+    // its slices (the padding adds nothing), summed over the ranks.
+    Tensor squares;
+    for (const Tensor &g : grads)
+      if (g.defined()) {
+        Tensor mine = (g * Operand(g, loc)).sum({}, false, loc).to(DType::f32, loc);
+        squares = squares.defined() ? squares + Operand(mine, loc) : mine;
+      }
+    if (!squares.defined())
+      return;
+    if (group)
+      distributed::all_reduce(squares, distributed::ReduceOp::Sum, loc);
+    Tensor scale = clipScale(sqrt(squares, loc), options_.max_grad_norm, loc);
+    for (Tensor &g : grads)
+      if (g.defined())
+        g = g * Operand(scale.to(g.dtype(), loc), loc);
+  }
+  StepScalars stepScalar(loc);
+  for (size_t i = 0; i < params_.size(); ++i) {
+    if (!grads[i].defined())
+      continue;
+    Tensor &p = params_[i];
+    int64_t n = p.numel();
+    Tensor mine = shardOfTensor(p.detach(), ranks, rank, loc);
+    Tensor next = adamUpdate(options_, decoupled_, lr_, mine, grads[i], exp_avg_[i], exp_avg_sq_[i],
+                             ++steps_[i], stepScalar, loc);
+    Tensor all = group ? distributed::all_gather(next, loc) : next;
+    if (all.numel() > n)
+      all = all.slice(0, 0, n, 1, loc);
+    p.copy_(all.reshape(p.shape(), loc), loc);
+  }
+}
+
+Tensor Adam::gathered(const Tensor &shard, size_t i, Loc loc) const {
+  const Tensor &p = params_[i];
+  Tensor all = distributed::is_initialized() ? distributed::all_gather(shard, loc) : shard;
+  if (all.numel() > p.numel())
+    all = all.slice(0, 0, p.numel(), 1, loc);
+  return all.reshape(params_[i].shape(), loc);
 }
 
 AdamW::AdamW(std::vector<Tensor> params, AdamWOptions o, Loc loc)
@@ -217,7 +316,9 @@ AdamW::AdamW(std::vector<Tensor> params, AdamWOptions o, Loc loc)
                        .beta1 = o.beta1,
                        .beta2 = o.beta2,
                        .eps = o.eps,
-                       .weight_decay = o.weight_decay},
+                       .weight_decay = o.weight_decay,
+                       .shard_state = o.shard_state,
+                       .max_grad_norm = o.max_grad_norm},
            true, loc) {}
 
 Tensor clip_grad_norm_(const std::vector<Tensor> &params, double max_norm, Loc loc) {
@@ -234,9 +335,7 @@ Tensor clip_grad_norm_(const std::vector<Tensor> &params, double max_norm, Loc l
   if (!total.defined())
     return zeros({}, DType::f32, loc);
   Tensor norm = sqrt(total, loc);
-  // As PyTorch: scale by min(1, max_norm / (norm + 1e-6)).
-  Tensor scale =
-      minimum(Scalar(max_norm, loc) / (norm + Operand(1e-6, loc)), ones({}, DType::f32, loc), loc);
+  Tensor scale = clipScale(norm, max_norm, loc);
   for (const Tensor &p : params)
     if (Tensor g = p.grad(); g.defined())
       p.set_grad(g * Operand(scale.to(g.dtype(), loc), loc));
@@ -268,6 +367,12 @@ Optimizer::State Adam::state_dict() const {
     if (steps_[i] == 0)
       continue;
     state.emplace_back(cat(i, ".step"), from_vector<int64_t>({steps_[i]}, {}));
+    if (options_.shard_state) {
+      Loc loc = Loc::current();
+      state.emplace_back(cat(i, ".exp_avg"), gathered(exp_avg_[i], i, loc));
+      state.emplace_back(cat(i, ".exp_avg_sq"), gathered(exp_avg_sq_[i], i, loc));
+      continue;
+    }
     state.emplace_back(cat(i, ".exp_avg"), exp_avg_[i]);
     state.emplace_back(cat(i, ".exp_avg_sq"), exp_avg_sq_[i]);
   }
@@ -299,6 +404,16 @@ void Adam::load_state_dict(const State &state, Loc loc) {
                  loc,
                  cat("load_state_dict: parameter ", i,
                      " needs all of step, exp_avg and exp_avg_sq or none"));
+  if (options_.shard_state) {
+    // This rank's slice of each whole tensor (Note [Sharded optimizer state]).
+    const int64_t ranks = distributed::get_world_size(), rank = distributed::get_rank();
+    for (size_t i = 0; i < params_.size(); ++i) {
+      if (steps[i] == 0)
+        continue;
+      exp_avg[i] = shardOfTensor(exp_avg[i], ranks, rank, loc);
+      exp_avg_sq[i] = shardOfTensor(exp_avg_sq[i], ranks, rank, loc);
+    }
+  }
   steps_ = std::move(steps);
   exp_avg_ = std::move(exp_avg);
   exp_avg_sq_ = std::move(exp_avg_sq);

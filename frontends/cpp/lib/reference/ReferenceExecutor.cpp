@@ -7,6 +7,7 @@
 // every op (see Note [Reference precision]); reductions add in index order.
 //
 //===----------------------------------------------------------------------===//
+#include "../Format.h"
 #include "../PostOrder.h"
 #include "../TensorImpl.h"
 #include "common/philox.h"
@@ -513,20 +514,40 @@ std::shared_ptr<const Value> compute(const Node &node) {
   case Op::Pool2dBackward:
     pool(node, true, out);
     break;
-  case Op::AllReduce: {
+  case Op::AllReduce:
+  case Op::ReduceScatter:
+  case Op::AllGather: {
     // In doubles, as everything here: the values are already rounded to
     // their dtype, and the sum is rounded once at the end.
+    std::string_view what = lazy::name(node.op);
     runtime::Communicator *communicator = distributed::detail::current_communicator();
     SINTER_CHECK(communicator != nullptr, node.loc,
-                 "all_reduce: the step runs without a process group "
-                 "(sinter::distributed::init_process_group())");
-    out = in(node, 0);
+                 cat(what, ": the step runs without a process group "
+                           "(sinter::distributed::init_process_group())"));
+    SINTER_CHECK(node.op == Op::AllReduce || attrs.axis == communicator->size(), node.loc,
+                 cat(what, ": recorded for a world of ", attrs.axis, ", run in a world of ",
+                     communicator->size()));
+    const std::vector<double> &x = in(node, 0);
     auto op = static_cast<runtime::ReduceOp>(attrs.kind);
-    Status status = communicator->wait(communicator->allReduce(
-        out.data(), static_cast<int64_t>(out.size()), runtime::ElementType::F64,
-        op == runtime::ReduceOp::Mean ? runtime::ReduceOp::Sum : op, "all_reduce"));
+    runtime::ReduceOp sum = op == runtime::ReduceOp::Mean ? runtime::ReduceOp::Sum : op;
+    auto count = static_cast<int64_t>(x.size());
+    runtime::Communicator::Ticket ticket;
+    if (node.op == Op::AllReduce) {
+      out = x;
+      ticket = communicator->allReduce(out.data(), count, runtime::ElementType::F64, sum,
+                                       std::string(what));
+    } else if (node.op == Op::ReduceScatter) {
+      out.resize(x.size() / static_cast<size_t>(communicator->size()));
+      ticket = communicator->reduceScatter(x.data(), out.data(), static_cast<int64_t>(out.size()),
+                                           runtime::ElementType::F64, sum, std::string(what));
+    } else {
+      out.resize(x.size() * static_cast<size_t>(communicator->size()));
+      ticket = communicator->allGather(
+          x.data(), out.data(), count * static_cast<int64_t>(sizeof(double)), std::string(what));
+    }
+    Status status = communicator->wait(ticket);
     SINTER_CHECK(status.ok(), node.loc, std::string(status.message()));
-    if (op == runtime::ReduceOp::Mean)
+    if (node.op != Op::AllGather && op == runtime::ReduceOp::Mean)
       for (double &value : out)
         value /= communicator->size();
     break;

@@ -28,7 +28,12 @@
 // produced closes the bucket). A bucket holds one reduction of one element
 // type. The bytes of each message are the same on every rank, since every
 // rank compiles the same step (Note [The same step on every rank] in
-// frontends/cpp/lib/Distributed.cpp).
+// frontends/cpp/lib/Distributed.cpp). The other collectives (a sharded
+// optimizer's reduce-scatters and all-gathers: Note [Sharded optimizer
+// state] in sinter/optim/Optimizer.h) run where they stand; a bucket never
+// spans one, and starts between the same two of them as its all-reduces,
+// so that every rank starts its collectives in the order of the schedule
+// (which keeps their order in the program: Note [Scheduling for memory]).
 //
 //===----------------------------------------------------------------------===//
 #ifndef SINTER_PASSES_BUCKETS_H

@@ -84,6 +84,13 @@ struct Program {
       /// before it): waits for its collective, then copies it out into
       /// `outputs`, the reduced values of the start's inputs, in order.
       AllReduceDone,
+      /// inputs[0] (`ranks` slices of `elementType` elements) combined over
+      /// the ranks by `reduce`, this rank's slice into outputs[0]; started
+      /// and waited for at once (a sharded optimizer's gradients).
+      ReduceScatter,
+      /// Every rank's inputs[0], in rank order, into outputs[0] (`ranks`
+      /// times its bytes); started and waited for at once.
+      AllGather,
     };
     Kind kind = Kind::Kernel;
     /// Kernels are numbered across the module the library was built from;
@@ -118,15 +125,21 @@ struct Program {
     std::vector<uint8_t> element = {};
     /// Kind::Copy: the result whose memory receives the copy.
     int result = -1;
-    /// Kind::AllReduce and AllReduceDone: how, and of what.
+    /// Kind::AllReduce, AllReduceDone, ReduceScatter: how, and of what.
     ReduceOp reduce = ReduceOp::Sum;
     ElementType elementType = ElementType::F32;
+    /// Kind::ReduceScatter and AllGather: the world size the program was
+    /// compiled for (its buffers' sizes depend on it; a run in another is
+    /// refused). 0 for every other kind.
+    int ranks = 0;
 
     /// A kernel, a library call or a collective (what memory planning
     /// counts time in).
-    bool launches() const {
-      return kind == Kind::Kernel || kind == Kind::Gemm || kind == Kind::AllReduce ||
-             kind == Kind::AllReduceDone;
+    bool launches() const { return kind == Kind::Kernel || kind == Kind::Gemm || collective(); }
+    /// A step run through the communicator.
+    bool collective() const {
+      return kind == Kind::AllReduce || kind == Kind::AllReduceDone ||
+             kind == Kind::ReduceScatter || kind == Kind::AllGather;
     }
     friend bool operator==(const Step &, const Step &) = default;
   };

@@ -555,6 +555,40 @@ def Sinter_AllReduceOp : Sinter_Op<"all_reduce", [InferTypeOpAdaptor]> {
   let hasVerifier = 1;
 }
 
+def Sinter_ReduceScatterOp : Sinter_Op<"reduce_scatter", [InferTypeOpAdaptor]> {
+  let summary = "combine a tensor across ranks and keep this rank's slice";
+  let description = [{
+    The 1-D operand holds `ranks` equal slices; every rank receives the
+    elementwise `sum`, `mean`, `max` or `min` over all ranks of the slice of
+    its own rank (the gradients of a sharded optimizer). A collective, as
+    `sinter.all_reduce`: never removed or merged.
+
+    ```mlir
+    %g = sinter.reduce_scatter mean, %flat, ranks = 2 : tensor<1024xf32>
+    ```
+  }];
+  let arguments = (ins Sinter_ReductionKindAttr:$reduction, Sinter_NumericTensor:$input,
+                       I64Attr:$ranks);
+  let results = (outs Sinter_NumericTensor:$result);
+  let assemblyFormat = "`` $reduction `,` $input `,` `ranks` `=` $ranks attr-dict `:` type($input)";
+}
+
+def Sinter_AllGatherOp : Sinter_Op<"all_gather", [InferTypeOpAdaptor]> {
+  let summary = "every rank's tensor, in rank order";
+  let description = [{
+    The result is the 1-D operands of all `ranks` ranks one after the other,
+    on every rank (the parameters of a sharded optimizer). A collective, as
+    `sinter.all_reduce`: never removed or merged.
+
+    ```mlir
+    %p = sinter.all_gather %shard, ranks = 2 : tensor<512xf32>
+    ```
+  }];
+  let arguments = (ins Sinter_NumericTensor:$input, I64Attr:$ranks);
+  let results = (outs Sinter_NumericTensor:$result);
+  let assemblyFormat = "$input `,` `ranks` `=` $ranks attr-dict `:` type($input)";
+}
+
 //===----------------------------------------------------------------------===//
 // Fusion
 //===----------------------------------------------------------------------===//

@@ -87,6 +87,11 @@ enum class Op : uint8_t {
   Pool2dBackward,       // (input, grad_output); attributes as Pool2d
   // Collectives.
   AllReduce, // over the ranks of the process group; attrs.kind: runtime::ReduceOp
+  // A 1-D tensor of attrs.axis (the world size) slices reduced over the
+  // ranks (attrs.kind: runtime::ReduceOp); rank r gets the r-th slice.
+  ReduceScatter,
+  // Every rank's 1-D tensor, in rank order (attrs.axis: the world size).
+  AllGather,
 };
 
 /// sinter.compare's directions.

@@ -81,9 +81,38 @@ struct AdamOptions {
   double beta2 = 0.999;
   double eps = 1e-8;
   double weight_decay = 0;
+  /// ZeRO stage 1 (Note [Sharded optimizer state]): step() reduces the
+  /// gradients over the ranks itself, and each rank keeps and updates
+  /// 1/world of the state. Gradients must not be reduced before.
+  bool shard_state = false;
+  /// When positive, step() first scales the gradients so that their global
+  /// L2 norm is at most this (clip_grad_norm_'s rule; with shard_state, of
+  /// the reduced gradients, which only step() sees).
+  double max_grad_norm = 0;
 };
 
 /// Adam (weight decay added to the gradient), as torch.optim.Adam.
+///
+/// Note [Sharded optimizer state]
+/// ZeRO stage 1 (DeepSpeed's; PyTorch's ZeroRedundancyOptimizer shards by
+/// whole parameters instead): with shard_state, step() flattens each
+/// gradient, pads it with zeros to a multiple of the world size and
+/// reduce-scatters it (the mean over the ranks: rank r receives the r-th
+/// slice), updates the r-th slice of the parameter (a view) with the r-th
+/// slice of its moments, and all-gathers the updated slices into every
+/// rank's parameter. All of it is recorded in the step like any op
+/// (sinter.reduce_scatter, sinter.all_gather), so a rank's planned step
+/// holds 1/world of the moments, and its transients are a slice per
+/// parameter (a padded copy of a gradient only where the world size does
+/// not divide it). Each element's arithmetic is the unsharded update's, so
+/// in a world of two (a sum of two values has one order) or with
+/// SINTER_DETERMINISTIC_COLLECTIVES, training equals reduce_gradients() +
+/// the unsharded step bit for bit. state_dict() returns whole tensors, as
+/// the unsharded optimizer (a checkpoint reads back into either, at any
+/// world size), by an all-gather: every rank calls it and reads its tensors
+/// (or calls mark_step()) at the same point. Without a process group, a
+/// world of one. Two collectives a parameter: a model of many small
+/// parameters pays their latency.
 class Adam : public Optimizer {
 public:
   Adam(std::vector<Tensor> params, AdamOptions options = {}, Loc loc = Loc::current());
@@ -98,11 +127,18 @@ protected:
   Adam(std::vector<Tensor> params, AdamOptions options, bool decoupled, Loc loc);
 
 private:
+  void stepSharded(Loc loc);
+  /// Parameter i's state from this rank's `shard` of it: the whole tensor
+  /// (an all-gather).
+  Tensor gathered(const Tensor &shard, size_t i, Loc loc) const;
+
   AdamOptions options_;
   bool decoupled_;
   /// Steps taken per parameter (its bias correction), as PyTorch: a parameter
   /// whose first gradient comes late starts its own count.
   std::vector<int64_t> steps_;
+  /// With shard_state, this rank's slice of each: the parameter flattened
+  /// and padded with zeros to a multiple of the world size.
   std::vector<Tensor> exp_avg_, exp_avg_sq_;
 };
 
@@ -113,6 +149,8 @@ struct AdamWOptions {
   double beta2 = 0.999;
   double eps = 1e-8;
   double weight_decay = 1e-2;
+  bool shard_state = false; // as AdamOptions
+  double max_grad_norm = 0; // as AdamOptions
 };
 
 /// Adam with decoupled weight decay (p -= lr * weight_decay * p), as
