@@ -140,3 +140,91 @@ TEST_F(DistributedStep, BroadcastInAWorldOfOneKeepsTheValues) {
 }
 
 } // namespace
+
+namespace {
+
+TEST_F(DistributedStep, ReduceScatterAndAllGatherInAWorldOfOneInEveryMode) {
+  for (const Settings &settings : kModes) {
+    Session::Use session(settings);
+    Tensor x = from_vector<float>({1.5f, -2.0f, 3.25f}, {3});
+    Tensor reduced = distributed::reduce_scatter(x * 2.0, distributed::ReduceOp::Mean);
+    Tensor gathered = distributed::all_gather(x + 1.0);
+    mark_step();
+    EXPECT_EQ(reduced.shape(), (Shape{3}));
+    EXPECT_EQ(reduced.to_vector<float>(), (std::vector<float>{3.0f, -4.0f, 6.5f}));
+    EXPECT_EQ(gathered.to_vector<float>(), (std::vector<float>{2.5f, -1.0f, 4.25f}));
+  }
+  // Their gradients: each the other's collective (the identity here).
+  Tensor x = from_vector<float>({1.0f, 2.0f}, {2});
+  x.requires_grad_();
+  Tensor y = distributed::all_gather(distributed::reduce_scatter(x * 3.0));
+  (y * y).sum().backward();
+  mark_step();
+  EXPECT_EQ(x.grad().to_vector<float>(), (std::vector<float>{18.0f, 36.0f}));
+  // What they take, refused at the user's line.
+  Tensor matrix = zeros({2, 2});
+  int line = __LINE__ + 1;
+  std::string message = errorOf([&] { distributed::reduce_scatter(matrix); });
+  EXPECT_THAT(message, HasSubstr("reduce_scatter: needs a 1-D tensor whose length the world size "
+                                 "(1) divides, got [2, 2]"));
+  EXPECT_THAT(message, HasSubstr("DistributedStepTest.cpp:" + std::to_string(line)));
+  EXPECT_THAT(errorOf([&] { distributed::all_gather(matrix); }),
+              HasSubstr("all_gather: needs a 1-D tensor, got [2, 2]"));
+  Tensor ints = from_vector<int32_t>({1}, {1});
+  EXPECT_THAT(errorOf([&] { distributed::reduce_scatter(ints, distributed::ReduceOp::Mean); }),
+              HasSubstr("a Mean over ranks needs a floating tensor, not i32"));
+  distributed::destroy_process_group();
+  EXPECT_THAT(errorOf([&] { distributed::all_gather(ints); }),
+              HasSubstr("all_gather: the process group is not initialized"));
+}
+
+/// Trains a layer with AdamW (sharded or not) for 4 steps, gradients clipped
+/// when `clip`, and returns the parameters and the state_dict's tensors.
+std::vector<std::vector<float>> trainAdamW(bool sharded, double clip) {
+  manual_seed(3);
+  nn::Linear layer(5, 3); // 15 and 3 elements
+  optim::AdamW optimizer(layer.parameters(),
+                         {.lr = 0.1, .shard_state = sharded, .max_grad_norm = clip});
+  for (int step = 0; step < 4; ++step) {
+    optimizer.zero_grad();
+    manual_seed(100 + step);
+    Tensor loss = (layer.forward(randn({6, 5})) * 2.0).sum();
+    loss.backward();
+    optimizer.step();
+    mark_step();
+  }
+  std::vector<std::vector<float>> all;
+  for (const Tensor &p : layer.parameters())
+    all.push_back(p.to_vector<float>());
+  for (const auto &[name, tensor] : optimizer.state_dict())
+    all.push_back(tensor.to_vector<float>());
+  return all;
+}
+
+TEST_F(DistributedStep, ShardedAdamWTrainsAsAdamWAndItsStateReadsBackWhole) {
+  for (double clip : {0.0, 0.5}) {
+    std::vector<std::vector<float>> plain = trainAdamW(false, clip);
+    EXPECT_EQ(trainAdamW(true, clip), plain) << "max_grad_norm " << clip;
+    ASSERT_EQ(plain.size(), 2u + 6u); // 2 parameters; step, exp_avg, exp_avg_sq each
+    EXPECT_EQ(plain[3].size(), 15u) << "exp_avg of the weight, whole";
+  }
+  EXPECT_NE(trainAdamW(false, 0.5)[0], trainAdamW(false, 0.0)[0]) << "the clipping clips";
+  // A sharded optimizer takes an unsharded one's state, and gives it back.
+  manual_seed(3);
+  nn::Linear layer(5, 3);
+  optim::AdamW plain(layer.parameters()), sharded(layer.parameters(), {.shard_state = true});
+  (layer.forward(ones({2, 5})).sum()).backward();
+  plain.step();
+  mark_step();
+  sharded.load_state_dict(plain.state_dict());
+  optim::Optimizer::State back = sharded.state_dict(), original = plain.state_dict();
+  ASSERT_EQ(back.size(), original.size());
+  for (size_t i = 0; i < back.size(); ++i) {
+    EXPECT_EQ(back[i].first, original[i].first);
+    EXPECT_EQ(back[i].second.shape(), original[i].second.shape()) << back[i].first;
+    EXPECT_EQ(back[i].second.to_vector<double>(), original[i].second.to_vector<double>())
+        << back[i].first;
+  }
+}
+
+} // namespace

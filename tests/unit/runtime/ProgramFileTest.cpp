@@ -168,7 +168,7 @@ TEST(ProgramFile, EachDamageIsRefusedWithItsPlace) {
       {"steps not a list", [](Json &j) { j["steps"] = 3; }, "steps: expected a list, got number 3"},
       {"an unknown step kind", [](Json &j) { j["steps"][2]["kind"] = "jump"; },
        "steps[2].kind: \"jump\" is not one of kernel, gemm, fill, copy, all_reduce, "
-       "all_reduce_done"},
+       "all_reduce_done, reduce_scatter, all_gather"},
       {"an input past the buffers", [](Json &j) { j["steps"][2]["inputs"][1] = 10; },
        "step 2 names buffer 10 of 10"},
       {"a negative input", [](Json &j) { j["steps"][2]["inputs"][1] = -1; },
@@ -218,7 +218,7 @@ TEST(ProgramFile, EachDamageIsRefusedWithItsPlace) {
       {"an all-reduce never waited for", [](Json &j) { j["steps"].erase(4); },
        "all-reduce step 3 is never waited for (no all-reduce done step reads buffer 8)"},
       {"an unknown reduction", [](Json &j) { j["steps"][3]["reduce"] = "product"; },
-       "steps[3].reduce: \"product\" is not one of sum, mean, max, min"},
+       "steps[3].reduce: unknown reduction 'product': expected sum, mean, max or min"},
       {"a donor past the arguments", [](Json &j) { j["donors"][1] = 3; },
        "result 1 is donated argument 3 of 3"},
       {"one arena flag too few", [](Json &j) { j["in_arena"].erase(2); },
@@ -312,6 +312,76 @@ TEST(ProgramFile, BytesThatAreNoJsonObjectAreRefused) {
     ASSERT_FALSE(read.ok()) << bytes.substr(0, 40);
     EXPECT_NE(read.status().message().find("bad.json: " + words), std::string::npos)
         << read.status();
+  }
+}
+
+/// A sharded optimizer's collectives over 2 ranks: 8 floats reduce-scattered
+/// into 4 (read at byte 0 of the gradient), 4 all-gathered into 8.
+Program shardedCollectives() {
+  Program program;
+  program.buffers = {{32, -1, 0, true}, {16, 0, 1, true}, {32, -1, 2, true}};
+  program.arguments = {0};
+  program.results = {2};
+  program.donors = {-1};
+  program.inArena = {false};
+  program.arenaBytes = 64;
+  Program::Step scatter;
+  scatter.kind = Kind::ReduceScatter;
+  scatter.ranks = 2;
+  scatter.reduce = ReduceOp::Mean;
+  scatter.inputs = {0};
+  scatter.inputOffsets = {0};
+  scatter.outputs = {1};
+  scatter.results = 1;
+  scatter.phase = Program::Step::Phase::Update;
+  scatter.label = "reduce_scatter f32[8] <- optim.cpp:7";
+  Program::Step gather = scatter;
+  gather.kind = Kind::AllGather;
+  gather.reduce = ReduceOp::Sum;
+  gather.inputs = {1};
+  gather.outputs = {2};
+  gather.label = "all_gather f32[4] <- optim.cpp:9";
+  program.steps = {scatter, gather};
+  using Role = Program::Role;
+  program.signature.arguments = {{"grad", Role::BatchInput, "f32", {8}}};
+  program.signature.results = {{"w", Role::Output, "f32", {8}}};
+  return program;
+}
+
+TEST(ProgramFile, ShardedCollectivesReadBackAndTheirSizesAreChecked) {
+  Program program = shardedCollectives();
+  ASSERT_TRUE(validateProgram(program).ok()) << validateProgram(program);
+  std::string text = writeProgram(program);
+  StatusOr<Program> read = readProgram(text, "zero.json");
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(*read, program);
+  Json document = Json::parse(text);
+  EXPECT_EQ(document["steps"][0]["kind"], "reduce_scatter");
+  EXPECT_EQ(document["steps"][0]["ranks"], 2);
+  EXPECT_EQ(document["steps"][1]["kind"], "all_gather");
+  EXPECT_FALSE(document["steps"][1].contains("reduce")) << "an all-gather reduces nothing";
+  const std::vector<Damage> damages = {
+      {"no ranks", [](Json &j) { j["steps"][0]["ranks"] = 0; },
+       "steps[0].ranks: 0 is outside 1.."},
+      {"a world the sizes do not fit", [](Json &j) { j["steps"][0]["ranks"] = 4; },
+       "reduce-scatter step 0 writes 16 bytes from 32 bytes of its input at byte 0 in a world of "
+       "4"},
+      {"a gather into too little", [](Json &j) { j["steps"][1]["ranks"] = 3; },
+       "all-gather step 1 writes 32 bytes"},
+      {"an input offset past the slices", [](Json &j) { j["steps"][0]["input_offsets"] = {8}; },
+       "reduce-scatter step 0 writes 16 bytes from 24 bytes of its input at byte 8"},
+      {"two outputs", [](Json &j) { j["steps"][1]["outputs"] = {2, 1}; },
+       "all-gather step 1 has 1 inputs, 2 outputs"},
+      {"an unknown dtype", [](Json &j) { j["steps"][1]["dtype"] = "f8"; },
+       "steps[1].dtype: collectives do not take elements of type 'f8'"},
+  };
+  for (const Damage &d : damages) {
+    Json damaged = Json::parse(text);
+    d.damage(damaged);
+    StatusOr<Program> bad = readProgram(damaged.dump(), "zero.json");
+    ASSERT_FALSE(bad.ok()) << d.what << " was read";
+    EXPECT_NE(bad.status().message().find(d.message), std::string::npos)
+        << d.what << ": expected \"" << d.message << "\" in\n  " << bad.status().message();
   }
 }
 
