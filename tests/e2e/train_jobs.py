@@ -178,6 +178,11 @@ def case_data_parallel():
           f"the learning-rate rule with the world size:\n{text}")
     accuracy = [float(a) for a in re.findall(r"\[rank 0\] test accuracy ([0-9.]+)%", text)]
     check(accuracy and accuracy[0] >= 84.0, f"rank 0's test accuracy {accuracy}:\n{text}")
+    # Each rank evaluates every other batch; both log the sums of all.
+    evaluations = {rank: re.findall(rf"\[rank {rank}\] (test at step .*)", text) for rank in (0, 1)}
+    check(evaluations[0] == evaluations[1] and len(evaluations[0]) == 1 and
+          "(10000 images)" in evaluations[0][0],
+          f"both ranks log the evaluation of all 10000 test images: {evaluations}")
     check("rank 1 done; rank 0 writes the job's files" in text, f"rank 1 writes nothing:\n{text}")
     summary = json.load(open(os.path.join(d, "summary.json")))
     check(summary["world_size"] == 2 and summary["steps"] == 937,

@@ -18,8 +18,13 @@
 // averages the gradients over the ranks in the step (reduce_gradients), and
 // logs the loss averaged over the ranks: what one process with the global
 // batch would log. Rank 0 writes the checkpoints, the metrics and the
-// summary; every rank evaluates the whole held-out set (the same parameters
-// give the same numbers). The learning-rate rule uses the real world size.
+// summary. Each rank evaluates every world-th batch of the held-out set and
+// the ranks gather each batch's sums, which every rank adds in batch order:
+// the evaluation one process would log, to the bit, in 1/world of its time.
+// With zero_stage 1 the optimizer reduces the gradients itself and each
+// rank keeps 1/world of AdamW's state (Note [Sharded optimizer state] in
+// sinter/optim/Optimizer.h); every rank then takes part in gathering the
+// state for a checkpoint. The learning-rate rule uses the real world size.
 // With gradient_accumulation_steps K, each worker runs K micro-batches a
 // step, each its own compiled step that adds to the gradients; only the
 // last reduces them over the ranks and updates (as PyTorch/XLA's loops do),

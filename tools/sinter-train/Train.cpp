@@ -550,6 +550,10 @@ struct Evaluation {
   int64_t examples = 0;
 };
 
+/// The held-out loss and accuracy. In a world of several ranks, rank r
+/// evaluates batches r, r + world, ... and the ranks gather every batch's
+/// sums, which each adds in batch order: what every rank logs equals, to
+/// the bit, what one process evaluating them all logs.
 Evaluation evaluate(const Task &task, nn::Module &model, int64_t batchSize, int64_t limit) {
   NoGradGuard noGrad;
   model.eval();
@@ -558,9 +562,13 @@ Evaluation evaluate(const Task &task, nn::Module &model, int64_t batchSize, int6
   int64_t batches = loader.batches_per_epoch();
   if (limit > 0)
     batches = std::min(batches, limit);
-  double lossSum = 0, correct = 0, counted = 0;
+  const int64_t world = distributed::get_world_size(), rank = distributed::get_rank();
+  const int64_t mine = (batches + world - 1) / world; // batches a rank, the last ones padded
+  std::vector<double> sums(static_cast<size_t>(3 * mine), 0.0);
   for (int64_t b = 0; b < batches; ++b) {
     data::Batch batch = loader.next();
+    if (b % world != rank)
+      continue;
     Tensor logits = task.logits(model, batch.inputs);
     Tensor targets = batch.targets.reshape({-1});
     // Padding rows (mask 0) count for nothing.
@@ -569,12 +577,23 @@ Evaluation evaluate(const Task &task, nn::Module &model, int64_t batchSize, int6
                          : batch.mask;
     Tensor losses = F::cross_entropy(logits, targets, -100, F::Reduction::none) * weights;
     Tensor hits = (logits.argmax(1) == targets).to(DType::f32) * weights;
-    Tensor sums = stack({losses.sum(), hits.sum(), weights.sum()});
+    Tensor three = stack({losses.sum(), hits.sum(), weights.sum()});
     mark_step();
-    std::vector<double> values = sums.to_vector<double>();
-    lossSum += values[0];
-    correct += values[1];
-    counted += values[2];
+    std::vector<double> values = three.to_vector<double>();
+    std::copy(values.begin(), values.end(), sums.begin() + 3 * (b / world));
+  }
+  std::vector<double> all = sums;
+  if (world > 1) {
+    Tensor gathered = distributed::all_gather(from_vector<double>(sums, {3 * mine}));
+    mark_step();
+    all = gathered.to_vector<double>();
+  }
+  double lossSum = 0, correct = 0, counted = 0;
+  for (int64_t b = 0; b < batches; ++b) {
+    const double *three = all.data() + 3 * ((b % world) * mine + b / world);
+    lossSum += three[0];
+    correct += three[1];
+    counted += three[2];
   }
   model.train();
   return {lossSum / counted, correct / counted, static_cast<int64_t>(counted)};
