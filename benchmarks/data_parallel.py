@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
-"""Data-parallel training speed: one process against two, and gradient buckets
-waited for at once against buckets in flight (overlap), on one machine and across
-two network namespaces joined by a veth pair whose sends `tc tbf` limits.
+"""Data-parallel training speed and memory: one process against two, gradient
+buckets waited for at once against buckets in flight (overlap), AdamW's state
+sharded over the workers (ZeRO stage 1), on one machine and across two network
+namespaces joined by a veth pair whose sends `tc tbf` limits.
 
     sudo benchmarks/data_parallel.py BUILD_DIR [--model gpt-mini] [--steps 40]
         [--rounds 2] [--rate 1gbit]
 
 Each configuration runs `sinter-train` on the same global batch (one process
 with 2B rows a step, or 2 workers with B each) for --steps steps; the median
-step time of each run comes from its summary.json (rank 0's). The
+step time of each run, and its planned step and optimizer state, come from
+its summary.json (rank 0's). The
 configurations run interleaved, --rounds times each, so that a machine whose
 speed drifts slows them alike; the table gives the median over the rounds and
 the ratios. The two-namespace configurations need root (`ip netns`, `tc`);
@@ -23,9 +25,9 @@ import sys
 import tempfile
 
 
-def job(model, batch, steps, output_dir, processes, instances):
+def job(model, batch, steps, output_dir, processes, instances, zero=0):
     hyperparameters = {"batch_size": batch, "steps": steps, "eval_batches": 1,
-                       "eval_every": steps, "checkpoint_every": steps}
+                       "eval_every": steps, "checkpoint_every": steps, "zero_stage": zero}
     document = {"entry_point": model, "output_dir": output_dir,
                 "hyperparameters": hyperparameters}
     if model.startswith("gpt"):
@@ -43,9 +45,9 @@ def run_checked(command, env):
         raise RuntimeError(f"{' '.join(command)} failed:\n{done.stdout}{done.stderr}")
 
 
-def median_step_ms(output_dir):
+def summary_of(output_dir):
     with open(os.path.join(output_dir, "summary.json")) as f:
-        return json.load(f)["step_ms_median"]
+        return json.load(f)
 
 
 class Namespaces:
@@ -101,14 +103,14 @@ def main():
         path = os.path.join(scratch, "one.json")
         json.dump(job(args.model, 2 * args.batch, args.steps, d, 1, 1), open(path, "w"))
         run_checked([train, "--config", path], env)
-        return median_step_ms(d)
+        return summary_of(d)
 
-    def two_processes(in_flight):
-        d = os.path.join(scratch, f"two-{in_flight}")
-        path = os.path.join(scratch, f"two-{in_flight}.json")
-        json.dump(job(args.model, args.batch, args.steps, d, 2, 1), open(path, "w"))
+    def two_processes(in_flight, zero=0):
+        d = os.path.join(scratch, f"two-{in_flight}-{zero}")
+        path = os.path.join(scratch, f"two-{in_flight}-{zero}.json")
+        json.dump(job(args.model, args.batch, args.steps, d, 2, 1, zero), open(path, "w"))
         run_checked([train, "--config", path], dict(env, SINTER_BUCKETS_IN_FLIGHT=str(in_flight)))
-        return median_step_ms(d)
+        return summary_of(d)
 
     def two_machines(namespaces, in_flight):
         d = os.path.join(scratch, f"machines-{in_flight}")
@@ -126,11 +128,13 @@ def main():
             output, _ = agent.communicate(timeout=1800)
             if agent.returncode != 0:
                 raise RuntimeError(f"a node failed:\n{output}")
-        return median_step_ms(d)
+        return summary_of(d)
 
     configurations = [("1 process, batch 2B", one_process),
                       ("2 processes, buckets waited for at once", lambda: two_processes(0)),
-                      ("2 processes, 2 buckets in flight", lambda: two_processes(2))]
+                      ("2 processes, 2 buckets in flight", lambda: two_processes(2)),
+                      ("2 processes, optimizer state sharded (ZeRO-1)",
+                       lambda: two_processes(2, zero=1))]
     namespaces = None
     if os.geteuid() == 0:
         try:
@@ -145,23 +149,29 @@ def main():
     else:
         print("(two machines left out: network namespaces need root)")
     try:
-        times = {name: [] for name, _ in configurations}
+        runs = {name: [] for name, _ in configurations}
         for round_ in range(args.rounds + 1):  # the first round warms the kernel cache
             for name, run in configurations:
-                ms = run()
+                summary = run()
                 if round_ > 0:
-                    times[name].append(ms)
+                    runs[name].append(summary)
     finally:
         if namespaces is not None:
             namespaces.__exit__()
-    base = statistics.median(times[configurations[0][0]])
+
+    def median_ms(name):
+        return statistics.median(r["step_ms_median"] for r in runs[name])
+
+    base = median_ms(configurations[0][0])
     print(f"\n{args.model}, global batch {2 * args.batch}, {args.steps} steps, median of "
           f"{args.rounds} interleaved rounds:\n")
-    print("| configuration | ms a step | vs 1 process |")
-    print("| --- | --- | --- |")
+    print("| configuration | ms a step | vs 1 process | optimizer state (MiB) | planned step (MiB) |")
+    print("| --- | --- | --- | --- | --- |")
     for name, _ in configurations:
-        ms = statistics.median(times[name])
-        print(f"| {name} | {ms:.1f} | {base / ms:.2f}x |")
+        ms, last = median_ms(name), runs[name][-1]
+        print(f"| {name} | {ms:.1f} | {base / ms:.2f}x | "
+              f"{last.get('optimizer_state_bytes', 0) / 2**20:.2f} | "
+              f"{last['planned_step_bytes'] / 2**20:.2f} |")
 
 
 if __name__ == "__main__":
