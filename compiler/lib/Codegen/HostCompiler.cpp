@@ -18,7 +18,12 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <chrono>
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <optional>
+#include <set>
+#include <unistd.h>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -208,6 +213,124 @@ std::string kernelCacheDir() {
   return std::string(home);
 }
 
+/// Note [A kernel cache that survives crashes]
+/// A cache entry is `kernel-<key>.so` and, beside it, an empty marker
+/// `kernel-<key>.<checksum>.ok` that names the xxh3 checksum of the
+/// library's bytes. A compile writes the library under a temporary name,
+/// fsyncs it, creates the marker, renames the library into place and
+/// fsyncs the folder, so that a crash or a full disk leaves no entry, or a
+/// temporary, but never a half-written library under the entry's name.
+/// A hit is verified: its checksum must have a marker (a truncated or
+/// otherwise damaged file has none) and, for this machine's kernels, it
+/// must load (dlopen: a library of another libc does not); a damaged entry
+/// is said once and built again. Concurrent compiles of one key each leave
+/// their own marker, so whichever library wins the rename is verified. An
+/// entry without any marker (from before markers) is rebuilt silently.
+/// Temporaries of compiles killed more than an hour ago are removed the
+/// first time a process compiles into the folder.
+namespace {
+
+constexpr const char *kNoChecksum = "has no checksum";
+
+std::string markerPath(const std::string &dir, const std::string &hash, const std::string &sum) {
+  return dir + "/kernel-" + hash + "." + sum + ".ok";
+}
+
+std::optional<std::string> checksumOf(const std::string &path) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> bytes =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!bytes)
+    return std::nullopt;
+  llvm::StringRef data = (*bytes)->getBuffer();
+  return llvm::utohexstr(llvm::xxh3_64bits(llvm::arrayRefFromStringRef(data)),
+                         /*LowerCase=*/true) +
+         "-" + std::to_string(data.size());
+}
+
+/// fsync of a file or a folder.
+bool syncFile(const std::string &path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  bool ok = ::fsync(fd) == 0;
+  ::close(fd);
+  return ok;
+}
+
+bool createMarker(const std::string &path) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return false;
+  bool ok = ::fsync(fd) == 0;
+  ::close(fd);
+  return ok;
+}
+
+/// Every marker of `hash`'s entry.
+std::vector<std::string> markersOf(const std::string &dir, const std::string &hash) {
+  std::vector<std::string> markers;
+  std::error_code ec;
+  std::string prefix = "kernel-" + hash + ".";
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    llvm::StringRef name = llvm::sys::path::filename(it->path());
+    if (name.starts_with(prefix) && name.ends_with(".ok"))
+      markers.push_back(it->path());
+  }
+  return markers;
+}
+
+/// What is wrong with the entry at `path` ("" when nothing).
+std::string checkEntry(const std::string &dir, const std::string &hash, const std::string &path,
+                       bool load) {
+  std::optional<std::string> sum = checksumOf(path);
+  if (!sum)
+    return "cannot be read";
+  if (!llvm::sys::fs::exists(markerPath(dir, hash, *sum)))
+    return markersOf(dir, hash).empty() ? kNoChecksum
+                                        : "does not match its checksum (truncated or damaged)";
+  if (load) {
+    void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+    if (handle == nullptr) {
+      const char *why = dlerror();
+      return std::string("cannot be loaded (") + (why ? why : "dlopen failed") + ")";
+    }
+    dlclose(handle);
+  }
+  return "";
+}
+
+void removeEntry(const std::string &dir, const std::string &hash, const std::string &path) {
+  llvm::sys::fs::remove(path);
+  for (const std::string &marker : markersOf(dir, hash))
+    llvm::sys::fs::remove(marker);
+}
+
+/// Removes the sources and libraries that compiles killed more than an
+/// hour ago left under temporary names, once per folder and process.
+void sweepTemporaries(const std::string &dir) {
+  static std::mutex mutex;
+  static std::set<std::string> swept;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!swept.insert(dir).second)
+      return;
+  }
+  auto now = std::chrono::system_clock::now();
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    llvm::StringRef name = llvm::sys::path::filename(it->path());
+    bool temporary = name.starts_with("kernel-") &&
+                     (name.ends_with(".so.tmp") || (name.ends_with(".cpp") && name.count('-') == 2));
+    llvm::sys::fs::file_status status;
+    if (!temporary || llvm::sys::fs::status(it->path(), status))
+      continue;
+    if (now - status.getLastModificationTime() > std::chrono::hours(1))
+      llvm::sys::fs::remove(it->path());
+  }
+}
+
+} // namespace
+
 std::vector<std::pair<std::string, std::string>> kernelLibraryDependencies() {
   // oneDNN's soname from the library linked ("libdnnl.so.2.6" -> libdnnl.so.2,
   // Debian's libdnnl2); OpenBLAS's OpenMP build (found by the library's
@@ -314,13 +437,21 @@ bool compileHostLibrary(const std::string &source, CompiledLibrary &library, std
   std::string dir = kernelCacheDir();
   std::string path = dir + "/kernel-" + hash + ".so";
   if (llvm::sys::fs::exists(path)) {
-    library = {path, true};
-    return true;
+    std::string damage = checkEntry(dir, hash, path, build.cpu == "native");
+    if (damage.empty()) {
+      library = {path, true};
+      return true;
+    }
+    if (damage != kNoChecksum)
+      llvm::errs() << "sinter: the kernel cache entry " << path << " " << damage
+                   << "; building it again\n";
+    removeEntry(dir, hash, path);
   }
   if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
     error = "cannot create the kernel cache " + dir + ": " + ec.message();
     return false;
   }
+  sweepTemporaries(dir);
   // Source and library go to unique temporary names, and the library is
   // renamed into place: concurrent compilations (threads or processes) never
   // read or serve a half-written file.
@@ -359,10 +490,20 @@ bool compileHostLibrary(const std::string &source, CompiledLibrary &library, std
     return false;
   }
   llvm::sys::fs::remove(sourcePath);
+  // Its bytes on disk, then its checksum's marker, then the library in
+  // place (Note [A kernel cache that survives crashes]).
+  std::optional<std::string> sum = checksumOf(temporary.str().str());
+  if (!sum || !syncFile(temporary.str().str()) ||
+      !createMarker(markerPath(dir, hash, *sum))) {
+    error = "cannot write the compiled kernel " + temporary.str().str() + " to disk";
+    llvm::sys::fs::remove(temporary);
+    return false;
+  }
   if (std::error_code ec = llvm::sys::fs::rename(temporary, path)) {
     error = "cannot move the compiled kernel into the cache: " + ec.message();
     return false;
   }
+  syncFile(dir);
   library = {path, false};
   return true;
 }
