@@ -119,6 +119,15 @@ Environment parseEnvironment(const std::function<const char *(const char *)> &lo
     else
       env.buckets_in_flight = static_cast<int>(parsed);
   }
+  bytes("SINTER_TEST_WRITE_LIMIT", env.test_write_limit, "no limit");
+  if (std::string kill = text("SINTER_TEST_KILL_BEFORE_RENAME"); !kill.empty()) {
+    char *end = nullptr;
+    long long parsed = std::strtoll(kill.c_str(), &end, 10);
+    if (end == kill.c_str() || *end != '\0' || parsed < 0)
+      warn("SINTER_TEST_KILL_BEFORE_RENAME", kill, "a count of atomic writes; never");
+    else
+      env.test_kill_before_rename = parsed;
+  }
   if (std::string deterministic = text("SINTER_DETERMINISTIC_COLLECTIVES");
       !deterministic.empty()) {
     if (deterministic != "0" && deterministic != "1")

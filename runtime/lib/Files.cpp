@@ -1,5 +1,6 @@
 //===- Files.cpp - read whole; write beside, flush, rename over ----------===//
 #include "sinter/runtime/Files.h"
+#include "sinter/runtime/Environment.h"
 
 #include "absl/strings/str_cat.h"
 
@@ -18,7 +19,27 @@
 namespace sinter::runtime {
 namespace {
 
+/// Note [Faults for tests]
+/// Two faults that tests of crash safety need on any machine, by variables
+/// no user sets: SINTER_TEST_WRITE_LIMIT makes atomic writes fail once the
+/// process has written that many bytes through them, as a full disk does
+/// (ENOSPC), without a small file system to fill (which needs a mount
+/// namespace, not available in many containers); SINTER_TEST_KILL_BEFORE_
+/// RENAME=N kills the process in its N-th atomic write between the
+/// temporary's flush and the rename, the one moment a crash leaves a whole
+/// temporary beside the old file.
+std::atomic<int64_t> bytesWritten{0}, atomicWrites{0};
+
 Status writeAll(int fd, std::string_view bytes, const char *who, const std::string &path) {
+  if (int64_t limit = environment().test_write_limit; limit > 0) {
+    auto size = static_cast<int64_t>(bytes.size());
+    int64_t before = bytesWritten.fetch_add(size);
+    if (before + size > limit) {
+      bytesWritten.fetch_sub(size);
+      return absl::ResourceExhaustedError(
+          absl::StrCat(who, ": writing ", path, " failed: ", std::strerror(ENOSPC)));
+    }
+  }
   while (!bytes.empty()) {
     ssize_t wrote = ::write(fd, bytes.data(), bytes.size());
     if (wrote < 0 && errno == EINTR)
@@ -85,6 +106,8 @@ Status writeFileAtomically(const std::string &path, const std::vector<std::strin
   if (written.ok() && closed != 0)
     written = absl::ResourceExhaustedError(
         absl::StrCat(who, ": writing ", temporary, " failed: ", std::strerror(errno)));
+  if (written.ok() && atomicWrites.fetch_add(1) + 1 == environment().test_kill_before_rename)
+    ::raise(SIGKILL);
   std::error_code error;
   if (written.ok())
     std::filesystem::rename(temporary, target, error);

@@ -747,6 +747,20 @@ def case_kill_resume():
     code, text = run(args + ["--output-dir", a])
     check(code == 0, f"uninterrupted run failed:\n{text}")
     checkpoint = os.path.join(b, "checkpoint.safetensors")
+    # First a kill at the one moment that leaves a whole temporary beside the
+    # checkpoint, between its flush and its rename (the test fault
+    # SINTER_TEST_KILL_BEFORE_RENAME: Note [Faults for tests]): the 6th
+    # atomic write is the checkpoint of step 5 (the metrics log's is the
+    # first). The checkpoint of step 4 stays, whole.
+    killed = subprocess.run([TRAIN] + args + ["--output-dir", b], capture_output=True, text=True,
+                            env=dict(os.environ, SINTER_TEST_KILL_BEFORE_RENAME="6"), timeout=300)
+    check(killed.returncode == -signal.SIGKILL,
+          f"the fault kills the job ({killed.returncode}):\n{killed.stdout}{killed.stderr}")
+    check(checkpoint_step(checkpoint) == 4, f"the checkpoint of step {checkpoint_step(checkpoint)}")
+    temporaries = [f for f in os.listdir(b) if ".tmp." in f]
+    check(len(temporaries) == 1 and temporaries[0].startswith("checkpoint.safetensors.tmp.") and
+          os.path.getsize(os.path.join(b, temporaries[0])) == os.path.getsize(checkpoint),
+          f"one whole temporary checkpoint beside the old: {os.listdir(b)}")
     rng = random.Random(21)
     steps = []
     # Each run is killed once its checkpoint passes a step drawn at random
@@ -782,6 +796,8 @@ def case_kill_resume():
     check(rows(a, "test") == rows(b, "test"), "evaluations differ after the kills")
     check(tensors_of(os.path.join(a, "checkpoint.safetensors")) == tensors_of(checkpoint),
           "the final parameters or optimizer state differ after the kills")
+    check(not [f for f in os.listdir(b) if ".tmp." in f],
+          f"the finished job left temporaries of the killed ones: {os.listdir(b)}")
     print(f"killed {len(steps)} times; checkpoints at steps {steps}")
 
 
@@ -789,7 +805,8 @@ def in_small_tmpfs(folder, command, size="3584k"):
     """Runs `command` with a tmpfs of `size` mounted on `folder` in a mount
     namespace of its own (root: unshare --mount; otherwise a user namespace
     as well), then copies what it left there to `folder` + "-left"; returns
-    (exit status, output). Exits 77 (skipped) where no namespace can be made."""
+    (exit status, output, the copy's folder); None where no namespace can be
+    made."""
     left = folder + "-left"
     shutil.rmtree(left, ignore_errors=True)
     os.makedirs(folder, exist_ok=True)
@@ -798,8 +815,8 @@ def in_small_tmpfs(folder, command, size="3584k"):
                ["unshare", "--user", "--map-root-user", "--mount"])
     probe = subprocess.run(unshare + ["true"], capture_output=True)
     if probe.returncode != 0:
-        print(f"skipped: cannot make a mount namespace ({probe.stderr.decode().strip()})")
-        sys.exit(77)
+        print(f"no tmpfs: cannot make a mount namespace ({probe.stderr.decode().strip()})")
+        return None
     script = ('mount -t tmpfs -o size=$0 sinter-full "$1" || exit 99; shift 2; "$@"; '
               'status=$?; cp -a "$folder"/. "$left"/; exit $status')
     env = dict(os.environ, folder=folder, left=left)
@@ -813,24 +830,39 @@ def case_full_disk():
     """A disk that fills up while a checkpoint is written: the job stops with
     exit status 2, naming the checkpoint, the step and the system's reason,
     says that the previous checkpoint is intact, and it is (it loads, and
-    the job resumes from it); no temporary file is left behind."""
-    d = out("full-disk")
+    the job resumes from it); no temporary file is left behind. The disk is
+    full by the atomic writer's test fault (SINTER_TEST_WRITE_LIMIT: Note
+    [Faults for tests]) everywhere, and also by a small tmpfs where a mount
+    namespace can be made."""
     args = ["--model", "mlp", "--steps", "40", "--batch-size", "32", "--set", "checkpoint_every=10",
             "--set", "eval_every=40", "--set", "eval_batches=1"]
+
+    def check_stopped(code, text, left):
+        check(code == 2, f"exit status {code}, expected 2:\n{text}")
+        for words in ["checkpoint.safetensors: the checkpoint of step 20 was not written",
+                      "No space left on device",
+                      "the checkpoint of step 10 is intact there: make room and continue with "
+                      "--resume"]:
+            check(words in text, f"expected {words!r} in:\n{text}")
+        checkpoint = os.path.join(left, "checkpoint.safetensors")
+        check(os.path.exists(checkpoint) and checkpoint_step(checkpoint) == 10,
+              f"the checkpoint of step 10 is not what is left: {os.listdir(left)}")
+        check(not [f for f in os.listdir(left) if ".tmp." in f],
+              f"temporary files left behind: {os.listdir(left)}")
+        code, text = run(args + ["--output-dir", left, "--resume"])
+        check(code == 0 and "at step 10" in text, f"resuming from the intact checkpoint:\n{text}")
+
     # One mlp checkpoint (2.4 MB) fits in 3.5 MiB; a second beside it does not.
-    code, text, left = in_small_tmpfs(d, [TRAIN] + args + ["--output-dir", d])
-    check(code == 2, f"exit status {code}, expected 2:\n{text}")
-    for words in ["checkpoint.safetensors: the checkpoint of step 20 was not written",
-                  "No space left on device",
-                  "the checkpoint of step 10 is intact there: make room and continue with --resume"]:
-        check(words in text, f"expected {words!r} in:\n{text}")
-    checkpoint = os.path.join(left, "checkpoint.safetensors")
-    check(os.path.exists(checkpoint) and checkpoint_step(checkpoint) == 10,
-          f"the checkpoint of step 10 is not what is left: {os.listdir(left)}")
-    check(not [f for f in os.listdir(left) if ".tmp." in f],
-          f"temporary files left behind: {os.listdir(left)}")
-    code, text = run(args + ["--output-dir", left, "--resume"])
-    check(code == 0 and "at step 10" in text, f"resuming from the intact checkpoint:\n{text}")
+    d = out("full-disk-fault")
+    env = dict(os.environ, SINTER_TEST_WRITE_LIMIT="3584KiB")
+    done = subprocess.run([TRAIN] + args + ["--output-dir", d], env=env, capture_output=True,
+                          text=True, timeout=900)
+    check_stopped(done.returncode, done.stdout + done.stderr, d)
+    d = out("full-disk")
+    result = in_small_tmpfs(d, [TRAIN] + args + ["--output-dir", d])
+    if result is None:
+        return
+    check_stopped(*result)
 
 
 def case_concurrent_cold_cache():

@@ -21,11 +21,13 @@
 #include "sinter/runtime/World.h"
 #include "sinter/sinter.h"
 
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -278,21 +280,43 @@ public:
     } catch (const sinter::Error &error) {
       throw JobError("output_dir", std::string("cannot write ") + path + ": " + error.message());
     }
-    out_.open(path, std::ios::app);
-    if (!out_)
-      throw JobError("output_dir", "cannot write " + path);
+    fd_ = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd_ < 0)
+      throw JobError("output_dir", "cannot write " + path + ": " + std::strerror(errno));
   }
+  MetricsLog(const MetricsLog &) = delete;
+  MetricsLog &operator=(const MetricsLog &) = delete;
+  ~MetricsLog() {
+    if (fd_ >= 0)
+      ::close(fd_);
+  }
+  /// Appends the row in one write (a crash leaves whole rows and at most
+  /// one torn last row, which a resume drops).
   void write(const json &row) {
     if (path_.empty())
       return;
-    out_ << row.dump() << "\n";
-    out_.flush();
+    std::string line = row.dump() + "\n";
+    for (std::string_view rest = line; !rest.empty();) {
+      ssize_t wrote = ::write(fd_, rest.data(), rest.size());
+      if (wrote < 0 && errno == EINTR)
+        continue;
+      if (wrote <= 0)
+        throw JobError(path_, std::string("writing a metrics row failed: ") +
+                                  std::strerror(wrote < 0 ? errno : ENOSPC));
+      rest.remove_prefix(static_cast<size_t>(wrote));
+    }
+  }
+  /// The rows so far on disk: before a checkpoint, which a resume trusts
+  /// them to agree with.
+  void sync() {
+    if (fd_ >= 0 && ::fsync(fd_) != 0)
+      throw JobError(path_, std::string("flushing the metrics failed: ") + std::strerror(errno));
   }
   const std::string &path() const { return path_; }
 
 private:
   std::string path_;
-  std::ofstream out_;
+  int fd_ = -1;
 };
 
 /// Draws the loss curve with gnuplot (Debian's gnuplot-nox); returns the
@@ -978,6 +1002,7 @@ int trainZooModel(const Job &job, const RunOptions &options) {
         mark_step(); // every rank's part of the gather
     }
     if (lead && saving) {
+      log.sync();
       try {
         saveCheckpoint(checkpoint, job, batchSize, total, *model, state, schedule,
                        {done, loader.epoch(), loader.index()}, data);

@@ -124,6 +124,24 @@ TEST(Environment, AValueOfNoFormIsSaidAndTheDefaultKept) {
     EXPECT_EQ(parse({{"SINTER_DEVICE", bad}}).warnings.size(), 1u) << bad;
 }
 
+TEST(Environment, TheTestFaultsAreReadAndABadOneIsSaid) {
+  // Note [Faults for tests] in runtime/lib/Files.cpp.
+  Environment env =
+      parse({{"SINTER_TEST_WRITE_LIMIT", "3584KiB"}, {"SINTER_TEST_KILL_BEFORE_RENAME", "6"}});
+  EXPECT_EQ(env.test_write_limit, 3584 << 10);
+  EXPECT_EQ(env.test_kill_before_rename, 6);
+  EXPECT_TRUE(env.warnings.empty());
+  Environment none = parse({});
+  EXPECT_EQ(none.test_write_limit, 0);
+  EXPECT_EQ(none.test_kill_before_rename, 0);
+  Environment bad =
+      parse({{"SINTER_TEST_WRITE_LIMIT", "full"}, {"SINTER_TEST_KILL_BEFORE_RENAME", "-1"}});
+  ASSERT_EQ(bad.warnings.size(), 2u);
+  EXPECT_EQ(bad.warnings[1], "sinter: warning: SINTER_TEST_KILL_BEFORE_RENAME='-1' is not a count "
+                             "of atomic writes; never");
+  EXPECT_EQ(bad.test_kill_before_rename, 0);
+}
+
 TEST(Environment, ReadOnceForTheProcess) {
   const Environment &first = environment();
   EXPECT_EQ(&first, &environment());

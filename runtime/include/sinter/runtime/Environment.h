@@ -69,6 +69,14 @@ struct Environment {
   /// each waited for at once).
   double first_bucket_mb = 1, bucket_mb = 25;
   int buckets_in_flight = 2;
+  // Faults for tests (Note [Faults for tests] in runtime/lib/Files.cpp).
+  /// SINTER_TEST_WRITE_LIMIT: bytes the process's atomic writes may write in
+  /// all before they fail as on a full disk; 0: no limit.
+  int64_t test_write_limit = 0;
+  /// SINTER_TEST_KILL_BEFORE_RENAME=N: the process kills itself (SIGKILL)
+  /// in its N-th atomic write, its temporary whole and not yet renamed; 0:
+  /// never.
+  int64_t test_kill_before_rename = 0;
   /// One line per value that is none of its variable's forms, as printed.
   std::vector<std::string> warnings;
 };
