@@ -66,6 +66,13 @@ Environment parseEnvironment(const std::function<const char *(const char *)> &lo
   };
   bytes("SINTER_MEMORY_BUDGET", env.memory_budget, "no budget");
   bytes("SINTER_MEMORY_LIMIT", env.memory_limit, "ignored");
+  if (std::string hard = text("SINTER_MEMORY_BUDGET_HARD"); !hard.empty()) {
+    if (hard != "0" && hard != "1")
+      warn("SINTER_MEMORY_BUDGET_HARD", hard,
+           "1 (a step over the budget is refused) or 0; steps may run over it");
+    else
+      env.memory_budget_hard = hard == "1";
+  }
   if (std::string allow = text("SINTER_ALLOW_FALLBACK"); !allow.empty()) {
     if (allow != "0" && allow != "1")
       warn("SINTER_ALLOW_FALLBACK", allow, "1 (allowed) or 0 (an error); fallbacks are allowed");

@@ -119,6 +119,8 @@ def case_errors():
         ({**mlp, "hyperparameters": {"memory_budget": "lots"}},
          'hyperparameters.memory_budget: must be a positive byte count such as 268435456 or '
          '"256MiB", got "lots"'),
+        ({**mlp, "hyperparameters": {"memory_budget_hard": True}},
+         "hyperparameters.memory_budget_hard: needs hyperparameters.memory_budget"),
         ({**mlp, "hyperparameters": {"context": 64}},
          "hyperparameters.context: is for language models (gpt-*), not mlp"),
         ({**mlp, "hyperparameters": {"warmup_steps": 50, "steps": 20}},
@@ -155,6 +157,26 @@ def case_errors():
         code, text = run(["--output-dir", out("errors")] + args)
         check(code == 2, f"flags {args}: exit status {code}, expected 2; output:\n{text}")
         check(message in text, f"flags {args}: expected {message!r} in:\n{text}")
+
+    # A memory budget no plan meets: said when the step is compiled, at the
+    # end and in the summary, and the job runs over it; as a hard limit,
+    # the step is refused.
+    over_dir = out("over-budget")
+    over = ["--model", "mlp", "--steps", "3", "--set", "eval_batches=1", "--set",
+            "memory_budget=1", "--output-dir", over_dir]
+    code, text = run(over)
+    check(code == 0, f"a job over its budget runs:\n{text}")
+    for words in ["sinter: warning: the step's smallest plan needs ",
+                  " over the memory budget of 1 bytes (CompilerConfig::memory_budget",
+                  "memory budget 1 bytes: the step's smallest plan is "]:
+        check(words in text, f"expected {words!r} in:\n{text}")
+    summary = json.load(open(os.path.join(over_dir, "summary.json")))
+    check(summary["memory_budget"] == 1 and
+          summary["over_budget_bytes"] == summary["planned_step_bytes"] - 1,
+          f"the summary's budget: {summary}")
+    code, text = run(over + ["--set", "memory_budget_hard=true"])
+    check(code != 0 and "over the memory budget of 1 bytes" in text and
+          "memory_budget_hard refuses it" in text, f"a hard budget refuses the step:\n{text}")
 
 
 def case_data_parallel():

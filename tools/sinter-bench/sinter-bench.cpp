@@ -45,7 +45,8 @@
 
 #include <unistd.h>
 
-ABSL_FLAG(std::string, model, "gpt-mini", "mlp, lenet, resnet18, gpt-mini, bert-mini, gpt2 or bert-base");
+ABSL_FLAG(std::string, model, "gpt-mini",
+          "mlp, lenet, resnet18, gpt-mini, bert-mini, gpt2 or bert-base");
 ABSL_FLAG(std::string, batch_size, "8",
           "samples per step, or auto: the largest whose planned step memory fits the budget");
 ABSL_FLAG(std::string, memory_budget, "",
@@ -237,11 +238,12 @@ void printMemoryReport(const StepMemory &m, bool json) {
         "{\"inputs_bytes\": %lld, \"result_bytes\": %lld, \"arena_bytes\": %lld, "
         "\"peak_tensor_bytes\": %lld, \"peak_workspace_bytes\": %lld, "
         "\"recomputed_values\": %lld, \"recompute_operations\": %lld, \"pipeline_runs\": %lld, "
-        "\"by_line\": [",
+        "\"memory_budget\": %lld, \"over_budget_bytes\": %lld, \"by_line\": [",
         static_cast<long long>(m.persistent_bytes), static_cast<long long>(m.result_bytes),
         static_cast<long long>(m.arena_bytes), static_cast<long long>(m.peak_tensor_bytes),
         static_cast<long long>(m.peak_workspace_bytes), static_cast<long long>(m.recomputed_values),
-        static_cast<long long>(m.recompute_operations), static_cast<long long>(m.pipeline_runs));
+        static_cast<long long>(m.recompute_operations), static_cast<long long>(m.pipeline_runs),
+        static_cast<long long>(m.memory_budget), static_cast<long long>(m.over_budget_bytes));
     for (size_t i = 0; i < m.peak_by_line.size(); ++i)
       std::printf("%s{\"line\": \"%s\", \"bytes\": %lld}", i ? ", " : "",
                   m.peak_by_line[i].line.c_str(), static_cast<long long>(m.peak_by_line[i].bytes));
@@ -278,6 +280,9 @@ void printMemoryReport(const StepMemory &m, bool json) {
               static_cast<long long>(m.recompute_operations));
   std::printf("passes run to fit the memory budget: %lld time%s\n",
               static_cast<long long>(m.pipeline_runs), m.pipeline_runs == 1 ? "" : "s");
+  if (m.over_budget_bytes > 0)
+    std::printf("over the memory budget of %.1f MiB by %.1f MiB: the smallest plan found\n",
+                mib(m.memory_budget), mib(m.over_budget_bytes));
 }
 
 /// A training step of `model` at `batch`, recorded and planned, not run: the
@@ -535,12 +540,15 @@ int run() {
     if (absl::GetFlag(FLAGS_json))
       std::printf("{\"model\": \"%s\", \"batch_size\": %lld, \"length\": %lld, "
                   "\"planned_peak_bytes\": %lld, \"arena_bytes\": %lld, \"result_bytes\": %lld, "
-                  "\"persistent_bytes\": %lld, \"chosen_batch_size\": %s}\n",
+                  "\"persistent_bytes\": %lld, \"memory_budget\": %lld, "
+                  "\"over_budget_bytes\": %lld, \"chosen_batch_size\": %s}\n",
                   model.c_str(), static_cast<long long>(batch), static_cast<long long>(length),
                   static_cast<long long>(planned.planned_peak_bytes),
                   static_cast<long long>(planned.arena_bytes),
                   static_cast<long long>(planned.result_bytes),
-                  static_cast<long long>(planned.persistent_bytes), chosen.c_str());
+                  static_cast<long long>(planned.persistent_bytes),
+                  static_cast<long long>(planned.memory_budget),
+                  static_cast<long long>(planned.over_budget_bytes), chosen.c_str());
     else
       std::printf("%s batch %lld: the first step needs %.1f MiB while it runs (arena %.1f MiB, "
                   "results %.1f MiB) on top of %.1f MiB of inputs (parameters, batch)\n",
@@ -577,8 +585,8 @@ int run() {
                   "\"compile_s\": %.3f, \"fallbacks\": %lld, \"first_loss\": %.6f, "
                   "\"last_loss\": %.6f, "
                   "\"planned_peak_bytes\": %s, \"measured_peak_bytes\": %s, "
-                  "\"persistent_bytes\": %s, \"pipeline_runs\": %s, \"chosen_batch_size\": %s, "
-                  "\"machine_busy\": %s}\n",
+                  "\"persistent_bytes\": %s, \"pipeline_runs\": %s, \"memory_budget\": %s, "
+                  "\"over_budget_bytes\": %s, \"chosen_batch_size\": %s, \"machine_busy\": %s}\n",
                   model.c_str(), r.mode.c_str(), static_cast<long long>(batch),
                   static_cast<long long>(length), threads == "all" ? "null" : threads.c_str(),
                   static_cast<long long>(steps), r.stepMsMedian, r.samplesPerSecond,
@@ -587,7 +595,9 @@ int run() {
                   orNull(r.memory, &StepMemory::planned_peak_bytes).c_str(),
                   orNull(r.memory, &StepMemory::measured_peak_bytes).c_str(),
                   orNull(r.memory, &StepMemory::persistent_bytes).c_str(),
-                  orNull(r.memory, &StepMemory::pipeline_runs).c_str(), chosen.c_str(),
+                  orNull(r.memory, &StepMemory::pipeline_runs).c_str(),
+                  orNull(r.memory, &StepMemory::memory_budget).c_str(),
+                  orNull(r.memory, &StepMemory::over_budget_bytes).c_str(), chosen.c_str(),
                   busy ? "true" : "false");
     } else {
       std::printf("%-9s %s batch %lld, threads %s: median step %.2f ms, %.1f samples/s, peak "
@@ -600,8 +610,7 @@ int run() {
       // allocator does not see: planned only.
       if (r.memory && device.isCuda())
         std::printf("          step memory on %s: planned %lld bytes, inputs %lld\n",
-                    device.toString().c_str(),
-                    static_cast<long long>(r.memory->planned_peak_bytes),
+                    device.toString().c_str(), static_cast<long long>(r.memory->planned_peak_bytes),
                     static_cast<long long>(r.memory->persistent_bytes));
       else if (r.memory)
         std::printf("          step memory: planned %lld bytes, measured %lld, inputs %lld\n",

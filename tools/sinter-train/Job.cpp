@@ -368,6 +368,10 @@ Job parseJob(const json &document) {
                      "must be a positive byte count such as 268435456 or \"256MiB\", got " +
                          budget->dump());
   }
+  job.memory_budget_hard = hp.boolean("memory_budget_hard").value_or(false);
+  if (job.memory_budget_hard && job.memory_budget == 0)
+    throw JobError("hyperparameters.memory_budget_hard",
+                   "needs hyperparameters.memory_budget (the budget it makes a hard limit)");
   job.eval_every = hp.integer("eval_every", 0).value_or(0);
   job.checkpoint_every = hp.integer("checkpoint_every", 0).value_or(0);
   job.log_every = hp.integer("log_every", 1).value_or(100);

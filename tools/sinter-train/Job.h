@@ -71,9 +71,10 @@ struct Job {
   bool scale_learning_rate = false;
   int64_t native_batch_size = 0;
   double native_learning_rate = 0;
-  int64_t memory_budget = 0;    ///< bytes; 0: none
-  int64_t eval_every = 0;       ///< steps; 0: at the end of each epoch
-  int64_t checkpoint_every = 0; ///< steps; 0: at the end of each epoch
+  int64_t memory_budget = 0;       ///< bytes; 0: none
+  bool memory_budget_hard = false; ///< a step over the budget is refused
+  int64_t eval_every = 0;          ///< steps; 0: at the end of each epoch
+  int64_t checkpoint_every = 0;    ///< steps; 0: at the end of each epoch
   int64_t log_every = 100;
   int64_t eval_batches = 0; ///< 0: the whole held-out split
   int64_t compare_eager_steps = 0;

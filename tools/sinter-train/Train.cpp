@@ -15,6 +15,7 @@
 
 #include "sinter/Compiler/StepCompiler.h"
 #include "sinter/runtime/Allocator.h"
+#include "sinter/runtime/ByteCount.h"
 #include "sinter/runtime/CoreShare.h"
 #include "sinter/runtime/Environment.h"
 #include "sinter/runtime/StepSession.h"
@@ -679,6 +680,7 @@ int launchProgram(const Job &job, const std::string &device) {
       {"SINTER_DATASET", job.dataset},
       {"SINTER_COMPILER", job.compiler_enabled ? "1" : "0"},
       {"SINTER_MEMORY_BUDGET", std::to_string(job.memory_budget)},
+      {"SINTER_MEMORY_BUDGET_HARD", job.memory_budget_hard ? "1" : "0"},
       {"SINTER_ALLOW_FALLBACK", job.allow_fallback ? "1" : "0"},
   };
   if (!device.empty())
@@ -1078,6 +1080,15 @@ int trainZooModel(const Job &job, const RunOptions &options) {
                   mib(runtime::HostAllocator::get().stats().peak_in_use));
     summary["planned_step_bytes"] = memory.planned_peak_bytes;
     summary["persistent_bytes"] = memory.persistent_bytes;
+    if (memory.memory_budget > 0) {
+      summary["memory_budget"] = memory.memory_budget;
+      summary["over_budget_bytes"] = memory.over_budget_bytes;
+      if (memory.over_budget_bytes > 0)
+        std::printf("memory budget %s: the step's smallest plan is %s over it (it ran over; "
+                    "memory_budget_hard refuses such a step)\n",
+                    runtime::formatByteCount(memory.memory_budget).c_str(),
+                    runtime::formatByteCount(memory.over_budget_bytes).c_str());
+    }
     for (const StepMemory::Category &category : memory.peak_by_category)
       if (category.name == "optimizer state")
         summary["optimizer_state_bytes"] = category.bytes;
@@ -1155,6 +1166,7 @@ int runJob(const Job &job, const RunOptions &options) {
   config.enabled = job.compiler_enabled;
   config.use_reference = false;
   config.memory_budget = job.memory_budget;
+  config.memory_budget_hard = job.memory_budget_hard;
   config.allow_fallback = job.allow_fallback;
   if (job.check_numerics)
     config.check_numerics = std::max(config.check_numerics, 1);

@@ -80,7 +80,7 @@ void add(StepMetrics &step, const StepBuild &build) {
 /// sinter/Metrics.h): its arena and its results in the size classes of its
 /// target's allocator, as the executable and execute() allocate them.
 StepMemory plannedMemory(const runtime::Program &program, const codegen::Target &target,
-                         const std::vector<const lazy::Value *> &arguments) {
+                         const std::vector<const lazy::Value *> &arguments, int64_t budget) {
   using runtime::HostAllocator;
   StepMemory memory;
   runtime::Allocation allocation = runtime::allocationOf(
@@ -97,6 +97,9 @@ StepMemory plannedMemory(const runtime::Program &program, const codegen::Target 
   memory.recompute_operations = program.report.recomputeOperations;
   memory.pipeline_runs = program.report.pipelineRuns;
   memory.estimated_arena_bytes = program.report.estimatedArenaBytes;
+  memory.memory_budget = budget;
+  if (budget > 0)
+    memory.over_budget_bytes = std::max<int64_t>(0, memory.planned_peak_bytes - budget);
   for (const runtime::Program::Report::PeakUse &use : program.report.peakUses)
     memory.peak_by_line.push_back({use.line, use.example, use.bytes});
   for (const runtime::Program::Report::Category &category : program.report.peakCategories)
@@ -126,6 +129,17 @@ Available availableMemory(const CompilerConfig &config) {
     return {std::max<int64_t>(0, config.memory_limit - stats.in_use),
             "under the memory limit (CompilerConfig::memory_limit, SINTER_MEMORY_LIMIT)"};
   return {runtime::HostAllocator::system_available() + stats.cached, "in the system"};
+}
+
+/// What a step over its memory budget is told (Note [Fitting a memory
+/// budget] in Pipeline.cpp): the budget, the smallest plan found, the
+/// excess, and what the compiler traded for it.
+std::string overBudget(const StepMemory &memory) {
+  return "the step's smallest plan needs " + runtime::formatByteCount(memory.planned_peak_bytes) +
+         " while it runs, " + runtime::formatByteCount(memory.over_budget_bytes) +
+         " over the memory budget of " + runtime::formatByteCount(memory.memory_budget) +
+         " (CompilerConfig::memory_budget, SINTER_MEMORY_BUDGET; " +
+         std::to_string(memory.recomputed_values) + " values recomputed to come near it)";
 }
 
 /// The out-of-memory message for a step that needs `memory`.
@@ -303,6 +317,12 @@ public:
     const Loaded &executable = *compiled->executable;
     step.kernels_launched += static_cast<int64_t>(runtime::launchesOf(executable.program()).size());
     step.memory = compiled->memory;
+    if (config.memory_budget_hard && step.memory.over_budget_bytes > 0) {
+      why = overBudget(step.memory) + "; memory_budget_hard refuses it: raise the budget, or "
+                                      "make the step smaller (a smaller batch)";
+      step.out_of_memory = true;
+      return false;
+    }
     if (Available available = availableMemory(config);
         step.memory.planned_peak_bytes > available.bytes) {
       why = outOfMemory(executable.program(), step.memory, available);
@@ -337,7 +357,7 @@ public:
                   config.memory_budget))
       return false;
     step.compile += build.times;
-    memory = plannedMemory(program, targetOf(order, config), arguments);
+    memory = plannedMemory(program, targetOf(order, config), arguments, config.memory_budget);
     return true;
   }
 
@@ -468,7 +488,13 @@ private:
                                                    step, why, mask, config.memory_budget);
       if (!executable)
         return nullptr;
-      StepMemory memory = plannedMemory(executable->program(), target, arguments);
+      StepMemory memory =
+          plannedMemory(executable->program(), target, arguments, config.memory_budget);
+      if (memory.over_budget_bytes > 0 && !config.memory_budget_hard)
+        std::fprintf(stderr,
+                     "sinter: warning: %s; it runs over the budget "
+                     "(CompilerConfig::memory_budget_hard refuses it instead)\n",
+                     overBudget(memory).c_str());
       found = steps_.emplace(key, CompiledStep{std::move(executable), std::move(memory)}).first;
     }
     return &found->second;

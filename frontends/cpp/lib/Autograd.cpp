@@ -154,8 +154,10 @@ void Tensor::backward(const Tensor &gradient, bool retain_graph, Loc loc) const 
                        " has shape ", sinter::toString(inputGrads[i].shape()),
                        " but the input has shape ", sinter::toString(input->node->shape)));
       auto [slot, inserted] = grads.try_emplace(input, inputGrads[i]);
+      // A tensor used several times sums its gradients, blamed on the
+      // user's line of the use that adds the next one.
       if (!inserted)
-        slot->second = slot->second + inputGrads[i];
+        slot->second = slot->second + Operand(inputGrads[i], fn.loc);
     }
     grads.erase(found);
   }

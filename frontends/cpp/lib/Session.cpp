@@ -33,6 +33,7 @@ Settings Settings::fromEnvironment() {
   config.dump_dir = env.dump_dir;
   config.check_numerics = env.check_numerics;
   config.memory_budget = env.memory_budget;
+  config.memory_budget_hard = env.memory_budget_hard;
   config.memory_limit = env.memory_limit;
   config.allow_fallback = env.allow_fallback;
   return settings;
@@ -43,6 +44,9 @@ Session::Session(Settings settings, std::source_location where) : settings_(std:
   SINTER_CHECK(config.memory_budget >= 0, where,
                cat("Settings::compiler.memory_budget is ", config.memory_budget,
                    " bytes; it must be 0 (no budget) or positive"));
+  SINTER_CHECK(!config.memory_budget_hard || config.memory_budget > 0, where,
+               "Settings::compiler.memory_budget_hard is set without a memory_budget: give the "
+               "budget (bytes) it makes a hard limit");
   SINTER_CHECK(config.memory_limit >= 0, where,
                cat("Settings::compiler.memory_limit is ", config.memory_limit,
                    " bytes; it must be 0 (the system's available memory) or positive"));

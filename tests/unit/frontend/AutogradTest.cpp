@@ -1,5 +1,6 @@
 //===- AutogradTest.cpp - gradients of every op ---------------------------===//
 #include "GradCheck.h"
+#include "sinter/lazy/Node.h"
 
 #include <gmock/gmock.h>
 
@@ -160,6 +161,20 @@ TEST(Autograd, SharedSubexpressionsSumTheirGradients) {
   Tensor z = y * x + y; // x^3 + x^2: dz/dx = 3x^2 + 2x = 33
   z.sum().backward();
   EXPECT_FLOAT_EQ(x.grad().item<float>(), 33.0f);
+}
+
+TEST(Autograd, AGradientSummedOverUsesIsBlamedOnTheUsersLine) {
+  // The sum of x's gradients from its two uses is an op of the backward
+  // pass: profiles, memory reports and numerics checks name a user's line
+  // for it, not the autograd engine's.
+  Tensor x = from_vector<float>({3}, {1}).requires_grad_();
+  Tensor y = x * 2.0;
+  Tensor z = x * 5.0 + y;
+  z.sum().backward();
+  lazy::NodePtr sum = lazy::node_of(x.grad());
+  EXPECT_EQ(sum->op, lazy::Op::Add);
+  EXPECT_THAT(sum->loc.file_name(), ::testing::HasSubstr("AutogradTest.cpp"));
+  EXPECT_FLOAT_EQ(x.grad().item<float>(), 7.0f);
 }
 
 TEST(Autograd, NoGradDetachAndLeaves) {

@@ -56,6 +56,8 @@ TEST(Session, SettingsThatCannotBeAreRefusedAtTheCallersLine) {
               HasSubstr("check_numerics is 3; it must be 0 (off), 1 (NaN) or 2"));
   EXPECT_THAT(errorOf([] { Session session({.compiler = {.debug = 5}}); }),
               HasSubstr("debug is 5; it must be a level from 0 to 4"));
+  EXPECT_THAT(errorOf([] { Session session({.compiler = {.memory_budget_hard = true}}); }),
+              HasSubstr("memory_budget_hard is set without a memory_budget"));
   // A Use of refused settings is refused the same way, and nothing changes.
   const Session *before = &Session::current();
   EXPECT_THAT(errorOf([] { Session::Use use({.compiler = {.memory_budget = -1}}); }),

@@ -57,6 +57,11 @@ struct CompilerConfig {
   /// only recomputation that costs no memory). See StepMemory's
   /// recomputed_values.
   int64_t memory_budget = 0;
+  /// SINTER_MEMORY_BUDGET_HARD=1: a step whose smallest plan is over
+  /// memory_budget is refused (mark_step() throws, naming the budget, the
+  /// plan and the excess) instead of run over it with a warning. Needs a
+  /// memory_budget.
+  bool memory_budget_hard = false;
   /// SINTER_MEMORY_LIMIT: bytes all of Sinter's host memory may take; a
   /// step whose plan does not fit what is left is refused before it runs
   /// (Note [Out of memory before running]). 0: the system's available

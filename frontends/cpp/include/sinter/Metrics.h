@@ -92,6 +92,12 @@ struct StepMemory {
   /// estimated before planning: equal to arena_bytes (one memory model for
   /// both, see docs/ARCHITECTURE.md). 0 without a budget.
   int64_t estimated_arena_bytes = 0;
+  /// The budget the step was planned under (CompilerConfig::memory_budget;
+  /// 0: none), and by how much its smallest plan found is over it (0 when it
+  /// fits): a step over its budget runs over it, with a warning when it is
+  /// compiled, unless CompilerConfig::memory_budget_hard refuses it.
+  int64_t memory_budget = 0;
+  int64_t over_budget_bytes = 0;
 };
 
 /// What running one step did (the step compiler fills it in).

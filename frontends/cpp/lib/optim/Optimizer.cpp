@@ -216,16 +216,21 @@ Tensor clipScale(const Tensor &norm, double maxNorm, Loc loc) {
 /// Elements of a tensor of `n` a rank keeps when `ranks` share it.
 int64_t shardOf(int64_t n, int64_t ranks) { return (n + ranks - 1) / ranks; }
 
-/// The r-th of `ranks` slices of `x` flattened and padded with zeros to a
-/// multiple of `ranks`: the same ops on every rank, only the slice's offset
-/// differs, so that every rank's step is fused and scheduled alike and
-/// starts its collectives in the same order.
-Tensor shardOfTensor(const Tensor &x, int64_t ranks, int64_t rank, Loc loc) {
-  int64_t n = x.numel(), shard = shardOf(n, ranks);
+/// `x` flattened and padded with zeros to `ranks` slices of shardOf.
+Tensor paddedFlat(const Tensor &x, int64_t ranks, Loc loc) {
+  int64_t n = x.numel(), padded = shardOf(n, ranks) * ranks;
   Tensor flat = x.reshape({-1}, loc);
-  if (shard * ranks > n)
-    flat = prim::concat({flat, zeros({shard * ranks - n}, x.dtype(), loc)}, 0, loc);
-  return flat.slice(0, rank * shard, (rank + 1) * shard, 1, loc);
+  if (padded > n)
+    flat = prim::concat({flat, zeros({padded - n}, x.dtype(), loc)}, 0, loc);
+  return flat;
+}
+
+/// The r-th of `ranks` slices of paddedFlat(x): the same ops on every rank,
+/// only the slice's offset differs, so that every rank's step is fused and
+/// scheduled alike.
+Tensor shardOfTensor(const Tensor &x, int64_t ranks, int64_t rank, Loc loc) {
+  int64_t shard = shardOf(x.numel(), ranks);
+  return paddedFlat(x, ranks, loc).slice(0, rank * shard, (rank + 1) * shard, 1, loc);
 }
 
 } // namespace
@@ -262,10 +267,7 @@ void Adam::stepSharded(Loc loc) {
     Tensor g = params_[i].grad();
     if (!g.defined())
       continue;
-    int64_t n = g.numel(), padded = shardOf(n, ranks) * ranks;
-    g = g.reshape({-1}, loc);
-    if (padded > n)
-      g = prim::concat({g, zeros({padded - n}, g.dtype(), loc)}, 0, loc);
+    g = paddedFlat(g, ranks, loc);
     grads[i] = group ? distributed::reduce_scatter(g, distributed::ReduceOp::Mean, loc) : g;
   }
   if (options_.max_grad_norm > 0) {

@@ -32,14 +32,15 @@ struct Environment {
   // A session's settings: the defaults of Settings::fromEnvironment().
   /// SINTER_DEVICE: "cpu", "cuda" or "cuda:N"; empty: the CPU.
   std::string device;
-  bool compiler_enabled = true; ///< SINTER_COMPILER: 1 (compiled), 0 (eager)
-  bool use_reference = false;   ///< SINTER_COMPILER=reference
-  int debug = 0;                ///< SINTER_DEBUG: 0 to 4
-  std::string dump_dir;         ///< SINTER_DUMP_DIR
-  int check_numerics = 0;       ///< SINTER_CHECK_NUMERICS: 0, 1 (NaN), 2 (and infinities)
-  int64_t memory_budget = 0;    ///< SINTER_MEMORY_BUDGET: bytes, 0 for none
-  int64_t memory_limit = 0;     ///< SINTER_MEMORY_LIMIT: bytes, 0 for the system's
-  bool allow_fallback = true;   ///< SINTER_ALLOW_FALLBACK: 1 (allowed), 0 (an error)
+  bool compiler_enabled = true;    ///< SINTER_COMPILER: 1 (compiled), 0 (eager)
+  bool use_reference = false;      ///< SINTER_COMPILER=reference
+  int debug = 0;                   ///< SINTER_DEBUG: 0 to 4
+  std::string dump_dir;            ///< SINTER_DUMP_DIR
+  int check_numerics = 0;          ///< SINTER_CHECK_NUMERICS: 0, 1 (NaN), 2 (and infinities)
+  int64_t memory_budget = 0;       ///< SINTER_MEMORY_BUDGET: bytes, 0 for none
+  bool memory_budget_hard = false; ///< SINTER_MEMORY_BUDGET_HARD: 1 (refuse a step over it)
+  int64_t memory_limit = 0;        ///< SINTER_MEMORY_LIMIT: bytes, 0 for the system's
+  bool allow_fallback = true;      ///< SINTER_ALLOW_FALLBACK: 1 (allowed), 0 (an error)
   // Where the compiler finds and keeps things.
   std::string cache_dir;   ///< SINTER_CACHE_DIR; empty: ~/.cache/sinter
   std::string kernels_dir; ///< SINTER_KERNELS_DIR; empty: beside the library
