@@ -16,7 +16,7 @@ SECONDS_EACH=${1:-60}
 shift || true
 READERS=("$@")
 if ((${#READERS[@]} == 0)); then
-  READERS=(job safetensors idx tokens tokenizer mlir program manifest store)
+  READERS=(job safetensors idx tokens tokenizer mlir program manifest store checkpoint)
 fi
 ./tools/install_deps.sh clang-19 libclang-rt-19-dev
 # ccache: the same sources in another clone hit the same cache entries.

@@ -3,7 +3,8 @@
 // Built with the host compiler into `replay_<reader>`: every file named on
 // the command line (a folder: every file in it) goes through the fuzzer's
 // LLVMFuzzerTestOneInput once, so the seed corpora and every input that
-// once found a crash (tests/fuzz/regressions/) run in the test suite.
+// once found a crash (tests/fuzz/regressions/) run in the test suite. An
+// input named that does not exist fails the replay.
 //
 //===----------------------------------------------------------------------===//
 #include <cstdint>
@@ -26,6 +27,10 @@ int main(int argc, char **argv) {
           inputs.push_back(entry.path());
     } else if (fs::exists(argv[i])) {
       inputs.push_back(argv[i]);
+    } else {
+      // A regression that went missing would otherwise pass unseen.
+      std::fprintf(stderr, "replay: %s does not exist\n", argv[i]);
+      return 2;
     }
   }
   if (inputs.empty()) {
