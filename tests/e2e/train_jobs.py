@@ -158,6 +158,17 @@ def case_errors():
         check(code == 2, f"flags {args}: exit status {code}, expected 2; output:\n{text}")
         check(message in text, f"flags {args}: expected {message!r} in:\n{text}")
 
+    # An output folder whose name a shell would run: the loss curve is drawn
+    # there by gnuplot, run without a shell.
+    parent = out("crafted")
+    crafted = os.path.join(parent, "it's $(touch pwned) `touch pwned2`")
+    code, text = run(["--model", "mlp", "--steps", "2", "--set", "eval_batches=1",
+                      "--output-dir", crafted])
+    check(code == 0 and os.path.getsize(os.path.join(crafted, "loss.png")) > 1000,
+          f"the loss curve in a folder named with quotes:\n{text}")
+    check(not any(f.startswith("pwned") for f in os.listdir(parent) + os.listdir(".") +
+                  os.listdir(crafted)), "a command in the folder's name ran")
+
     # A memory budget no plan meets: said when the step is compiled, at the
     # end and in the summary, and the job runs over it; as a hard limit,
     # the step is refused.

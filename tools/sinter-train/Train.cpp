@@ -24,6 +24,7 @@
 #include "sinter/sinter.h"
 
 #include <fcntl.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -315,11 +316,22 @@ private:
   int fd_ = -1;
 };
 
-/// Draws the loss curve with gnuplot (Debian's gnuplot-nox); returns the
-/// PNG's path, or an empty string (with the reason printed) without it.
+/// `text` as a gnuplot single-quoted string (a quote doubled).
+std::string gnuplotQuoted(const std::string &text) {
+  std::string quoted = "'";
+  for (char c : text)
+    quoted += c == '\'' ? std::string("''") : std::string(1, c);
+  return quoted + "'";
+}
+
+/// Draws the loss curve with gnuplot (Debian's gnuplot-nox), run without a
+/// shell in `dir` (so that no character of the folder's name can reach a
+/// command line); returns the PNG's path, or an empty string (with the
+/// reason printed) without it.
 std::string plotLoss(const std::string &dir, const std::string &metrics, const std::string &split) {
   std::ifstream in(metrics);
-  std::ofstream train(dir + "/loss_train.tsv"), held(dir + "/loss_" + split + ".tsv");
+  const std::string heldName = "loss_" + split + ".tsv";
+  std::ofstream train(dir + "/loss_train.tsv"), held(dir + "/" + heldName);
   for (std::string line; std::getline(in, line);) {
     json row = json::parse(line, nullptr, false);
     if (!row.is_object() || !row.contains("loss") || !row["loss"].is_number() ||
@@ -332,26 +344,29 @@ std::string plotLoss(const std::string &dir, const std::string &metrics, const s
   held.close();
   std::string script = dir + "/loss.gnuplot", png = dir + "/loss.png";
   std::ofstream(script) << "set terminal pngcairo size 900,500\n"
-                           "set output '"
-                        << png
-                        << "'\n"
-                           "set xlabel 'step'\nset ylabel 'loss'\nset grid\nset key top right\n"
-                           "plot '"
-                        << dir
-                        << "/loss_train.tsv' using 1:2 with lines lw 1 "
-                           "title 'train', '"
-                        << dir << "/loss_" << split
-                        << ".tsv' using 1:2 "
-                           "with linespoints lw 2 pt 7 title '"
-                        << split << "'\n";
-  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
+                        << "set output 'loss.png'\n"
+                        << "set xlabel 'step'\nset ylabel 'loss'\nset grid\nset key top right\n"
+                        << "plot 'loss_train.tsv' using 1:2 with lines lw 1 title 'train', "
+                        << gnuplotQuoted(heldName) << " using 1:2 with linespoints lw 2 pt 7 title "
+                        << gnuplotQuoted(split) << "\n";
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addchdir_np(&actions, dir.c_str());
+  std::string program = "gnuplot", argument = "loss.gnuplot";
+  char *argv[] = {program.data(), argument.data(), nullptr};
+  pid_t pid = -1;
+  int spawned = posix_spawnp(&pid, "gnuplot", &actions, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned == ENOENT) {
     std::printf("loss curve: gnuplot is not installed (apt-get install gnuplot-nox); the data is "
                 "in %s/loss_*.tsv\n",
                 dir.c_str());
     return "";
   }
-  std::string command = "gnuplot '" + script + "' 2>&1";
-  if (std::system(command.c_str()) != 0 || !fs::exists(png)) {
+  int status = 0;
+  bool ran = spawned == 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+             WEXITSTATUS(status) == 0;
+  if (!ran || !fs::exists(png)) {
     std::printf("loss curve: gnuplot failed on %s\n", script.c_str());
     return "";
   }
