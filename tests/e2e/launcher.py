@@ -205,9 +205,10 @@ def case_zero():
     with tempfile.TemporaryDirectory() as folder:
         def train(*flags, env=None):
             path = os.path.join(folder, "-".join(flags) + ".bin")
+            args = [f for f in flags if f != "--buckets"]  # a name for the file only
             status, output, _ = run(["--standalone", "--nproc-per-node", "2", TRAINER, "--mode",
                                      "ranks", "--steps", "20", "--batch", "16", "--out", path] +
-                                    list(flags), env=env, deadline=300)
+                                    args, env=env, deadline=300)
             expect(status == 0, f"{' '.join(flags)} trains")
             return floats(path), re.findall(r"step 19 loss (\S+)", output)
 
@@ -222,6 +223,10 @@ def case_zero():
                    f"the same losses: {sharded_loss} vs {unsharded_loss}")
         deterministic, _ = train("--zero", "--odd", env={"SINTER_DETERMINISTIC_COLLECTIVES": "1"})
         expect(deterministic == sharded, "the deterministic mode gives the same bits")
+        # Buckets of 4 KiB: the parameters in several reduce-scatters and
+        # all-gathers (one bucket of them all by default).
+        buckets, _ = train("--zero", "--odd", "--buckets", env={"SINTER_BUCKET_MB": "0.004"})
+        expect(buckets == sharded, "several buckets give the same bits")
 
 
 def case_diverged():

@@ -12,6 +12,7 @@
 #include "sinter/Distributed.h"
 #include "sinter/Error.h"
 #include "sinter/lazy/Node.h"
+#include "sinter/runtime/Environment.h"
 
 #include <cctype>
 #include <charconv>
@@ -260,15 +261,41 @@ void Adam::stepSharded(Loc loc) {
   PhaseGuard phase(lazy::Phase::Update);
   const bool group = distributed::is_initialized();
   const int64_t ranks = distributed::get_world_size(), rank = distributed::get_rank();
-  // Each gradient, flattened and padded to `ranks` slices, reduced into
-  // this rank's slice.
-  std::vector<Tensor> grads(params_.size());
+  // The parameters with a gradient, in buckets of one dtype up to the
+  // gradient buckets' size (SINTER_BUCKET_MB): one reduce-scatter and one
+  // all-gather a bucket, not a parameter.
+  const auto cap = static_cast<int64_t>(runtime::environment().bucket_mb * (1 << 20));
+  std::vector<std::vector<size_t>> buckets;
+  int64_t bytes = 0;
   for (size_t i = 0; i < params_.size(); ++i) {
-    Tensor g = params_[i].grad();
-    if (!g.defined())
+    const Tensor &p = params_[i];
+    if (!p.grad().defined())
       continue;
-    g = paddedFlat(g, ranks, loc);
-    grads[i] = group ? distributed::reduce_scatter(g, distributed::ReduceOp::Mean, loc) : g;
+    int64_t size = shardOf(p.numel(), ranks) * ranks * static_cast<int64_t>(elementSize(p.dtype()));
+    if (buckets.empty() || bytes + size > cap ||
+        params_[buckets.back().front()].dtype() != p.dtype())
+      buckets.emplace_back(), bytes = 0;
+    buckets.back().push_back(i);
+    bytes += size;
+  }
+  // Each bucket's gradients as `ranks` rows, each the row's slice of every
+  // gradient (flattened and padded) side by side: reduce-scattered, rank r
+  // receives its slice of each, reduced.
+  std::vector<Tensor> grads(params_.size());
+  for (const std::vector<size_t> &bucket : buckets) {
+    std::vector<Tensor> rows;
+    for (size_t i : bucket)
+      rows.push_back(paddedFlat(params_[i].grad(), ranks, loc)
+                         .reshape({ranks, shardOf(params_[i].numel(), ranks)}, loc));
+    Tensor flat = (rows.size() == 1 ? rows[0] : prim::concat(rows, 1, loc)).reshape({-1}, loc);
+    Tensor mine =
+        group ? distributed::reduce_scatter(flat, distributed::ReduceOp::Mean, loc) : flat;
+    int64_t offset = 0;
+    for (size_t i : bucket) {
+      int64_t shard = shardOf(params_[i].numel(), ranks);
+      grads[i] = bucket.size() == 1 ? mine : mine.slice(0, offset, offset + shard, 1, loc);
+      offset += shard;
+    }
   }
   if (options_.max_grad_norm > 0) {
     // The norm of all the reduced gradients: each rank's sum of squares of
@@ -289,18 +316,28 @@ void Adam::stepSharded(Loc loc) {
         g = g * Operand(scale.to(g.dtype(), loc), loc);
   }
   StepScalars stepScalar(loc);
-  for (size_t i = 0; i < params_.size(); ++i) {
-    if (!grads[i].defined())
-      continue;
-    Tensor &p = params_[i];
-    int64_t n = p.numel();
-    Tensor mine = shardOfTensor(p.detach(), ranks, rank, loc);
-    Tensor next = adamUpdate(options_, decoupled_, lr_, mine, grads[i], exp_avg_[i], exp_avg_sq_[i],
-                             ++steps_[i], stepScalar, loc);
+  for (const std::vector<size_t> &bucket : buckets) {
+    std::vector<Tensor> updated;
+    for (size_t i : bucket) {
+      Tensor mine = shardOfTensor(params_[i].detach(), ranks, rank, loc);
+      updated.push_back(adamUpdate(options_, decoupled_, lr_, mine, grads[i], exp_avg_[i],
+                                   exp_avg_sq_[i], ++steps_[i], stepScalar, loc));
+    }
+    // Every rank's updated slices, as `ranks` rows of the bucket's slices.
+    Tensor next = updated.size() == 1 ? updated[0] : prim::concat(updated, 0, loc);
     Tensor all = group ? distributed::all_gather(next, loc) : next;
-    if (all.numel() > n)
-      all = all.slice(0, 0, n, 1, loc);
-    p.copy_(all.reshape(p.shape(), loc), loc);
+    all = all.reshape({ranks, next.numel()}, loc);
+    int64_t offset = 0;
+    for (size_t i : bucket) {
+      Tensor &p = params_[i];
+      int64_t shard = shardOf(p.numel(), ranks);
+      Tensor whole = (bucket.size() == 1 ? all : all.slice(1, offset, offset + shard, 1, loc))
+                         .reshape({-1}, loc);
+      if (whole.numel() > p.numel())
+        whole = whole.slice(0, 0, p.numel(), 1, loc);
+      p.copy_(whole.reshape(p.shape(), loc), loc);
+      offset += shard;
+    }
   }
 }
 

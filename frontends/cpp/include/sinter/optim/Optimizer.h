@@ -96,23 +96,24 @@ struct AdamOptions {
 /// Note [Sharded optimizer state]
 /// ZeRO stage 1 (DeepSpeed's; PyTorch's ZeroRedundancyOptimizer shards by
 /// whole parameters instead): with shard_state, step() flattens each
-/// gradient, pads it with zeros to a multiple of the world size and
-/// reduce-scatters it (the mean over the ranks: rank r receives the r-th
-/// slice), updates the r-th slice of the parameter (a view) with the r-th
-/// slice of its moments, and all-gathers the updated slices into every
-/// rank's parameter. All of it is recorded in the step like any op
+/// gradient and pads it with zeros to a multiple of the world size; rank r
+/// keeps the r-th slice of each. The gradients go in buckets (of one dtype,
+/// up to SINTER_BUCKET_MB, 25 MiB: Note [Gradient buckets]), each laid out
+/// as `world` rows of every gradient's slice side by side and
+/// reduce-scattered once (the mean over the ranks: rank r receives row r).
+/// Rank r updates its slice of each parameter with its slice of the
+/// moments, and one all-gather a bucket brings every rank's updated slices
+/// into every rank's parameters. All of it is recorded in the step like any op
 /// (sinter.reduce_scatter, sinter.all_gather), so a rank's planned step
-/// holds 1/world of the moments, and its transients are a slice per
-/// parameter (a padded copy of a gradient only where the world size does
-/// not divide it). Each element's arithmetic is the unsharded update's, so
+/// holds 1/world of the moments; its transients are a bucket's gradients
+/// and gathered parameters. Each element's arithmetic is the unsharded update's, so
 /// in a world of two (a sum of two values has one order) or with
 /// SINTER_DETERMINISTIC_COLLECTIVES, training equals reduce_gradients() +
 /// the unsharded step bit for bit. state_dict() returns whole tensors, as
 /// the unsharded optimizer (a checkpoint reads back into either, at any
 /// world size), by an all-gather: every rank calls it and reads its tensors
 /// (or calls mark_step()) at the same point. Without a process group, a
-/// world of one. Two collectives a parameter: a model of many small
-/// parameters pays their latency.
+/// world of one.
 class Adam : public Optimizer {
 public:
   Adam(std::vector<Tensor> params, AdamOptions options = {}, Loc loc = Loc::current());
