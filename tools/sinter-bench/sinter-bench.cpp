@@ -32,6 +32,8 @@
 
 #include "absl/flags/flag.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -110,9 +112,30 @@ struct Result {
   std::optional<StepMemory> memory;
 };
 
-std::string orNull(const std::optional<StepMemory> &memory, int64_t StepMemory::*field) {
-  return memory ? std::to_string((*memory).*field) : std::string("null");
+using Json = nlohmann::ordered_json;
+
+Json orNull(const std::optional<StepMemory> &memory, int64_t StepMemory::*field) {
+  return memory ? Json((*memory).*field) : Json(nullptr);
 }
+
+/// `value` as --json prints it: nlohmann-json's escaping and numbers (a
+/// NaN is null), on one line with a space after each ':' and ','.
+std::string jsonText(const Json &value) {
+  std::string text;
+  if (value.is_object()) {
+    for (const auto &[key, item] : value.items())
+      text += (text.empty() ? "{" : ", ") + Json(key).dump() + ": " + jsonText(item);
+    return text.empty() ? "{}" : text + "}";
+  }
+  if (value.is_array()) {
+    for (const Json &item : value)
+      text += (text.empty() ? "[" : ", ") + jsonText(item);
+    return text.empty() ? "[]" : text + "]";
+  }
+  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+void printJson(const Json &object) { std::printf("%s\n", jsonText(object).c_str()); }
 
 void dumpWeights(const tools::ZooTask &task, const std::string &dir) {
   tools::TensorDump dump(dir);
@@ -234,25 +257,23 @@ int64_t parseBytes(const std::string &text, const char *flag) {
 /// and kernel workspace) and by the user's source line.
 void printMemoryReport(const StepMemory &m, bool json) {
   if (json) {
-    std::printf(
-        "{\"inputs_bytes\": %lld, \"result_bytes\": %lld, \"arena_bytes\": %lld, "
-        "\"peak_tensor_bytes\": %lld, \"peak_workspace_bytes\": %lld, "
-        "\"recomputed_values\": %lld, \"recompute_operations\": %lld, \"pipeline_runs\": %lld, "
-        "\"memory_budget\": %lld, \"over_budget_bytes\": %lld, \"by_line\": [",
-        static_cast<long long>(m.persistent_bytes), static_cast<long long>(m.result_bytes),
-        static_cast<long long>(m.arena_bytes), static_cast<long long>(m.peak_tensor_bytes),
-        static_cast<long long>(m.peak_workspace_bytes), static_cast<long long>(m.recomputed_values),
-        static_cast<long long>(m.recompute_operations), static_cast<long long>(m.pipeline_runs),
-        static_cast<long long>(m.memory_budget), static_cast<long long>(m.over_budget_bytes));
-    for (size_t i = 0; i < m.peak_by_line.size(); ++i)
-      std::printf("%s{\"line\": \"%s\", \"bytes\": %lld}", i ? ", " : "",
-                  m.peak_by_line[i].line.c_str(), static_cast<long long>(m.peak_by_line[i].bytes));
-    std::printf("], \"by_category\": [");
-    for (size_t i = 0; i < m.peak_by_category.size(); ++i)
-      std::printf("%s{\"category\": \"%s\", \"bytes\": %lld}", i ? ", " : "",
-                  m.peak_by_category[i].name.c_str(),
-                  static_cast<long long>(m.peak_by_category[i].bytes));
-    std::printf("]}\n");
+    Json byLine = Json::array(), byCategory = Json::array();
+    for (const StepMemory::Use &use : m.peak_by_line)
+      byLine.push_back({{"line", use.line}, {"bytes", use.bytes}});
+    for (const StepMemory::Category &category : m.peak_by_category)
+      byCategory.push_back({{"category", category.name}, {"bytes", category.bytes}});
+    printJson({{"inputs_bytes", m.persistent_bytes},
+               {"result_bytes", m.result_bytes},
+               {"arena_bytes", m.arena_bytes},
+               {"peak_tensor_bytes", m.peak_tensor_bytes},
+               {"peak_workspace_bytes", m.peak_workspace_bytes},
+               {"recomputed_values", m.recomputed_values},
+               {"recompute_operations", m.recompute_operations},
+               {"pipeline_runs", m.pipeline_runs},
+               {"memory_budget", m.memory_budget},
+               {"over_budget_bytes", m.over_budget_bytes},
+               {"by_line", byLine},
+               {"by_category", byCategory}});
     return;
   }
   auto mib = [](int64_t bytes) { return static_cast<double>(bytes) / 1048576.0; };
@@ -450,23 +471,28 @@ int compileOnly(const std::string &name, int64_t batch, int64_t length) {
       most = std::max(most, k.registers);
       spills += k.spillStores + k.spillLoads;
       if (json)
-        std::printf("{\"model\": \"%s\", \"kernel\": \"%s\", \"arch\": \"sm_%s\", "
-                    "\"registers\": %ld, \"spill_stores\": %ld, \"spill_loads\": %ld, "
-                    "\"shared_bytes\": %ld, \"threads\": %ld, \"problem\": %s}\n",
-                    name.c_str(), k.kernel.c_str(), arch.c_str(), k.registers, k.spillStores,
-                    k.spillLoads, k.sharedBytes, kThreads,
-                    why.empty() ? "null" : ("\"" + why + "\"").c_str());
+        printJson({{"model", name},
+                   {"kernel", k.kernel},
+                   {"arch", "sm_" + arch},
+                   {"registers", k.registers},
+                   {"spill_stores", k.spillStores},
+                   {"spill_loads", k.spillLoads},
+                   {"shared_bytes", k.sharedBytes},
+                   {"threads", kThreads},
+                   {"problem", why.empty() ? Json(nullptr) : Json(why)}});
       else if (!why.empty())
         std::printf("%s sm_%s: %s: %s (registers %ld, spills %ld/%ld, shared %ld bytes)\n",
                     name.c_str(), arch.c_str(), k.kernel.c_str(), why.c_str(), k.registers,
                     k.spillStores, k.spillLoads, k.sharedBytes);
     }
     if (json)
-      std::printf("{\"model\": \"%s\", \"arch\": \"sm_%s\", \"kernels\": %lld, "
-                  "\"kernels_written\": %zu, \"kernels_assembled\": %zu, \"max_registers\": "
-                  "%ld, \"spill_bytes\": %ld}\n",
-                  name.c_str(), arch.c_str(), static_cast<long long>(step.kernels),
-                  step.written.size(), kernels.size(), most, spills);
+      printJson({{"model", name},
+                 {"arch", "sm_" + arch},
+                 {"kernels", step.kernels},
+                 {"kernels_written", step.written.size()},
+                 {"kernels_assembled", kernels.size()},
+                 {"max_registers", most},
+                 {"spill_bytes", spills}});
     else
       std::printf("%s batch %lld sm_%s: %zu of the step's %lld kernels written for CUDA and "
                   "assembled (%zu), at most %ld registers, %ld bytes of spills\n",
@@ -530,7 +556,7 @@ int run() {
     batch = value;
   }
   const double lr = learningRate(absl::GetFlag(FLAGS_scale_lr_from), batch);
-  const std::string chosen = batchFlag == "auto" ? std::to_string(batch) : "null";
+  const Json chosen = batchFlag == "auto" ? Json(batch) : Json(nullptr);
   if (!absl::GetFlag(FLAGS_dump_weights).empty())
     dumpWeights(tools::makeZooTask(model, batch, length), absl::GetFlag(FLAGS_dump_weights));
   const char *threadsEnv = std::getenv("OMP_NUM_THREADS");
@@ -538,17 +564,16 @@ int run() {
   if (absl::GetFlag(FLAGS_plan_only) || absl::GetFlag(FLAGS_memory_report)) {
     StepMemory planned = planStep(model, batch, length, lr, {}, /*steady=*/false);
     if (absl::GetFlag(FLAGS_json))
-      std::printf("{\"model\": \"%s\", \"batch_size\": %lld, \"length\": %lld, "
-                  "\"planned_peak_bytes\": %lld, \"arena_bytes\": %lld, \"result_bytes\": %lld, "
-                  "\"persistent_bytes\": %lld, \"memory_budget\": %lld, "
-                  "\"over_budget_bytes\": %lld, \"chosen_batch_size\": %s}\n",
-                  model.c_str(), static_cast<long long>(batch), static_cast<long long>(length),
-                  static_cast<long long>(planned.planned_peak_bytes),
-                  static_cast<long long>(planned.arena_bytes),
-                  static_cast<long long>(planned.result_bytes),
-                  static_cast<long long>(planned.persistent_bytes),
-                  static_cast<long long>(planned.memory_budget),
-                  static_cast<long long>(planned.over_budget_bytes), chosen.c_str());
+      printJson({{"model", model},
+                 {"batch_size", batch},
+                 {"length", length},
+                 {"planned_peak_bytes", planned.planned_peak_bytes},
+                 {"arena_bytes", planned.arena_bytes},
+                 {"result_bytes", planned.result_bytes},
+                 {"persistent_bytes", planned.persistent_bytes},
+                 {"memory_budget", planned.memory_budget},
+                 {"over_budget_bytes", planned.over_budget_bytes},
+                 {"chosen_batch_size", chosen}});
     else
       std::printf("%s batch %lld: the first step needs %.1f MiB while it runs (arena %.1f MiB, "
                   "results %.1f MiB) on top of %.1f MiB of inputs (parameters, batch)\n",
@@ -579,26 +604,35 @@ int run() {
   std::optional<std::string> busy = share.busyNote(before, share.tally());
   for (const Result &r : results) {
     if (absl::GetFlag(FLAGS_json)) {
-      std::printf("{\"model\": \"%s\", \"mode\": \"%s\", \"batch_size\": %lld, \"length\": %lld, "
-                  "\"threads\": %s, \"steps\": %lld, \"step_ms_median\": %.3f, "
-                  "\"samples_per_s\": %.2f, \"peak_bytes\": %lld, \"kernels_per_step\": %.1f, "
-                  "\"compile_s\": %.3f, \"fallbacks\": %lld, \"first_loss\": %.6f, "
-                  "\"last_loss\": %.6f, "
-                  "\"planned_peak_bytes\": %s, \"measured_peak_bytes\": %s, "
-                  "\"persistent_bytes\": %s, \"pipeline_runs\": %s, \"memory_budget\": %s, "
-                  "\"over_budget_bytes\": %s, \"chosen_batch_size\": %s, \"machine_busy\": %s}\n",
-                  model.c_str(), r.mode.c_str(), static_cast<long long>(batch),
-                  static_cast<long long>(length), threads == "all" ? "null" : threads.c_str(),
-                  static_cast<long long>(steps), r.stepMsMedian, r.samplesPerSecond,
-                  static_cast<long long>(r.peakBytes), r.kernelsPerStep, r.compileSeconds,
-                  static_cast<long long>(r.fallbacks), r.firstLoss, r.lastLoss,
-                  orNull(r.memory, &StepMemory::planned_peak_bytes).c_str(),
-                  orNull(r.memory, &StepMemory::measured_peak_bytes).c_str(),
-                  orNull(r.memory, &StepMemory::persistent_bytes).c_str(),
-                  orNull(r.memory, &StepMemory::pipeline_runs).c_str(),
-                  orNull(r.memory, &StepMemory::memory_budget).c_str(),
-                  orNull(r.memory, &StepMemory::over_budget_bytes).c_str(), chosen.c_str(),
-                  busy ? "true" : "false");
+      // Numbers to the precision they are measured to; a NaN loss is null.
+      auto rounded = [](double value, double per) { return std::round(value * per) / per; };
+      char *end = nullptr;
+      long long count = threads == "all" ? 0 : std::strtoll(threads.c_str(), &end, 10);
+      Json threadCount = threads == "all"              ? Json(nullptr)
+                         : end != nullptr && *end == 0 ? Json(count)
+                                                       : Json(threads);
+      printJson({{"model", model},
+                 {"mode", r.mode},
+                 {"batch_size", batch},
+                 {"length", length},
+                 {"threads", threadCount},
+                 {"steps", steps},
+                 {"step_ms_median", rounded(r.stepMsMedian, 1e3)},
+                 {"samples_per_s", rounded(r.samplesPerSecond, 1e2)},
+                 {"peak_bytes", r.peakBytes},
+                 {"kernels_per_step", rounded(r.kernelsPerStep, 10)},
+                 {"compile_s", rounded(r.compileSeconds, 1e3)},
+                 {"fallbacks", r.fallbacks},
+                 {"first_loss", r.firstLoss},
+                 {"last_loss", r.lastLoss},
+                 {"planned_peak_bytes", orNull(r.memory, &StepMemory::planned_peak_bytes)},
+                 {"measured_peak_bytes", orNull(r.memory, &StepMemory::measured_peak_bytes)},
+                 {"persistent_bytes", orNull(r.memory, &StepMemory::persistent_bytes)},
+                 {"pipeline_runs", orNull(r.memory, &StepMemory::pipeline_runs)},
+                 {"memory_budget", orNull(r.memory, &StepMemory::memory_budget)},
+                 {"over_budget_bytes", orNull(r.memory, &StepMemory::over_budget_bytes)},
+                 {"chosen_batch_size", chosen},
+                 {"machine_busy", busy.has_value()}});
     } else {
       std::printf("%-9s %s batch %lld, threads %s: median step %.2f ms, %.1f samples/s, peak "
                   "%.1f MiB, %.1f kernels/step, compile %.2f s, %lld fallbacks, loss %.4f -> "
