@@ -82,11 +82,26 @@ struct Worker {
   std::deque<std::string> lastLines = {};
   bool exited = false;
   int status = 0;
+  /// How it failed, for the report (empty: it has not failed).
+  std::string failure = {};
 };
 
 constexpr size_t kLastLines = 20;
 constexpr auto kGrace = 5s;
 constexpr auto kPoll = 200ms;
+/// How long the agent waits, after a worker's failure, for the others'
+/// (Note [The first failure]).
+constexpr auto kSettle = 500ms;
+
+/// Whether a worker's last lines say that it lost a peer (its failure may
+/// be that peer's consequence).
+bool lostAPeer(const Worker &worker) {
+  for (const std::string &line : worker.lastLines)
+    if (line.find("Connection reset by peer") != std::string::npos ||
+        line.find("Connection closed by peer") != std::string::npos)
+      return true;
+  return false;
+}
 
 volatile std::sig_atomic_t stopSignal = 0;
 void onStop(int signal) { stopSignal = signal; }
@@ -109,6 +124,8 @@ private:
   /// Reads what the workers wrote, prints it prefixed, and reaps those that
   /// exited; the first failure, if any.
   std::optional<std::string> watch();
+  /// The failure to name once `seen` was found (Note [The first failure]).
+  std::string firstFailure(const std::string &seen);
   void printLine(Worker &worker, const std::string &line);
   void stopWorkers();
   /// Failures are numbered in the order they reach the store: the first
@@ -126,10 +143,13 @@ private:
   std::unique_ptr<runtime::StoreServer> server_;
   std::unique_ptr<runtime::StoreClient> store_;
   std::vector<Worker> workers_;
+  /// The workers that failed, in the order the agent found them.
+  std::vector<const Worker *> failedOrder_;
 };
 
 bool Agent::startWorkers(int generation) {
   workers_.clear();
+  failedOrder_.clear();
   int world = flags_.nnodes * flags_.nprocPerNode;
   unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   std::string threads = std::to_string(std::max(1u, cores / unsigned(flags_.nprocPerNode)));
@@ -243,17 +263,44 @@ std::optional<std::string> Agent::watch() {
     worker.exited = true;
     worker.status = status;
     bool failed = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
-    if (failed && !failure) {
-      std::string lines;
-      for (const std::string &line : worker.lastLines)
-        lines += absl::StrCat("\n    ", line);
-      failure = absl::StrCat("rank ", worker.rank, " (local rank ", worker.localRank, " on node ",
-                             flags_.nodeRank, ", pid ", worker.pid, ") ", describeExit(status),
-                             worker.lastLines.empty() ? ", printing nothing"
-                                                      : "; its last lines:" + lines);
-    }
+    if (!failed)
+      continue;
+    std::string lines;
+    for (const std::string &line : worker.lastLines)
+      lines += absl::StrCat("\n    ", line);
+    worker.failure =
+        absl::StrCat("rank ", worker.rank, " (local rank ", worker.localRank, " on node ",
+                     flags_.nodeRank, ", pid ", worker.pid, ") ", describeExit(status),
+                     worker.lastLines.empty() ? ", printing nothing" : "; its last lines:" + lines);
+    failedOrder_.push_back(&worker);
+    if (!failure)
+      failure = worker.failure;
   }
   return failure;
+}
+
+/// Note [The first failure]
+/// A worker that exits closes its connections as it goes, and a peer that
+/// notices may exit before the agent reaps the first (a program returning
+/// from main runs its destructors, closing sockets, before it is gone).
+/// So after the first failure the agent waits a moment (kSettle) for the
+/// node's other workers, and names the first that failed without having
+/// lost a peer: the cause, not its consequences. Failures on other nodes
+/// are ordered by the store (reportedFailures).
+std::string Agent::firstFailure(const std::string &seen) {
+  auto settle = Clock::now() + kSettle;
+  while (Clock::now() < settle) {
+    bool running = false;
+    for (const Worker &worker : workers_)
+      running = running || !worker.exited;
+    if (!running)
+      break;
+    (void)watch();
+  }
+  for (const Worker *worker : failedOrder_)
+    if (!lostAPeer(*worker))
+      return worker->failure;
+  return seen;
 }
 
 void Agent::stopWorkers() {
@@ -333,7 +380,7 @@ int Agent::run() {
     auto nextCheck = Clock::now();
     while (true) {
       if (std::optional<std::string> failed = watch()) {
-        failure = *failed;
+        failure = firstFailure(*failed);
         ours = true;
         break;
       }
