@@ -414,17 +414,6 @@ std::vector<int> scheduleForMemory(const Dataflow &flow) {
         ++waiting[k];
       }
   }
-  // Collectives start in the program's order, whatever else each rank's
-  // graph holds: the order every rank recorded them in and compared (Note
-  // [The same step on every rank]), so that each pairs with its own.
-  for (size_t k = 0, previous = count; k < count; ++k)
-    if (flow.kernels[k].collective) {
-      if (previous < count) {
-        successors[previous].push_back(static_cast<int>(k));
-        ++waiting[k];
-      }
-      previous = k;
-    }
   std::vector<int> ready, order;
   for (size_t k = 0; k < count; ++k)
     if (waiting[k] == 0)

@@ -212,21 +212,6 @@ TEST(Scheduling, CollectivesStartAtOnceAndTheirReadersWaitForTheRestOfTheStep) {
   EXPECT_EQ(order, (std::vector<int>{0, 2, 1, 4, 5, 3, 6}));
 }
 
-TEST(Scheduling, CollectivesKeepTheirOrderInTheProgram) {
-  // k0 computes (1000 bytes) what collective k1 reduces; collective k2
-  // reduces an argument and is ready at once. Another rank whose k1 reads
-  // an argument would start k1 first: so every rank starts k1, then k2.
-  std::vector<Dataflow::Kernel> kernels = {{{0}, {1}}, {{1}, {2}}, {{0}, {3}}, {{2, 3}, {4}}};
-  Dataflow flow = flowOf({8, 1000, 100, 100, 4}, 1, kernels, {4});
-  flow.kernels[1].collective = flow.kernels[2].collective = true;
-  std::vector<int> order = scheduleForMemory(flow);
-  ASSERT_TRUE(respectsDependencies(flow, order));
-  EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3}));
-  // Without the order kept, the ready collective k2 would run first.
-  flow.kernels[1].collective = false;
-  EXPECT_EQ(scheduleForMemory(flow).front(), 2);
-}
-
 TEST(Scheduling, NeverWorseThanTheOriginalOnRandomPrograms) {
   std::mt19937_64 random(11);
   int improved = 0;

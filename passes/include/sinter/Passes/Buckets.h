@@ -32,8 +32,7 @@
 // optimizer's reduce-scatters and all-gathers: Note [Sharded optimizer
 // state] in sinter/optim/Optimizer.h) run where they stand; a bucket never
 // spans one, and starts between the same two of them as its all-reduces,
-// so that every rank starts its collectives in the order of the schedule
-// (which keeps their order in the program: Note [Scheduling for memory]).
+// so that every rank starts its collectives in the order of the schedule.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SINTER_PASSES_BUCKETS_H

@@ -87,10 +87,9 @@ std::string verifyPlan(const std::vector<Live> &buffers, const Plan &plan);
 /// else is ready, so that the rest of the backward pass runs while the
 /// gradients are reduced. The reduced gradients then live until the
 /// optimizer's updates at the end, as in PyTorch's DDP; for such a step the
-/// new order is taken whatever its peak. Collectives keep their order in
-/// the program among themselves (each waits for the one before it): the
-/// order every rank recorded and compared, while the rest of a rank's
-/// graph may differ from another's (Note [The same step on every rank]).
+/// new order is taken whatever its peak. The order depends on the graph's
+/// structure: ranks whose steps differ in structure (not only in a slice's
+/// offset) may start their collectives in different orders.
 
 /// A program as kernels over values: what the scheduling and
 /// rematerialization passes simulate and what buffer assignment plans (Note
