@@ -66,19 +66,20 @@ Environment parseEnvironment(const std::function<const char *(const char *)> &lo
   };
   bytes("SINTER_MEMORY_BUDGET", env.memory_budget, "no budget");
   bytes("SINTER_MEMORY_LIMIT", env.memory_limit, "ignored");
-  if (std::string hard = text("SINTER_MEMORY_BUDGET_HARD"); !hard.empty()) {
-    if (hard != "0" && hard != "1")
-      warn("SINTER_MEMORY_BUDGET_HARD", hard,
-           "1 (a step over the budget is refused) or 0; steps may run over it");
+  // 1 or 0, else `expected` is said.
+  auto flag = [&](const char *name, bool &into, const char *expected) {
+    std::string value = text(name);
+    if (value.empty())
+      return;
+    if (value != "0" && value != "1")
+      warn(name, value, expected);
     else
-      env.memory_budget_hard = hard == "1";
-  }
-  if (std::string allow = text("SINTER_ALLOW_FALLBACK"); !allow.empty()) {
-    if (allow != "0" && allow != "1")
-      warn("SINTER_ALLOW_FALLBACK", allow, "1 (allowed) or 0 (an error); fallbacks are allowed");
-    else
-      env.allow_fallback = allow == "1";
-  }
+      into = value == "1";
+  };
+  flag("SINTER_MEMORY_BUDGET_HARD", env.memory_budget_hard,
+       "1 (a step over the budget is refused) or 0; steps may run over it");
+  flag("SINTER_ALLOW_FALLBACK", env.allow_fallback,
+       "1 (allowed) or 0 (an error); fallbacks are allowed");
   env.cache_dir = text("SINTER_CACHE_DIR");
   env.kernels_dir = text("SINTER_KERNELS_DIR");
   env.cxx = text("CXX");
@@ -135,14 +136,8 @@ Environment parseEnvironment(const std::function<const char *(const char *)> &lo
     else
       env.test_kill_before_rename = parsed;
   }
-  if (std::string deterministic = text("SINTER_DETERMINISTIC_COLLECTIVES");
-      !deterministic.empty()) {
-    if (deterministic != "0" && deterministic != "1")
-      warn("SINTER_DETERMINISTIC_COLLECTIVES", deterministic,
-           "1 (reductions in rank order) or 0; reductions follow Gloo's ring");
-    else
-      env.deterministic_collectives = deterministic == "1";
-  }
+  flag("SINTER_DETERMINISTIC_COLLECTIVES", env.deterministic_collectives,
+       "1 (reductions in rank order) or 0; reductions follow Gloo's ring");
   return env;
 }
 

@@ -30,7 +30,8 @@ namespace {
 /// temporary beside the old file.
 std::atomic<int64_t> bytesWritten{0}, atomicWrites{0};
 
-Status writeAll(int fd, std::string_view bytes, const char *who, const std::string &path) {
+/// writeAll for an atomic write, under the test fault's limit.
+Status writeLimited(int fd, std::string_view bytes, const char *who, const std::string &path) {
   if (int64_t limit = environment().test_write_limit; limit > 0) {
     auto size = static_cast<int64_t>(bytes.size());
     int64_t before = bytesWritten.fetch_add(size);
@@ -40,16 +41,7 @@ Status writeAll(int fd, std::string_view bytes, const char *who, const std::stri
           absl::StrCat(who, ": writing ", path, " failed: ", std::strerror(ENOSPC)));
     }
   }
-  while (!bytes.empty()) {
-    ssize_t wrote = ::write(fd, bytes.data(), bytes.size());
-    if (wrote < 0 && errno == EINTR)
-      continue;
-    if (wrote <= 0)
-      return absl::ResourceExhaustedError(absl::StrCat(
-          who, ": writing ", path, " failed: ", std::strerror(wrote < 0 ? errno : ENOSPC)));
-    bytes.remove_prefix(static_cast<size_t>(wrote));
-  }
-  return absl::OkStatus();
+  return writeAll(fd, bytes, who, path);
 }
 
 /// Removes `<name>.tmp.<pid>.<n>` files (and `<name>.tmp.<pid>`, the name
@@ -70,6 +62,19 @@ void removeStaleTemporaries(const std::filesystem::path &folder, const std::stri
 }
 
 } // namespace
+
+Status writeAll(int fd, std::string_view bytes, const char *who, const std::string &path) {
+  while (!bytes.empty()) {
+    ssize_t wrote = ::write(fd, bytes.data(), bytes.size());
+    if (wrote < 0 && errno == EINTR)
+      continue;
+    if (wrote <= 0)
+      return absl::ResourceExhaustedError(absl::StrCat(
+          who, ": writing ", path, " failed: ", std::strerror(wrote < 0 ? errno : ENOSPC)));
+    bytes.remove_prefix(static_cast<size_t>(wrote));
+  }
+  return absl::OkStatus();
+}
 
 StatusOr<std::string> readWholeFile(const std::string &path, const char *who) {
   std::error_code error;
@@ -95,7 +100,7 @@ Status writeFileAtomically(const std::string &path, const std::vector<std::strin
         absl::StrCat(who, ": cannot create ", temporary, ": ", std::strerror(errno)));
   Status written = absl::OkStatus();
   for (std::string_view part : parts) {
-    written = writeAll(fd, part, who, temporary);
+    written = writeLimited(fd, part, who, temporary);
     if (!written.ok())
       break;
   }

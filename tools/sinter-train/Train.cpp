@@ -19,6 +19,7 @@
 #include "sinter/runtime/ByteCount.h"
 #include "sinter/runtime/CoreShare.h"
 #include "sinter/runtime/Environment.h"
+#include "sinter/runtime/Files.h"
 #include "sinter/runtime/StepSession.h"
 #include "sinter/runtime/World.h"
 #include "sinter/sinter.h"
@@ -292,16 +293,9 @@ public:
   void write(const json &row) {
     if (path_.empty())
       return;
-    std::string line = row.dump() + "\n";
-    for (std::string_view rest = line; !rest.empty();) {
-      ssize_t wrote = ::write(fd_, rest.data(), rest.size());
-      if (wrote < 0 && errno == EINTR)
-        continue;
-      if (wrote <= 0)
-        throw JobError(path_, std::string("writing a metrics row failed: ") +
-                                  std::strerror(wrote < 0 ? errno : ENOSPC));
-      rest.remove_prefix(static_cast<size_t>(wrote));
-    }
+    if (Status written = runtime::writeAll(fd_, row.dump() + "\n", "metrics log", path_);
+        !written.ok())
+      throw JobError("output_dir", std::string(written.message()));
   }
   /// The rows so far on disk: before a checkpoint, which a resume trusts
   /// them to agree with.

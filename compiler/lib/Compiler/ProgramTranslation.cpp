@@ -248,60 +248,47 @@ mlir::LogicalResult translateToProgram(mlir::func::FuncOp function, const codege
         program.results.push_back(bufferOf(v));
       continue;
     }
-    if (auto reduce = mlir::dyn_cast<ir::AllReduceOp>(op)) {
+    if (mlir::isa<ir::AllReduceOp, ir::ReduceScatterOp, ir::AllGatherOp>(op)) {
       // A collective: no kernel; the runtime runs it through the run's
       // communicator (Note [The communicator] in sinter/runtime/Communicator.h).
+      // An all-reduce's tensors go into gradient buckets (whole tensors
+      // only); the sharded collectives read at their offset and are waited
+      // for where they stand.
+      using Kind = runtime::Program::Step::Kind;
       runtime::Program::Step step;
-      step.kind = runtime::Program::Step::Kind::AllReduce;
-      step.reduce = static_cast<runtime::ReduceOp>(reduce.getReduction());
-      std::string dtype = dtypeName(reduce.getInputs().front().getType());
+      llvm::StringRef name = op.getName().stripDialect();
+      if (auto reduce = mlir::dyn_cast<ir::AllReduceOp>(op)) {
+        step.kind = Kind::AllReduce;
+        step.reduce = static_cast<runtime::ReduceOp>(reduce.getReduction());
+      } else if (auto scatter = mlir::dyn_cast<ir::ReduceScatterOp>(op)) {
+        step.kind = Kind::ReduceScatter;
+        step.reduce = static_cast<runtime::ReduceOp>(scatter.getReduction());
+        step.ranks = static_cast<int>(scatter.getRanks());
+      } else {
+        step.kind = Kind::AllGather;
+        step.ranks = static_cast<int>(mlir::cast<ir::AllGatherOp>(op).getRanks());
+      }
+      std::string dtype = dtypeName(op.getOperand(0).getType());
       StatusOr<runtime::ElementType> element = runtime::elementTypeNamed(dtype);
       if (!element.ok())
-        return reduce.emitError() << "all_reduce of " << dtype << " elements is not supported";
+        return op.emitError() << name << " of " << dtype << " elements is not supported";
       step.elementType = *element;
       step.label = launchLabel(op);
       step.lines = userLines(op.getLoc());
       step.phase = phaseOf(op);
-      for (mlir::Value v : reduce.getInputs()) {
-        if (offsets.lookup(v) != 0)
-          return reduce.emitError("all_reduce of a slice of a tensor is not supported");
+      for (mlir::Value v : op.getOperands()) {
+        if (step.kind != Kind::AllReduce)
+          step.inputOffsets.push_back(offsets.lookup(v));
+        else if (offsets.lookup(v) != 0)
+          return op.emitError() << name << " of a slice of a tensor is not supported";
         step.inputs.push_back(bufferOf(v));
       }
-      for (mlir::Value v : reduce.getResults()) {
+      for (mlir::Value v : op.getResults()) {
         int b = bufferOf(v);
         step.outputs.push_back(b);
         program.buffers[b].phase = static_cast<uint8_t>(step.phase);
       }
       step.results = static_cast<int>(step.outputs.size());
-      launchOps.push_back(&op);
-      program.steps.push_back(std::move(step));
-      continue;
-    }
-    if (mlir::isa<ir::ReduceScatterOp, ir::AllGatherOp>(op)) {
-      // Sharded collectives run and are waited for where they stand.
-      auto scatter = mlir::dyn_cast<ir::ReduceScatterOp>(op);
-      runtime::Program::Step step;
-      step.kind = scatter ? runtime::Program::Step::Kind::ReduceScatter
-                          : runtime::Program::Step::Kind::AllGather;
-      if (scatter)
-        step.reduce = static_cast<runtime::ReduceOp>(scatter.getReduction());
-      step.ranks = static_cast<int>(scatter ? scatter.getRanks()
-                                            : mlir::cast<ir::AllGatherOp>(op).getRanks());
-      mlir::Value input = op.getOperand(0);
-      std::string dtype = dtypeName(input.getType());
-      StatusOr<runtime::ElementType> element = runtime::elementTypeNamed(dtype);
-      if (!element.ok())
-        return op.emitError() << op.getName() << " of " << dtype << " elements is not supported";
-      step.elementType = *element;
-      step.label = launchLabel(op);
-      step.lines = userLines(op.getLoc());
-      step.phase = phaseOf(op);
-      step.inputs.push_back(bufferOf(input));
-      step.inputOffsets.push_back(offsets.lookup(input));
-      int b = bufferOf(op.getResult(0));
-      step.outputs.push_back(b);
-      program.buffers[b].phase = static_cast<uint8_t>(step.phase);
-      step.results = 1;
       launchOps.push_back(&op);
       program.steps.push_back(std::move(step));
       continue;

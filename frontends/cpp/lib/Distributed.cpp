@@ -155,12 +155,21 @@ runtime::Communicator *detail::current_communicator() {
   return current ? current->communicator.get() : nullptr;
 }
 
-void all_reduce(Tensor &tensor, ReduceOp op, Loc loc) {
-  SINTER_CHECK(tensor.defined(), loc, "all_reduce: the tensor is undefined");
-  (void)communicatorFor("all_reduce", loc);
+namespace {
+/// The communicator a reduction `what` of `tensor` by `op` runs through,
+/// once the reduction is one that can be.
+runtime::Communicator &reductionOf(const Tensor &tensor, ReduceOp op, const char *what, Loc loc) {
+  SINTER_CHECK(tensor.defined(), loc, std::string(what) + ": the tensor is undefined");
+  runtime::Communicator &communicator = communicatorFor(what, loc);
   SINTER_CHECK(op != ReduceOp::Mean || isFloatingPoint(tensor.dtype()), loc,
-               "all_reduce: a Mean over ranks needs a floating tensor, not " +
+               std::string(what) + ": a Mean over ranks needs a floating tensor, not " +
                    std::string(name(tensor.dtype())));
+  return communicator;
+}
+} // namespace
+
+void all_reduce(Tensor &tensor, ReduceOp op, Loc loc) {
+  (void)reductionOf(tensor, op, "all_reduce", loc);
   Tensor reduced = prim::allReduce(tensor, static_cast<int>(op), loc);
   if (sinter::detail::needsGrad(tensor))
     tensor = reduced;
@@ -169,11 +178,7 @@ void all_reduce(Tensor &tensor, ReduceOp op, Loc loc) {
 }
 
 Tensor reduce_scatter(const Tensor &input, ReduceOp op, Loc loc) {
-  SINTER_CHECK(input.defined(), loc, "reduce_scatter: the tensor is undefined");
-  runtime::Communicator &communicator = communicatorFor("reduce_scatter", loc);
-  SINTER_CHECK(op != ReduceOp::Mean || isFloatingPoint(input.dtype()), loc,
-               "reduce_scatter: a Mean over ranks needs a floating tensor, not " +
-                   std::string(name(input.dtype())));
+  runtime::Communicator &communicator = reductionOf(input, op, "reduce_scatter", loc);
   return prim::reduceScatter(input, static_cast<int>(op), communicator.size(), loc);
 }
 

@@ -207,6 +207,19 @@ Tensor adamUpdate(const AdamOptions &options, bool decoupled, double lr, const T
   return weights - Operand(update, loc);
 }
 
+/// The sum of the squares of every defined tensor of `grads`, in f32;
+/// undefined when none is.
+Tensor sumOfSquares(const std::vector<Tensor> &grads, Loc loc) {
+  Tensor total;
+  for (const Tensor &g : grads) {
+    if (!g.defined())
+      continue;
+    Tensor squares = (g * Operand(g, loc)).sum({}, false, loc).to(DType::f32, loc);
+    total = total.defined() ? total + Operand(squares, loc) : squares;
+  }
+  return total;
+}
+
 /// The factor clip_grad_norm_ scales gradients by, from their L2 norm:
 /// min(1, max_norm / (norm + 1e-6)), as PyTorch.
 Tensor clipScale(const Tensor &norm, double maxNorm, Loc loc) {
@@ -300,12 +313,7 @@ void Adam::stepSharded(Loc loc) {
   if (options_.max_grad_norm > 0) {
     // The norm of all the reduced gradients: each rank's sum of squares of
     // its slices (the padding adds nothing), summed over the ranks.
-    Tensor squares;
-    for (const Tensor &g : grads)
-      if (g.defined()) {
-        Tensor mine = (g * Operand(g, loc)).sum({}, false, loc).to(DType::f32, loc);
-        squares = squares.defined() ? squares + Operand(mine, loc) : mine;
-      }
+    Tensor squares = sumOfSquares(grads, loc);
     if (!squares.defined())
       return;
     if (group)
@@ -363,14 +371,10 @@ AdamW::AdamW(std::vector<Tensor> params, AdamWOptions o, Loc loc)
 Tensor clip_grad_norm_(const std::vector<Tensor> &params, double max_norm, Loc loc) {
   SINTER_CHECK(max_norm > 0, loc, cat("clip_grad_norm_: max_norm must be > 0, got ", max_norm));
   NoGradGuard noGrad;
-  Tensor total;
-  for (const Tensor &p : params) {
-    Tensor g = p.grad();
-    if (!g.defined())
-      continue;
-    Tensor squares = (g * Operand(g, loc)).sum({}, false, loc).to(DType::f32, loc);
-    total = total.defined() ? total + Operand(squares, loc) : squares;
-  }
+  std::vector<Tensor> grads;
+  for (const Tensor &p : params)
+    grads.push_back(p.grad());
+  Tensor total = sumOfSquares(grads, loc);
   if (!total.defined())
     return zeros({}, DType::f32, loc);
   Tensor norm = sqrt(total, loc);

@@ -25,6 +25,11 @@ StatusOr<std::string> readWholeFile(const std::string &path, const char *who);
 Status writeFileAtomically(const std::string &path, const std::vector<std::string_view> &parts,
                            const char *who);
 
+/// Writes all of `bytes` to `fd` (the file at `path`), again after an
+/// interruption or a short write; a failure names `who`, the file and the
+/// system's reason (a write of nothing: a full disk).
+Status writeAll(int fd, std::string_view bytes, const char *who, const std::string &path);
+
 } // namespace sinter::runtime
 
 #endif // SINTER_RUNTIME_FILES_H
