@@ -3,6 +3,7 @@
 
 #include "sinter/runtime/Environment.h"
 
+#include "CollectiveOrder.h"
 #include "OpenMp.h"
 #include "Poison.h"
 #include "sinter/runtime/Allocator.h"
@@ -657,6 +658,7 @@ Status validateProgram(const Program &program) {
 }
 
 CpuExecutable::~CpuExecutable() {
+  forgetCollectiveOrder(this);
   if (handle_ != nullptr)
     dlclose(handle_);
 }
@@ -757,6 +759,7 @@ Status CpuExecutable::run(const std::vector<const void *> &arguments, std::vecto
   if (results.size() != program_.results.size())
     return absl::InvalidArgumentError(absl::StrCat("the step returns ", program_.results.size(),
                                                    " results, got room for ", results.size()));
+  SINTER_RETURN_IF_ERROR(checkCollectiveOrderOnce(this, program_, options.communicator));
   // The arena is taken for the run only (from the allocator's cache after
   // the first run), so an executable kept for later holds no memory.
   HostAllocator &allocator = HostAllocator::get();

@@ -362,8 +362,6 @@ std::vector<Graph> randomGraphs(uint64_t seed, int count, int64_t only = -1) {
 struct Value {
   std::string name;
   std::vector<double> elements;
-  size_t graph = 0;
-  bool gradient = false;
 };
 
 /// Every value of `graphs` (outputs, then gradients), with what it is; an
@@ -374,12 +372,12 @@ std::vector<Value> valuesOf(const std::vector<Graph> &graphs) {
   for (size_t g = 0; g < graphs.size(); ++g) {
     std::string graph = "graph " + std::to_string(graphs[g].index) + " (" + graphs[g].ops + ")";
     for (size_t k = 0; k < graphs[g].outputs.size(); ++k)
-      values.push_back({graph + " output " + std::to_string(k),
-                        graphs[g].outputs[k].to_vector<double>(), g, false});
+      values.push_back(
+          {graph + " output " + std::to_string(k), graphs[g].outputs[k].to_vector<double>()});
     for (size_t k = 0; k < graphs[g].gradients.size(); ++k) {
       const Tensor &t = graphs[g].gradients[k];
       values.push_back({graph + " gradient of input " + std::to_string(k),
-                        t.defined() ? t.to_vector<double>() : std::vector<double>(), g, true});
+                        t.defined() ? t.to_vector<double>() : std::vector<double>()});
     }
   }
   return values;
@@ -388,21 +386,19 @@ std::vector<Value> valuesOf(const std::vector<Graph> &graphs) {
 /// Note [Gradient tolerance]
 /// The reference executor computes in double, the kernels in f32, so a
 /// value's rounding is relative to the terms it was computed from, not to
-/// itself. Forward values are compared within 1e-4 of their own largest
-/// element. A gradient can be far smaller than the terms it sums: a layer
-/// norm's input gradient sums to zero over each row, so an operand broadcast
-/// along that row gets a sum that cancels to 1e-3 of its terms (seed 1006's
-/// graph 19). Gradients are compared within 1e-4 of the largest gradient
-/// element of their graph, what flows back through it.
-std::vector<double> gradientScales(const std::vector<Value> &reference, size_t graphs) {
-  std::vector<double> scales(graphs, 0.0);
-  for (const Value &v : reference)
-    if (v.gradient)
-      for (double e : v.elements)
-        if (std::isfinite(e))
-          scales[v.graph] = std::max(scales[v.graph], std::fabs(e));
-  return scales;
-}
+/// itself. Every output and every gradient is compared with its own scale:
+/// within 1e-4 of its own largest finite element (and 1e-6), so a small
+/// gradient beside a large one in the same graph is held to its own size.
+/// A gradient that cancels to far less than its terms would need the terms'
+/// scale instead: a layer norm's input gradient sums to zero over each row,
+/// and an operand broadcast along that row once got a sum that cancelled to
+/// 1e-3 of its terms (seed 1006's graph 19). The generator now keeps rows
+/// apart from such cancellation (a fresh addend before every layer norm, a
+/// quarter of the input added back after it), and no gradient needs more
+/// than its own scale: seeds 1000-1009 and 5000-5039 eager (2500 graphs) and
+/// 1000-1009 and 5000-5019 compiled (1500) pass, the closest at 12% of its
+/// tolerance. A cancellation that comes back fails here, naming the graph.
+constexpr Tolerance kTolerance = {.of_largest = 1e-4, .absolute = 1e-6};
 
 int64_t environmentNumber(const char *name, int64_t fallback) {
   const char *text = std::getenv(name);
@@ -456,13 +452,9 @@ void checkRandomGraphs(bool compiled, const char *mode) {
     ASSERT_EQ(after.fallbacks, before.fallbacks) << metrics_report();
     std::vector<Value> got = valuesOf(fresh);
     ASSERT_EQ(got.size(), expected.size());
-    std::vector<double> scales = gradientScales(expected, fresh.size());
     for (size_t v = 0; v < got.size(); ++v) {
       // Note [Gradient tolerance]
-      Tolerance tolerance = got[v].gradient
-                                ? Tolerance{.absolute = 1e-6 + 1e-4 * scales[got[v].graph]}
-                                : Tolerance{.of_largest = 1e-4, .absolute = 1e-6};
-      Comparison c = compare_values(got[v].name, got[v].elements, expected[v].elements, tolerance);
+      Comparison c = compare_values(got[v].name, got[v].elements, expected[v].elements, kTolerance);
       ASSERT_TRUE(c.ok) << c.message;
       closest = std::max(closest, c.worst_fraction);
       ++compared;

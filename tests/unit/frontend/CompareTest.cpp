@@ -4,8 +4,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
+#include <random>
 #include <vector>
 
 namespace sinter {
@@ -64,6 +67,49 @@ TEST(Compare, TheToleranceHasThreeParts) {
   EXPECT_TRUE(compare_values("x", std::vector<double>{100.0, 1.0, 1e-9}, want,
                              {.of_element = 1e-2, .absolute = 1e-8})
                   .ok);
+}
+
+/// Every tolerance the suite compares with (the random graphs, the zoo
+/// steps, the kernels, the CUDA steps, sinter-bench's check; the loosest is
+/// 1e-3 of the largest element) fails a 1% change of one element of median
+/// magnitude in a tensor of normal values, also beside an infinity, and
+/// passes the same tensor rounded to f32. (tests/golden/test_closeness.py does
+/// the same for the comparisons with PyTorch.)
+TEST(Compare, EveryToleranceOfTheSuiteFailsAOnePercentChangeOfOneElement) {
+  const Tolerance suite[] = {{.of_largest = 1e-4, .absolute = 1e-6},
+                             {.of_largest = 1e-5, .absolute = 1e-6},
+                             {.of_largest = 1e-5, .absolute = 1e-7},
+                             {.of_largest = 1e-4, .absolute = 1e-7},
+                             {.of_largest = 1e-6},
+                             {.of_largest = 1e-5},
+                             {.of_largest = 1e-3, .absolute = 1e-6},
+                             {.of_largest = 1e-3, .absolute = 5e-7}};
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> normal;
+  std::vector<double> want(4096);
+  for (double &w : want)
+    w = normal(rng);
+  want[10] = std::numeric_limits<double>::infinity();
+  std::vector<size_t> order(want.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return std::fabs(want[a]) < std::fabs(want[b]); });
+  const size_t median = order[order.size() / 2];
+  std::vector<double> rounded(want.size());
+  for (size_t k = 0; k < want.size(); ++k)
+    rounded[k] = static_cast<float>(want[k]);
+  std::vector<double> changed = want;
+  changed[median] *= 1.01;
+  for (const Tolerance &tolerance : suite) {
+    SCOPED_TRACE(::testing::Message()
+                 << "of_largest " << tolerance.of_largest << ", absolute " << tolerance.absolute);
+    Comparison same = compare_values("x", rounded, want, tolerance);
+    EXPECT_TRUE(same.ok) << same.message;
+    Comparison off = compare_values("x", changed, want, tolerance);
+    EXPECT_FALSE(off.ok) << off.message;
+    EXPECT_EQ(off.first_failure, median);
+    EXPECT_EQ(off.failures, 1u);
+  }
 }
 
 TEST(Compare, ReportsHowCloseAPassIs) {

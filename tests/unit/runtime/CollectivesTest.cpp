@@ -7,8 +7,10 @@
 // killed at a deadline, so nothing here can hang.
 //
 //===----------------------------------------------------------------------===//
+#include "CollectiveOrder.h"
 #include "sinter/runtime/Communicator.h"
 #include "sinter/runtime/ProcessGroup.h"
+#include "sinter/runtime/Program.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -19,6 +21,7 @@
 #include <functional>
 #include <random>
 #include <thread>
+#include <utility>
 
 #include <netinet/in.h>
 #include <poll.h>
@@ -412,4 +415,89 @@ TEST(Collectives, AbortEndsACollectiveThatWaits) {
   ASSERT_EQ(lines.size(), 2u) << results[0].output;
   EXPECT_THAT(lines[0], HasSubstr("the job is stopping"));
   EXPECT_LT(std::stod(lines[1]), 5.0);
+}
+
+namespace {
+
+/// A program that starts an all-reduce of `first` floats, then one of
+/// `second` (buckets only: compareCollectiveOrder reads its steps, and
+/// nothing runs it).
+Program twoAllReduces(int64_t first, int64_t second) {
+  Program program;
+  using Kind = Program::Step::Kind;
+  for (int64_t count : {first, second}) {
+    Program::Buffer bucket;
+    bucket.bytes = 4 * count;
+    program.buffers.push_back(bucket);
+  }
+  for (auto [kind, bucket] : {std::pair{Kind::AllReduce, 0},
+                              {Kind::AllReduce, 1},
+                              {Kind::AllReduceDone, 1},
+                              {Kind::AllReduceDone, 0}}) {
+    Program::Step step;
+    step.kind = kind;
+    step.inputs = {bucket};
+    step.outputs = {bucket};
+    program.steps.push_back(step);
+  }
+  return program;
+}
+
+} // namespace
+
+// Note [The collectives as run]: ranks whose steps start the same
+// collectives in different orders fail, every one with the same message,
+// before any buffer is exchanged; the same order passes, and an executable
+// is compared once.
+TEST(Collectives, RanksThatStartTheirCollectivesInDifferentOrdersFailNamingTheFirst) {
+  auto results = runRanks(2, {.timeout = 20s}, [](ProcessGroup &group, int rank) {
+    Communicator &comm = *group.communicator;
+    std::string out;
+    sinter::Status same = compareCollectiveOrder(twoAllReduces(256, 1024), comm);
+    out += same.ok() ? "same: ok\n" : "same: " + std::string(same.message()) + "\n";
+    // Rank 1 starts the larger bucket first.
+    Program swapped = rank == 0 ? twoAllReduces(256, 1024) : twoAllReduces(1024, 256);
+    sinter::Status differs = compareCollectiveOrder(swapped, comm);
+    out += "swapped: " + std::string(differs.message()) + "\n";
+    // Buckets of equal size but other reductions differ too.
+    Program mean = twoAllReduces(256, 256);
+    if (rank == 1)
+      mean.steps[1].reduce = ReduceOp::Mean;
+    out += "mean: " + std::string(compareCollectiveOrder(mean, comm).message()) + "\n";
+    // One rank starts a collective more.
+    Program more = twoAllReduces(256, 1024);
+    if (rank == 0)
+      more.steps.erase(more.steps.begin() + 1, more.steps.begin() + 3);
+    out += "more: " + std::string(compareCollectiveOrder(more, comm).message()) + "\n";
+    // Once per executable: a second call communicates nothing (rank 1 alone
+    // makes it, and is not left waiting for rank 0).
+    auto key = reinterpret_cast<const Executable *>(&out);
+    Program program = twoAllReduces(256, 1024);
+    sinter::Status first = checkCollectiveOrderOnce(key, program, &comm);
+    sinter::Status again =
+        rank == 1 ? checkCollectiveOrderOnce(key, program, &comm) : sinter::Status();
+    out += "once: " + std::string(first.ok() && again.ok() ? "ok" : "failed") + "\n";
+    forgetCollectiveOrder(key);
+    check(comm, comm.barrier("done"));
+    return out;
+  });
+  ASSERT_EQ(results.size(), 2u);
+  for (int rank = 0; rank < 2; ++rank) {
+    SCOPED_TRACE("rank " + std::to_string(rank));
+    const std::string &out = results[rank].output;
+    EXPECT_EQ(results[rank].exitCode, 0) << out;
+    EXPECT_THAT(out, HasSubstr("same: ok\n"));
+    EXPECT_THAT(out, HasSubstr("swapped: the ranks' compiled steps start their collectives in "
+                               "different orders, so they would exchange mismatched buffers: "
+                               "collective #0 differs (rank 0: all_reduce (sum) of 1.0 KiB of "
+                               "f32; rank 1: all_reduce (sum) of 4.0 KiB of f32)"));
+    EXPECT_THAT(out, HasSubstr("(a value or a slice that depends on the rank)"));
+    EXPECT_THAT(out, HasSubstr("mean: the ranks' compiled steps"));
+    EXPECT_THAT(out, HasSubstr("collective #1 differs (rank 0: all_reduce (sum) of 1.0 KiB of "
+                               "f32; rank 1: all_reduce (mean) of 1.0 KiB of f32)"));
+    EXPECT_THAT(out, HasSubstr("more: the ranks' compiled steps"));
+    EXPECT_THAT(out, HasSubstr("collective #1 differs (rank 0: none (it starts 1); rank 1: "
+                               "all_reduce (sum) of 4.0 KiB of f32)"));
+    EXPECT_THAT(out, HasSubstr("once: ok\n"));
+  }
 }
