@@ -21,8 +21,6 @@ if [[ -n ${SINTER_SANITIZE:-} ]]; then
   # -Wstringop-overflow) misfire on instrumented code; the plain build keeps
   # Sinter's code warning-free.
   flags=(-DSINTER_SANITIZE="$SINTER_SANITIZE" -DSINTER_WARNINGS_AS_ERRORS=OFF)
-  # ccache: the same sources in another clone hit the same cache entries.
-  export CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=true
   source tools/sanitizers/options.sh
 fi
 ./tools/build.sh "$dir" "${flags[@]}"

@@ -173,6 +173,8 @@ int main(int argc, char **argv) {
   std::string dir = argv[1];
   std::ofstream manifest(dir + "/manifest.txt");
   try {
+    // The reference executor on purpose: the op's definition, not a kernel.
+    reference::ReferenceGuard oracle;
     manual_seed(20261201);
     for (const Case &c : cases()) {
       V inputs;
