@@ -1,5 +1,6 @@
 //===- Aot.cpp - a recorded step, compiled and named for the runtime ------===//
 #include "sinter/Aot.h"
+#include "TensorImpl.h"
 
 #include "Format.h"
 #include "sinter/Compiler.h"
@@ -61,6 +62,7 @@ StepExport::StepExport(std::function<NamedTensors()> state, NamedTensors inputs,
 }
 
 runtime::Program StepExport::finish(const NamedTensors &outputs, Loc loc) {
+  sinter::detail::GraphStep hold; // compiles the graph, as a step does
   using Role = runtime::Program::Role;
   std::vector<lazy::NodePtr> nodes;
   std::vector<std::string> resultNames;

@@ -76,7 +76,7 @@ Tensor &Tensor::copy_(const Tensor &source, Loc loc) {
                "copy_: in-place update of a tensor that requires grad (or from one) is not "
                "recorded by autograd; do it under sinter::NoGradGuard (as optimizers do)");
   Tensor value = source.dtype() == dtype() ? source : source.to(dtype(), loc);
-  impl()->node = value.impl()->node;
+  detail::setNode(*impl(), detail::nodeOf(value));
   return *this;
 }
 
@@ -86,7 +86,7 @@ Tensor Tensor::detach() const {
   // Registered like every tensor: parameters are made with detach(), and
   // mark_step() must turn them into data or each step's update would keep
   // the previous step's graph alive.
-  return detail::wrap(impl()->node);
+  return detail::wrap(detail::nodeOf(*impl()));
 }
 
 void Tensor::backward(const Tensor &gradient, Loc loc) const { backward(gradient, false, loc); }
@@ -149,10 +149,10 @@ void Tensor::backward(const Tensor &gradient, bool retain_graph, Loc loc) const 
         continue;
       TensorImpl *input = fn.inputs[i].get();
       // A mismatch here is a bug in a gradient formula, not a user error.
-      SINTER_CHECK(inputGrads[i].shape() == input->node->shape, fn.loc,
+      SINTER_CHECK(inputGrads[i].shape() == input->shape, fn.loc,
                    cat("internal error: the gradient of ", fn.name, " for input #", i,
                        " has shape ", sinter::toString(inputGrads[i].shape()),
-                       " but the input has shape ", sinter::toString(input->node->shape)));
+                       " but the input has shape ", sinter::toString(input->shape)));
       auto [slot, inserted] = grads.try_emplace(input, inputGrads[i]);
       // A tensor used several times sums its gradients, blamed on the
       // user's line of the use that adds the next one.

@@ -174,7 +174,7 @@ void all_reduce(Tensor &tensor, ReduceOp op, Loc loc) {
   if (sinter::detail::needsGrad(tensor))
     tensor = reduced;
   else
-    tensor.impl()->node = reduced.impl()->node;
+    sinter::detail::setNode(*tensor.impl(), sinter::detail::nodeOf(reduced));
 }
 
 Tensor reduce_scatter(const Tensor &input, ReduceOp op, Loc loc) {
@@ -214,7 +214,7 @@ void broadcast(const std::vector<Tensor> &tensors, int source, Loc loc) {
     Tensor received = sinter::detail::fromValue(
         std::make_shared<lazy::Value>(copy, value->size(), value->dtype()), tensor.shape(),
         tensor.dtype(), tensor.device(), loc);
-    tensor.impl()->node = received.impl()->node;
+    sinter::detail::setNode(*tensor.impl(), sinter::detail::nodeOf(received));
   }
 }
 

@@ -37,8 +37,10 @@ static Tensor random(const char *op, const Shape &shape, DType dtype, uint8_t ki
   uint64_t seed = globalSeed.load(), stream = nextStream.fetch_add(1);
   int64_t key = static_cast<int64_t>(kernels::randomKey(seed, stream));
   Tensor keyData = from_vector<int64_t>({key}, {}, DType::i64, loc);
-  keyData.impl()->node->randomStream = runtime::RandomKeyStream{.seed = seed, .stream = stream};
-  return detail::record(lazy::Op::Random, std::move(attrs), {keyData.impl()->node}, shape, dtype,
+  // keyData is data (no step replaces its node) and no other thread has it.
+  lazy::NodePtr keyNode = detail::nodeOf(keyData);
+  keyNode->randomStream = runtime::RandomKeyStream{.seed = seed, .stream = stream};
+  return detail::record(lazy::Op::Random, std::move(attrs), {std::move(keyNode)}, shape, dtype,
                         keyData.device(), loc);
 }
 

@@ -108,6 +108,7 @@ StepMemory plan_step(PlanOptions options, Loc loc) {
 void mark_step(Loc loc) { Session::current(loc).mark_step(loc); }
 
 StepMemory Session::plan_step(PlanOptions options, Loc loc) const {
+  detail::GraphStep hold;
   std::vector<std::shared_ptr<TensorImpl>> pending = detail::pendingTensors();
   StepMemory memory;
   if (pending.empty())
@@ -130,6 +131,7 @@ StepMemory Session::plan_step(PlanOptions options, Loc loc) const {
 }
 
 void Session::mark_step(Loc loc) const {
+  detail::GraphStep hold;
   std::vector<std::shared_ptr<TensorImpl>> pending = detail::pendingTensors();
   if (pending.empty())
     return;
@@ -194,8 +196,11 @@ void Session::mark_step(Loc loc) const {
 /// compiler is installed).
 /// The graph is not cut: the next mark_step() computes the step as a whole.
 std::shared_ptr<const lazy::Value> detail::valueOf(const Tensor &tensor, Loc loc) {
+  if (std::shared_ptr<const lazy::Value> known = knownValue(*tensor.impl()))
+    return known;
+  GraphStep hold; // computing writes values into the graph
   const lazy::NodePtr &node = tensor.impl()->node;
-  if (node->value)
+  if (node->value) // computed by another thread's step meanwhile
     return node->value;
   const CompilerConfig &config = Session::current(loc).compiler();
   std::vector<lazy::NodePtr> outputs = {node};

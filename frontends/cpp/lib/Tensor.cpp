@@ -10,6 +10,7 @@
 #include <cmath>
 #include <limits>
 #include <mutex>
+#include <shared_mutex>
 #include <sstream>
 
 namespace sinter {
@@ -47,6 +48,60 @@ const TensorImpl &implOf(const Tensor &tensor, Loc loc) {
 
 } // namespace
 
+// Note [Threads and the lazy graph]
+// The lazy graph is one per process, as in PyTorch/XLA: mark_step()
+// computes every pending tensor, whichever thread recorded it, and replaces
+// each one's node by data. Threads record at once (each thread's own
+// tensors, or shared ones only read), so a tensor's node is read under the
+// shared side of one reader-writer lock (nodeOf), and everything that
+// replaces nodes or writes computed values (mark_step, plan_step, reading a
+// pending tensor, an AOT export, copy_ and the collectives' in-place
+// updates) holds its exclusive side (GraphStep): a step never sees a
+// half-recorded op, and no thread reads a node while a step replaces it. An
+// op recorded on another thread while a step runs waits for it, and then
+// reads the computed data; one recorded just before it is part of it.
+// Shape and dtype never change, so they live in the TensorImpl and are read
+// without the lock. What a tensor holds beside its node (requires_grad, its
+// gradient, its gradient function) is its owner's: see the threading
+// contract in sinter/Tensor.h.
+namespace {
+std::shared_mutex &graphMutex() {
+  static std::shared_mutex *mutex = new std::shared_mutex();
+  return *mutex;
+}
+thread_local int graphSteps = 0; // GraphSteps this thread holds
+} // namespace
+
+detail::GraphStep::GraphStep() {
+  if (graphSteps++ == 0)
+    graphMutex().lock();
+}
+
+detail::GraphStep::~GraphStep() {
+  if (--graphSteps == 0)
+    graphMutex().unlock();
+}
+
+lazy::NodePtr detail::nodeOf(const TensorImpl &impl) {
+  if (graphSteps > 0)
+    return impl.node;
+  std::shared_lock<std::shared_mutex> lock(graphMutex());
+  return impl.node;
+}
+
+void detail::setNode(TensorImpl &impl, lazy::NodePtr node) {
+  GraphStep hold;
+  impl.node = std::move(node);
+}
+
+std::shared_ptr<const lazy::Value> detail::knownValue(const TensorImpl &impl) {
+  if (graphSteps > 0)
+    return impl.node->value;
+  std::shared_lock<std::shared_mutex> lock(graphMutex());
+  return impl.node->value;
+}
+
+// Called by steps, which hold the graph.
 std::vector<std::shared_ptr<TensorImpl>> detail::pendingTensors() {
   std::vector<std::shared_ptr<TensorImpl>> pending;
   LiveTensors &live = liveTensors();
@@ -75,27 +130,32 @@ Tensor detail::record(lazy::Op op, lazy::Attrs attrs, std::vector<lazy::NodePtr>
   node->dtype = dtype;
   node->device = device;
   node->loc = loc;
-  auto impl = std::make_shared<TensorImpl>();
-  impl->node = std::move(node);
+  auto impl = std::make_shared<TensorImpl>(std::move(node));
   registerTensor(impl);
   return Tensor(std::move(impl));
 }
 
 Tensor detail::fromValue(std::shared_ptr<const lazy::Value> value, Shape shape, DType dtype,
                          Device device, Loc loc) {
-  Tensor tensor = record(lazy::Op::Data, {}, {}, std::move(shape), dtype, device, loc);
-  tensor.impl()->node->value = std::move(value);
-  return tensor;
+  auto node = std::make_shared<lazy::Node>();
+  node->phase = currentPhase;
+  node->op = lazy::Op::Data;
+  node->shape = std::move(shape);
+  node->dtype = dtype;
+  node->device = device;
+  node->loc = loc;
+  node->value = std::move(value);
+  return wrap(std::move(node));
 }
 
-const Shape &Tensor::shape() const { return implOf(*this, Loc::current()).node->shape; }
+const Shape &Tensor::shape() const { return implOf(*this, Loc::current()).shape; }
 int64_t Tensor::dim() const { return static_cast<int64_t>(shape().size()); }
 int64_t Tensor::numel() const { return sinter::numel(shape()); }
-DType Tensor::dtype() const { return implOf(*this, Loc::current()).node->dtype; }
-Device Tensor::device() const { return implOf(*this, Loc::current()).node->device; }
+DType Tensor::dtype() const { return implOf(*this, Loc::current()).dtype; }
+Device Tensor::device() const { return detail::nodeOf(implOf(*this, Loc::current()))->device; }
 
 int64_t Tensor::size(int64_t d, Loc loc) const {
-  int64_t rank = implOf(*this, loc).node->shape.size();
+  int64_t rank = implOf(*this, loc).shape.size();
   SINTER_CHECK(d >= -rank && d < rank, loc,
                cat("size: dimension ", d, " is out of range for a tensor of shape ",
                    sinter::toString(shape())));
@@ -124,7 +184,7 @@ template <typename T> std::vector<T> Tensor::to_vector(Loc loc) const {
 }
 
 template <typename T> T Tensor::item(Loc loc) const {
-  SINTER_CHECK(implOf(*this, loc).node && numel() == 1, loc,
+  SINTER_CHECK(numel() == 1, loc,
                cat("item: the tensor has shape ", sinter::toString(shape()), " (", numel(),
                    " elements), not one element"));
   return to_vector<T>(loc)[0];
@@ -138,14 +198,13 @@ SINTER_ELEMENT_TYPES(SINTER_INSTANTIATE)
 
 lazy::NodePtr lazy::node_of(const Tensor &tensor) {
   SINTER_CHECK(tensor.defined(), Loc::current(), "node_of: the tensor is undefined");
-  return tensor.impl()->node;
+  return detail::nodeOf(*tensor.impl());
 }
 
 int64_t reference::live_node_count() { return lazy::Node::liveCount(); }
 
 Tensor detail::wrap(lazy::NodePtr node) {
-  auto impl = std::make_shared<TensorImpl>();
-  impl->node = std::move(node);
+  auto impl = std::make_shared<TensorImpl>(std::move(node));
   registerTensor(impl);
   return Tensor(std::move(impl));
 }

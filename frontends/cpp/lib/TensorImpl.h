@@ -34,7 +34,17 @@ struct GradFn {
 };
 
 struct TensorImpl {
+  explicit TensorImpl(lazy::NodePtr node)
+      : node(std::move(node)), shape(this->node->shape), dtype(this->node->dtype) {}
+  /// The tensor's node. A step replaces the node of every pending tensor,
+  /// whichever thread made it: read it through detail::nodeOf and replace it
+  /// through detail::setNode, unless this thread holds a GraphStep (Note
+  /// [Threads and the lazy graph]).
   lazy::NodePtr node;
+  /// What no node replacement changes (copy_ keeps both; a step keeps both),
+  /// read without the graph's lock.
+  const Shape shape;
+  const DType dtype;
   bool requiresGrad = false;
   /// Null for leaves (tensors the user made, or results recorded without grad).
   std::shared_ptr<GradFn> gradFn;
@@ -43,6 +53,27 @@ struct TensorImpl {
 };
 
 namespace detail {
+
+/// Holds the lazy graph for a step: every other thread's reading of a
+/// tensor's node waits until it ends (Note [Threads and the lazy graph]).
+/// Nests on one thread.
+class GraphStep {
+public:
+  GraphStep();
+  ~GraphStep();
+  GraphStep(const GraphStep &) = delete;
+  GraphStep &operator=(const GraphStep &) = delete;
+};
+
+/// `impl`'s node, read under the graph's shared lock.
+lazy::NodePtr nodeOf(const TensorImpl &impl);
+inline lazy::NodePtr nodeOf(const Tensor &tensor) { return nodeOf(*tensor.impl()); }
+
+/// Replaces `impl`'s node (an in-place update), holding the graph.
+void setNode(TensorImpl &impl, lazy::NodePtr node);
+
+/// `impl`'s value if it is known (computed or data), else null.
+std::shared_ptr<const lazy::Value> knownValue(const TensorImpl &impl);
 
 /// Records a node and returns a tensor for it. `operands` are the operands'
 /// nodes; shape and dtype are the result's (already checked by the caller).

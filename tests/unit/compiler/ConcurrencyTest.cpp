@@ -3,7 +3,9 @@
 // What several threads of one process share: the kernel cache on disk (a
 // cold cache compiled into by many threads at once), the loaded kernel
 // libraries, the caching host allocator, the core-sharing sampler and the
-// profile table. Each case checks the results; the ThreadSanitizer run
+// profile table, and the lazy graph (threads recording and stepping at once,
+// Note [Threads and the lazy graph]). Each case checks the results; the
+// ThreadSanitizer run
 // (SINTER_SANITIZE=thread ./tools/test.sh; README, Sanitizers) checks that
 // nothing on the way is a data race.
 //
@@ -11,6 +13,7 @@
 #include "sinter/Codegen/HostCompiler.h"
 #include "sinter/Codegen/Target.h"
 #include "sinter/Compiler/Pipeline.h"
+#include "sinter/Compiler/StepCompiler.h"
 #include "sinter/lazy/Graph.h"
 #include "sinter/runtime/Allocator.h"
 #include "sinter/runtime/Program.h"
@@ -21,7 +24,9 @@
 
 #include <gtest/gtest.h>
 
+#include <barrier>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
@@ -30,6 +35,7 @@
 #include <iterator>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -197,8 +203,7 @@ TEST(KernelCache, TemporariesOfKilledCompilesAreSweptAndLiveOnesKept) {
                                           "kernel-fedcba9876543210-e5f6a7b8.cpp"};
   for (const std::string &name : old) {
     std::ofstream(dir + "/" + name) << "half";
-    fs::last_write_time(dir + "/" + name,
-                        fs::file_time_type::clock::now() - std::chrono::hours(2));
+    fs::last_write_time(dir + "/" + name, fs::file_time_type::clock::now() - std::chrono::hours(2));
   }
   for (const std::string &name : young)
     std::ofstream(dir + "/" + name) << "being written";
@@ -275,6 +280,132 @@ TEST(CpuExecutable, ExecutablesOfOneStepRunOnSeveralThreadsAtOnce) {
   for (int t = 0; t < kThreads; ++t)
     EXPECT_EQ(failures[t], "") << "thread " << t;
   y.to_vector<float>(); // the pending value, computed
+}
+
+/// Trains a small two-layer network of its own for `steps` compiled steps
+/// (SGD, weights made from `seed` without the global generator) and returns
+/// every loss and the weights at the end. `shared` is read by every thread
+/// (a frozen input projection).
+struct Trained {
+  std::vector<float> losses, weights;
+};
+Trained trainOwnModel(int seed, const Tensor &shared, int steps) {
+  namespace F = nn::functional;
+  Session::Use session({.compiler = {.enabled = true, .allow_fallback = false}});
+  auto values = [seed](int64_t count, float scale, int salt) {
+    std::vector<float> out(count);
+    for (int64_t i = 0; i < count; ++i)
+      out[i] = scale * static_cast<float>(std::sin(0.37 * (i + 1) * (seed + 3) + salt));
+    return out;
+  };
+  Tensor w1 = from_vector(values(16 * 12, 0.3f, 1), {16, 12}).requires_grad_();
+  Tensor b1 = from_vector(values(16, 0.1f, 2), {16}).requires_grad_();
+  Tensor w2 = from_vector(values(4 * 16, 0.3f, 3), {4, 16}).requires_grad_();
+  Tensor x = from_vector(values(24 * 8, 1.0f, 4), {24, 8});
+  std::vector<int64_t> labels(24);
+  for (int i = 0; i < 24; ++i)
+    labels[i] = (i * 7 + seed) % 4;
+  Tensor targets = from_vector(labels, {24}, DType::i64);
+  optim::SGD optimizer({w1, b1, w2}, {.lr = 0.1});
+  Trained trained;
+  for (int step = 0; step < steps; ++step) {
+    Tensor hidden = F::relu(F::linear(F::linear(x, shared), w1, b1));
+    Tensor loss = F::cross_entropy(F::linear(hidden, w2), targets);
+    loss.backward();
+    optimizer.step();
+    optimizer.zero_grad();
+    // A pending tensor read on its own (a step of its own, drawn from the
+    // shared generator), between this thread's recording and its step.
+    std::vector<float> noise = randn({8}).to_vector<float>();
+    if (noise.size() != 8)
+      throw std::runtime_error("randn read " + std::to_string(noise.size()) + " values");
+    mark_step();
+    trained.losses.push_back(loss.item<float>());
+  }
+  for (const Tensor &w : {w1, b1, w2})
+    for (float v : w.to_vector<float>())
+      trained.weights.push_back(v);
+  return trained;
+}
+
+/// The largest difference between `a` and `b` relative to b's largest
+/// magnitude, or infinity when their sizes differ.
+double relativeDifference(const std::vector<float> &a, const std::vector<float> &b) {
+  if (a.size() != b.size())
+    return INFINITY;
+  double scale = 0, difference = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    scale = std::max(scale, std::fabs(double(b[i])));
+    difference = std::max(difference, std::fabs(double(a[i]) - double(b[i])));
+  }
+  return scale == 0 ? difference : difference / scale;
+}
+
+TEST(LazyGraph, ThreadsTrainTheirOwnModelsAtOnceAsEachWouldAlone) {
+  // Four threads record, step and read at once; one thread's mark_step()
+  // computes what the others have pending (one graph per process), so their
+  // steps group differently than alone: equal within float rounding (the
+  // same ops, fused in other groups), and never a torn graph.
+  compiler::install();
+  Tensor shared = from_vector(std::vector<float>(12 * 8, 0.125f), {12, 8});
+  constexpr int kThreads = 4, kSteps = 12;
+  std::vector<Trained> alone;
+  for (int t = 0; t < kThreads; ++t)
+    alone.push_back(trainOwnModel(t, shared, kSteps));
+  std::vector<Trained> together(kThreads);
+  std::vector<std::string> failures(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      try {
+        together[t] = trainOwnModel(t, shared, kSteps);
+      } catch (const std::exception &e) {
+        failures[t] = e.what();
+      }
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  for (int t = 0; t < kThreads; ++t) {
+    ASSERT_EQ(failures[t], "") << "thread " << t;
+    EXPECT_LT(relativeDifference(together[t].losses, alone[t].losses), 1e-5) << "thread " << t;
+    EXPECT_LT(relativeDifference(together[t].weights, alone[t].weights), 1e-5) << "thread " << t;
+    // The models differ from each other, so a mixed-up graph would show.
+    if (t > 0) {
+      EXPECT_GT(relativeDifference(alone[t].weights, alone[0].weights), 1e-2);
+    }
+  }
+}
+
+TEST(LazyGraph, AStepOnOneThreadComputesWhatAnotherThreadRecorded) {
+  // Thread B records y = 3x + 1 and leaves it pending; thread A's
+  // mark_step() computes it and turns it into data; B then reads it
+  // without computing again, and records on top of it.
+  compiler::install();
+  Session::Use session({.compiler = {.enabled = true, .allow_fallback = false}});
+  std::barrier sync(2);
+  Tensor y;
+  std::vector<float> read;
+  std::string failure;
+  std::thread other([&] {
+    try {
+      Session::Use own({.compiler = {.enabled = true, .allow_fallback = false}});
+      Tensor x = from_vector(std::vector<float>{1, 2, 3, 4}, {4});
+      y = x * 3.0 + 1.0;
+      sync.arrive_and_wait(); // recorded
+      sync.arrive_and_wait(); // stepped by the other thread
+      read = (y * 2.0).to_vector<float>();
+    } catch (const std::exception &e) {
+      failure = e.what();
+    }
+  });
+  sync.arrive_and_wait();
+  EXPECT_NE(lazy::node_of(y)->op, lazy::Op::Data) << "y is pending before the step";
+  mark_step();
+  EXPECT_EQ(lazy::node_of(y)->op, lazy::Op::Data) << "the step took the other thread's tensor";
+  sync.arrive_and_wait();
+  other.join();
+  ASSERT_EQ(failure, "");
+  EXPECT_EQ(read, (std::vector<float>{8, 14, 20, 26}));
 }
 
 } // namespace

@@ -12,6 +12,24 @@
 // wrong shape or dtype throws sinter::Error naming the op, the shapes and that
 // line.
 //
+// Threads. The lazy graph is one per process (as in PyTorch/XLA): mark_step()
+// computes every pending tensor, whichever thread recorded it.
+// - Any number of threads may at once make tensors, record ops, read shapes
+//   and values, call mark_step()/plan_step() and backward(), each on its own
+//   tensors or on tensors the others only read (parameters in a forward
+//   pass, a batch). A step holds the graph while it runs: an op another
+//   thread records meanwhile waits for it, then reads the computed data.
+// - What a tensor holds beside its value is its owner's: requires_grad_(),
+//   copy_(), set_grad(), an optimizer's step() and zero_grad(), and
+//   backward() into the same leaves (it accumulates their gradients): one
+//   thread at a time per tensor, as PyTorch's in-place ops.
+// - The current Session, grad mode (NoGradGuard) and the phase are per
+//   thread; metrics(), the random generator and the compiler's caches may be
+//   shared. A DataLoader (its prefetch thread is its own) and a
+//   runtime::StepSession are used by one thread at a time; several run side
+//   by side.
+// (Tests: tests/unit/frontend/ThreadsTest.cpp, under ThreadSanitizer in CI.)
+//
 //===----------------------------------------------------------------------===//
 #ifndef SINTER_TENSOR_H
 #define SINTER_TENSOR_H

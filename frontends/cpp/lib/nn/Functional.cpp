@@ -82,7 +82,7 @@ Tensor softmax(const Tensor &x, int64_t dim, Loc loc) {
   // came from (attention keeps one [B, H, T, T] tensor a layer, not two).
   detail::attachGrad(
       y, "softmax", {x},
-      [yNode = y.impl()->node, dim, loc](const Tensor &g) -> std::vector<Tensor> {
+      [yNode = detail::nodeOf(y), dim, loc](const Tensor &g) -> std::vector<Tensor> {
         Tensor y = prim::resultOf(yNode);
         Tensor yg = y * Operand(g, loc);
         return {yg - Operand(y * Operand(yg.sum({dim}, true, loc), loc), loc)};
@@ -161,7 +161,7 @@ Tensor cross_entropy(const Tensor &logits, const Tensor &targets, int64_t ignore
   int64_t classes = logits.shape()[1];
   // Targets already known (data from the user) are checked now, at this line;
   // an out-of-range class would otherwise silently select nothing.
-  if (const auto &value = targets.impl()->node->value)
+  if (std::shared_ptr<const lazy::Value> value = detail::knownValue(*targets.impl()))
     for (double t : value->elements())
       SINTER_CHECK(t == static_cast<double>(ignore_index) || (t >= 0 && t < classes), loc,
                    cat("cross_entropy: target ", static_cast<int64_t>(t), " is out of range for ",

@@ -17,7 +17,7 @@ Tensor rec(Op op, lazy::Attrs attrs, std::initializer_list<const Tensor *> input
   std::vector<lazy::NodePtr> operands;
   operands.reserve(inputs.size());
   for (const Tensor *input : inputs)
-    operands.push_back(input->impl()->node);
+    operands.push_back(detail::nodeOf(*input));
   Device device = inputs.size() == 0 ? Session::current(loc).device() : (*inputs.begin())->device();
   return detail::record(op, std::move(attrs), std::move(operands), std::move(shape), dtype, device,
                         loc);
@@ -28,7 +28,7 @@ Tensor rec(Op op, lazy::Attrs attrs, const std::vector<Tensor> &inputs, Shape sh
   std::vector<lazy::NodePtr> operands;
   operands.reserve(inputs.size());
   for (const Tensor &input : inputs)
-    operands.push_back(input.impl()->node);
+    operands.push_back(detail::nodeOf(input));
   Device device = inputs.empty() ? Session::current(loc).device() : inputs.front().device();
   return detail::record(op, std::move(attrs), std::move(operands), std::move(shape), dtype, device,
                         loc);
@@ -143,11 +143,7 @@ Tensor swapLastTwo(const Tensor &x, Loc loc) {
 // TensorImpl owns the gradient function, so that would be a cycle and leak
 // every step's graph. It holds the result's node instead and wraps it in a
 // fresh, gradient-free handle when the backward pass runs.
-Tensor resultOf(const lazy::NodePtr &node) {
-  auto impl = std::make_shared<TensorImpl>();
-  impl->node = node;
-  return Tensor(std::move(impl));
-}
+Tensor resultOf(const lazy::NodePtr &node) { return Tensor(std::make_shared<TensorImpl>(node)); }
 
 Tensor fullLike(const Tensor &like, double value, Loc loc) {
   return fullOf(like.shape(), like.dtype(), detail::roundTo(like.dtype(), value), like.device(),
@@ -164,7 +160,7 @@ Tensor unary(Op op, const Tensor &x, Loc loc) {
   Tensor y = rec(op, {}, {&x}, x.shape(), x.dtype(), loc);
   if (!detail::needsGrad(x))
     return y;
-  auto backward = [op, x, yNode = y.impl()->node, loc](const Tensor &g) -> std::vector<Tensor> {
+  auto backward = [op, x, yNode = detail::nodeOf(y), loc](const Tensor &g) -> std::vector<Tensor> {
     Tensor y = resultOf(yNode);
     switch (op) {
     case Op::Neg:
@@ -203,7 +199,8 @@ Tensor binary(Op op, const Tensor &a, const Tensor &b, Loc loc) {
   Tensor y = rec(op, {}, {&a, &b}, a.shape(), a.dtype(), loc);
   if (!detail::needsGrad(a, b))
     return y;
-  auto backward = [op, a, b, yNode = y.impl()->node, loc](const Tensor &g) -> std::vector<Tensor> {
+  auto backward = [op, a, b, yNode = detail::nodeOf(y),
+                   loc](const Tensor &g) -> std::vector<Tensor> {
     Tensor y = resultOf(yNode);
     switch (op) {
     case Op::Add:
@@ -433,7 +430,7 @@ Tensor reduceMax(const Tensor &x, std::vector<int64_t> dims, bool keepdim, Loc l
   if (detail::needsGrad(x))
     detail::attachGrad(
         y, "reduce_max", {x},
-        [x, yNode = y.impl()->node, dims, kept, loc](const Tensor &g) -> std::vector<Tensor> {
+        [x, yNode = detail::nodeOf(y), dims, kept, loc](const Tensor &g) -> std::vector<Tensor> {
           Tensor y = resultOf(yNode);
           // Ties share the gradient evenly, as PyTorch's amax does.
           std::vector<int64_t> all = identityDims(x.dim());

@@ -604,6 +604,7 @@ static std::vector<Node *> uncomputed(const std::vector<Node *> &roots) {
 }
 
 std::shared_ptr<const Value> detail::evaluate(const Tensor &tensor) {
+  GraphStep hold;
   Node *root = tensor.impl()->node.get();
   if (root->value)
     return root->value;
