@@ -8,10 +8,14 @@
 
 #include <nlohmann/json.hpp>
 
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <unordered_map>
 
 namespace sinter::data {
@@ -64,53 +68,90 @@ const ByteAlphabet &alphabet() {
   return instance;
 }
 
-bool isSpace(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
-bool isDigit(unsigned char c) { return c >= '0' && c <= '9'; }
-bool isLetter(unsigned char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c >= 0x80;
-}
-bool isOther(unsigned char c) { return !isSpace(c) && !isDigit(c) && !isLetter(c); }
+// Note [GPT-2's pattern through PCRE2]
+// GPT-2 splits text into words with one regular expression, run by Python's
+// `regex` module over decoded text:
+//   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+// PCRE2 runs it here over the UTF-8 bytes (PCRE2_UTF | PCRE2_UCP), with one
+// change: `\s` is spelled out as Unicode's White_Space property, which is
+// what `regex` means by it; PCRE2's `\s` also takes U+180E (Mongolian vowel
+// separator), so "x\u180e\u180ey" would split differently. Compared once
+// over every code point (each in letter, digit, space and contraction
+// contexts), the two then agree on every character assigned in Unicode 14,
+// the version of Debian 12's PCRE2 tables; characters assigned later are
+// "other" symbols here. tests/golden/gpt2_pretokenize.py keeps the test's
+// non-ASCII cases tied to GPT-2's own code.
+//
+// GPT-2 never sees invalid UTF-8 (Python decodes the text first), so there is
+// no behaviour to copy. Here each run of bytes that is not UTF-8 becomes a
+// word of its own (PCRE2_MATCH_INVALID_UTF: no part of the pattern matches
+// such bytes, so they lie between matches): a byte-level vocabulary still
+// encodes and decodes every byte, a stray Latin-1 byte in a corpus costs its
+// own tokens, and the valid text around it splits as GPT-2 would split it.
+//
+// The compiled pattern is shared; each call gets its own match data, so
+// encode() can run on several threads.
 
-/// Splits text into GPT-2's pre-tokenization words (see BpeTokenizer).
+/// Unicode's White_Space property: what Python's `regex` means by `\s`.
+#define SINTER_WHITE_SPACE                                                                         \
+  R"(\t-\r\x{20}\x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000})"
+
+constexpr const char *kGpt2Pattern =
+    R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^)" SINTER_WHITE_SPACE R"(\p{L}\p{N}]+)"
+    R"(|[)" SINTER_WHITE_SPACE R"(]+(?![^)" SINTER_WHITE_SPACE R"(])|[)" SINTER_WHITE_SPACE R"(]+)";
+#undef SINTER_WHITE_SPACE
+
+std::string pcre2Message(int code) {
+  PCRE2_UCHAR buffer[256];
+  int length = pcre2_get_error_message(code, buffer, sizeof buffer);
+  return length < 0 ? cat("PCRE2 error ", code)
+                    : std::string(reinterpret_cast<const char *>(buffer), length);
+}
+
+/// GPT-2's pattern, compiled once (JIT-compiled too where PCRE2 has a JIT).
+const pcre2_code &gpt2Pattern() {
+  static const std::unique_ptr<pcre2_code, decltype(&pcre2_code_free)> pattern = [] {
+    int error = 0;
+    PCRE2_SIZE offset = 0;
+    pcre2_code *code =
+        pcre2_compile(reinterpret_cast<PCRE2_SPTR>(kGpt2Pattern), PCRE2_ZERO_TERMINATED,
+                      PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF, &error, &offset, nullptr);
+    SINTER_CHECK(code != nullptr, Loc::current(),
+                 cat("BpeTokenizer: GPT-2's pattern does not compile at offset ", offset, ": ",
+                     pcre2Message(error)));
+    pcre2_jit_compile(code, PCRE2_JIT_COMPLETE); // without a JIT, pcre2_match interprets
+    return std::unique_ptr<pcre2_code, decltype(&pcre2_code_free)>(code, &pcre2_code_free);
+  }();
+  return *pattern;
+}
+
+/// Splits text into GPT-2's pre-tokenization words (Note [GPT-2's pattern
+/// through PCRE2]). The words cover the text, in order.
 std::vector<std::string_view> words(std::string_view text) {
+  const pcre2_code &pattern = gpt2Pattern();
+  std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)> match(
+      pcre2_match_data_create_from_pattern(&pattern, nullptr), &pcre2_match_data_free);
+  SINTER_CHECK(match != nullptr, Loc::current(), "BpeTokenizer: out of memory for a match");
+  auto subject = reinterpret_cast<PCRE2_SPTR>(text.data());
   std::vector<std::string_view> out;
-  size_t n = text.size(), i = 0;
-  auto at = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
-  auto run = [&](size_t from, bool (*in)(unsigned char)) {
-    size_t k = from;
-    while (k < n && in(at(k)))
-      ++k;
-    return k;
-  };
-  while (i < n) {
-    if (text[i] == '\'') {
-      size_t length = 0;
-      for (std::string_view suffix : {"s", "t", "re", "ve", "m", "ll", "d"})
-        if (text.substr(i + 1, suffix.size()) == suffix) {
-          length = 1 + suffix.size();
-          break;
-        }
-      if (length > 0) {
-        out.push_back(text.substr(i, length));
-        i += length;
-        continue;
-      }
+  size_t at = 0;
+  while (at < text.size()) {
+    int found = pcre2_match(&pattern, subject, text.size(), at, 0, match.get(), nullptr);
+    size_t begin = text.size(), end = text.size();
+    if (found >= 0) {
+      const PCRE2_SIZE *span = pcre2_get_ovector_pointer(match.get());
+      begin = span[0];
+      end = span[1];
+    } else {
+      SINTER_CHECK(
+          found == PCRE2_ERROR_NOMATCH, Loc::current(),
+          cat("BpeTokenizer: splitting the text at byte ", at, " failed: ", pcre2Message(found)));
     }
-    size_t start = i, from = text[i] == ' ' && i + 1 < n && !isSpace(at(i + 1)) ? i + 1 : i;
-    unsigned char c = at(from);
-    if (!isSpace(c)) {
-      size_t end = run(from, isLetter(c) ? isLetter : isDigit(c) ? isDigit : isOther);
-      out.push_back(text.substr(start, end - start));
-      i = end;
-      continue;
-    }
-    size_t end = run(i, isSpace);
-    if (end < n && end - i > 1)
-      --end; // the last space goes with the next word
-    else if (end < n)
-      end = i + 1;
-    out.push_back(text.substr(i, end - i));
-    i = end;
+    if (begin > at) // bytes that are not UTF-8
+      out.push_back(text.substr(at, begin - at));
+    if (end > begin)
+      out.push_back(text.substr(begin, end - begin));
+    at = end;
   }
   return out;
 }

@@ -42,11 +42,11 @@ public:
 /// One id per byte (256 ids): any text, no vocabulary to learn.
 std::unique_ptr<Tokenizer> byte_tokenizer();
 
-/// GPT-2's byte-level BPE: text is split into words (GPT-2's pattern:
-/// contractions, letters, digits, other symbols, each with its leading
-/// space, and runs of white space; bytes >= 0x80 count as letters), each
-/// word's bytes are mapped to GPT-2's printable characters and merged by
-/// rank.
+/// GPT-2's byte-level BPE: text is split into words (GPT-2's pattern, with
+/// Unicode's letters, digits and white space: contractions, letters, digits,
+/// other symbols, each with its leading space, and runs of white space; each
+/// run of bytes that is not UTF-8 is a word of its own), each word's bytes
+/// are mapped to GPT-2's printable characters and merged by rank.
 class BpeTokenizer final : public Tokenizer {
 public:
   /// Reads GPT-2's `encoder.json` (token -> id) and `vocab.bpe` (merges in
