@@ -26,6 +26,9 @@ PACKAGES=(
   # sinter-train: job files and safetensors headers (JSON), its command line,
   # and the loss curve it draws (PNG).
   nlohmann-json3-dev libssl-dev libcli11-dev gnuplot-nox
+  # GPT-2's tokenizer: its pre-tokenizer pattern needs Unicode properties
+  # (PCRE2), and its golden test runs GPT-2's own code (Python's regex).
+  libpcre2-dev python3-regex
   # The outside oracle of the golden tests: PyTorch (CPU) for the system python3.
   python3-torch python3-numpy
   # Real data for the training example and tests (IDX files under

@@ -16,10 +16,10 @@
 //       spills and shared memory; no GPU needed)
 //
 //===----------------------------------------------------------------------===//
-#include "Flags.h"
 #include "LargestBatch.h"
 #include "Ptxas.h"
 #include "TensorDump.h"
+#include "ToolMain.h"
 #include "ZooTask.h"
 
 #include "sinter/Codegen/HostCompiler.h"
@@ -29,8 +29,6 @@
 #include "sinter/runtime/ByteCount.h"
 #include "sinter/runtime/CoreShare.h"
 #include "sinter/runtime/Nvrtc.h"
-
-#include "absl/flags/flag.h"
 
 #include <nlohmann/json.hpp>
 
@@ -47,55 +45,32 @@
 
 #include <unistd.h>
 
-ABSL_FLAG(std::string, model, "gpt-mini",
-          "mlp, lenet, resnet18, gpt-mini, bert-mini, gpt2 or bert-base");
-ABSL_FLAG(std::string, batch_size, "8",
-          "samples per step, or auto: the largest whose planned step memory fits the budget");
-ABSL_FLAG(std::string, memory_budget, "",
-          "bytes (suffixes KiB, MiB, GiB) the step may allocate beyond its inputs: the compiler "
-          "recomputes values instead of keeping them to fit, and --batch-size auto picks the "
-          "largest batch within it; default: no budget (auto: the machine's available memory "
-          "for the step and its inputs)");
-ABSL_FLAG(std::string, scale_lr_from, "",
-          "NATIVE_BATCH:NATIVE_LR: scale AdamW's learning rate linearly to the batch size "
-          "(lr = NATIVE_LR / NATIVE_BATCH * batch * world size)");
-ABSL_FLAG(int64_t, length, 128, "tokens per sample (gpt-mini, bert-mini)");
-ABSL_FLAG(int64_t, steps, 10, "timed steps per mode (the median is reported)");
-ABSL_FLAG(int64_t, warmup, 2, "untimed steps first (they include compilation)");
-ABSL_FLAG(std::string, mode, "both", "eager, compiled or both");
-ABSL_FLAG(int64_t, threads, 0,
-          "threads for kernels (OpenMP and oneDNN); 0 keeps OMP_NUM_THREADS or every core");
-ABSL_FLAG(bool, json, false, "print one JSON object per mode instead of a table");
-ABSL_FLAG(bool, plan_only, false,
-          "compile the first training step and print its planned memory without running it");
-ABSL_FLAG(bool, memory_report, false,
-          "print what holds memory at the first step's peak, by kind and by source line, from "
-          "its plan (nothing runs)");
-ABSL_FLAG(bool, check_reference, false,
-          "then run one training step, keeping its gradients, compiled (with the memory "
-          "budget) and on the "
-          "reference executor from the same weights and batch, and compare the loss and "
-          "every gradient (exit status 1 when they differ)");
-ABSL_FLAG(bool, keep_gradients, false,
-          "keep every parameter's gradient after the step, as a loop that calls zero_grad() "
-          "before the forward pass does; by default the step clears them after the update "
-          "(zero_grad() before mark_step()), so it returns none and frees each as soon as its "
-          "parameter is updated");
-ABSL_FLAG(std::string, device, "",
-          "where the steps run: cpu, cuda or cuda:N (empty: SINTER_DEVICE, else cpu)");
-ABSL_FLAG(bool, compile_only, false,
-          "with --device cuda: compile the first training step's CUDA kernels with NVRTC and "
-          "ptxas for each --arch and print each kernel's registers, spills and shared memory "
-          "(exit status 1 when one spills or exceeds a limit); nothing runs, no GPU needed");
-ABSL_FLAG(std::string, arch, "sm_80,sm_90", "--compile-only: the GPU architectures");
-ABSL_FLAG(std::string, dump_weights, "",
-          "write the initial parameters and the batch to this folder (raw little-endian files "
-          "and a manifest) for benchmarks/torch_baseline.py, then benchmark as usual");
-
 namespace {
 
 using namespace sinter;
 using Clock = std::chrono::steady_clock;
+
+/// The command line: one field per flag (their help in main()).
+struct Options {
+  std::string model = "gpt-mini";
+  std::string batchSize = "8";
+  std::string memoryBudget;
+  std::string scaleLrFrom;
+  int64_t length = 128;
+  int64_t steps = 10;
+  int64_t warmup = 2;
+  std::string mode = "both";
+  int64_t threads = 0;
+  bool json = false;
+  bool planOnly = false;
+  bool memoryReport = false;
+  bool checkReference = false;
+  bool keepGradients = false;
+  std::string device;
+  bool compileOnly = false;
+  std::string arch = "sm_80,sm_90";
+  std::string dumpWeights;
+};
 
 struct Result {
   std::string mode;
@@ -174,12 +149,14 @@ struct Run {
   Session session;
   tools::ZooTask task;
   std::unique_ptr<optim::AdamW> optimizer;
+  /// --keep-gradients: the step returns them instead of clearing them.
+  bool keepGradients = false;
 
   /// One training step in this run's mode; its loss and wall time (ms).
   std::pair<double, double> step() {
     Session::Use use(session);
     Clock::time_point start = Clock::now();
-    Tensor loss = recordStep(task, *optimizer, absl::GetFlag(FLAGS_keep_gradients));
+    Tensor loss = recordStep(task, *optimizer, keepGradients);
     mark_step();
     double value = loss.item<double>();
     return {value, std::chrono::duration<double, std::milli>(Clock::now() - start).count()};
@@ -309,12 +286,12 @@ void printMemoryReport(const StepMemory &m, bool json) {
 /// A training step of `model` at `batch`, recorded and planned, not run: the
 /// first, or with `steady` the one every later step runs (tools::enterSteadyState).
 StepMemory planStep(const std::string &model, int64_t batch, int64_t length, double lr,
-                    PlanOptions options, bool steady) {
+                    PlanOptions options, bool steady, bool keepGradients) {
   tools::ZooTask task = tools::makeZooTask(model, batch, length);
   optim::AdamW optimizer(task.model->parameters(), {.lr = lr});
   if (steady)
     tools::enterSteadyState(optimizer);
-  recordStep(task, optimizer, absl::GetFlag(FLAGS_keep_gradients));
+  recordStep(task, optimizer, keepGradients);
   return plan_step(options);
 }
 
@@ -416,11 +393,11 @@ double learningRate(const std::string &flag, int64_t batch) {
 
 /// --compile-only: the first step's CUDA kernels (those the CUDA renderer
 /// writes yet) through NVRTC and ptxas for each architecture.
-int compileOnly(const std::string &name, int64_t batch, int64_t length) {
+int compileOnly(const std::string &name, int64_t batch, int64_t length, const Options &flags) {
   std::vector<std::string> archs;
   {
-    std::string flag = absl::GetFlag(FLAGS_arch), item;
-    std::istringstream items(flag);
+    std::string item;
+    std::istringstream items(flags.arch);
     while (std::getline(items, item, ',')) {
       SINTER_CHECK(item.size() == 5 && item.rfind("sm_", 0) == 0 &&
                        std::isdigit(static_cast<unsigned char>(item[3])) &&
@@ -449,7 +426,7 @@ int compileOnly(const std::string &name, int64_t batch, int64_t length) {
   std::filesystem::create_directories(work);
   constexpr long kThreads = 256; // every kernel the renderer writes (Note [The CUDA renderer])
   int problems = 0;
-  const bool json = absl::GetFlag(FLAGS_json);
+  const bool json = flags.json;
   for (const std::string &arch : archs) {
     StatusOr<std::string> ptx =
         cuda::compileWithNvrtc({.path = name + ".cu",
@@ -508,32 +485,28 @@ int compileOnly(const std::string &name, int64_t batch, int64_t length) {
   return problems == 0 ? 0 : 1;
 }
 
-int run() {
-  const std::string model = absl::GetFlag(FLAGS_model), mode = absl::GetFlag(FLAGS_mode);
-  const int64_t length = absl::GetFlag(FLAGS_length);
-  const std::string batchFlag = absl::GetFlag(FLAGS_batch_size);
-  const int64_t steps = absl::GetFlag(FLAGS_steps), warmup = absl::GetFlag(FLAGS_warmup);
+int run(const Options &flags) {
+  const std::string &model = flags.model, &mode = flags.mode, &batchFlag = flags.batchSize;
+  const int64_t length = flags.length, steps = flags.steps, warmup = flags.warmup;
   SINTER_CHECK(mode == "eager" || mode == "compiled" || mode == "both", Loc::current(),
                "--mode must be eager, compiled or both, got '" + mode + "'");
   SINTER_CHECK(steps > 0 && warmup >= 0, Loc::current(),
                "--steps must be positive and --warmup not negative");
   compiler::install();
-  const std::string deviceFlag = absl::GetFlag(FLAGS_device);
   const Device device =
-      !deviceFlag.empty() ? Device::parse(deviceFlag) : Settings::fromEnvironment().device;
-  if (absl::GetFlag(FLAGS_compile_only)) {
+      !flags.device.empty() ? Device::parse(flags.device) : Settings::fromEnvironment().device;
+  if (flags.compileOnly) {
     SINTER_CHECK(device.isCuda(), Loc::current(),
                  "--compile-only compiles a step's CUDA kernels: give --device cuda (the CPU's "
                  "kernels compile as a step runs)");
-    const std::string batchText = absl::GetFlag(FLAGS_batch_size);
     char *end = nullptr;
-    long long value = std::strtoll(batchText.c_str(), &end, 10);
-    SINTER_CHECK(!batchText.empty() && *end == '\0' && value > 0, Loc::current(),
-                 "--compile-only takes a positive --batch-size, got '" + batchText + "'");
-    return compileOnly(model, value, length);
+    long long value = std::strtoll(batchFlag.c_str(), &end, 10);
+    SINTER_CHECK(!batchFlag.empty() && *end == '\0' && value > 0, Loc::current(),
+                 "--compile-only takes a positive --batch-size, got '" + batchFlag + "'");
+    return compileOnly(model, value, length, flags);
   }
-  const std::string budgetFlag = absl::GetFlag(FLAGS_memory_budget);
-  const int64_t budget = budgetFlag.empty() ? 0 : parseBytes(budgetFlag, "memory-budget");
+  const int64_t budget =
+      flags.memoryBudget.empty() ? 0 : parseBytes(flags.memoryBudget, "memory-budget");
   // The tool's session: the environment's settings, with the budget of the
   // flag (compiled steps recompute to fit, Note [Rematerialization]).
   Settings settings = Settings::fromEnvironment();
@@ -545,7 +518,8 @@ int run() {
   if (batchFlag == "auto") {
     batch = tools::largestBatch(
         [&](int64_t b) {
-          return planStep(model, b, length, 1e-3, {.build_kernels = false}, /*steady=*/true);
+          return planStep(model, b, length, 1e-3, {.build_kernels = false}, /*steady=*/true,
+                          flags.keepGradients);
         },
         budget, "batch size auto");
   } else {
@@ -555,15 +529,16 @@ int run() {
                  "--batch-size must be a positive number or auto, got '" + batchFlag + "'");
     batch = value;
   }
-  const double lr = learningRate(absl::GetFlag(FLAGS_scale_lr_from), batch);
+  const double lr = learningRate(flags.scaleLrFrom, batch);
   const Json chosen = batchFlag == "auto" ? Json(batch) : Json(nullptr);
-  if (!absl::GetFlag(FLAGS_dump_weights).empty())
-    dumpWeights(tools::makeZooTask(model, batch, length), absl::GetFlag(FLAGS_dump_weights));
+  if (!flags.dumpWeights.empty())
+    dumpWeights(tools::makeZooTask(model, batch, length), flags.dumpWeights);
   const char *threadsEnv = std::getenv("OMP_NUM_THREADS");
   std::string threads = threadsEnv != nullptr ? threadsEnv : "all";
-  if (absl::GetFlag(FLAGS_plan_only) || absl::GetFlag(FLAGS_memory_report)) {
-    StepMemory planned = planStep(model, batch, length, lr, {}, /*steady=*/false);
-    if (absl::GetFlag(FLAGS_json))
+  if (flags.planOnly || flags.memoryReport) {
+    StepMemory planned =
+        planStep(model, batch, length, lr, {}, /*steady=*/false, flags.keepGradients);
+    if (flags.json)
       printJson({{"model", model},
                  {"batch_size", batch},
                  {"length", length},
@@ -580,8 +555,8 @@ int run() {
                   model.c_str(), static_cast<long long>(batch),
                   planned.planned_peak_bytes / 1048576.0, planned.arena_bytes / 1048576.0,
                   planned.result_bytes / 1048576.0, planned.persistent_bytes / 1048576.0);
-    if (absl::GetFlag(FLAGS_memory_report))
-      printMemoryReport(planned, absl::GetFlag(FLAGS_json));
+    if (flags.memoryReport)
+      printMemoryReport(planned, flags.json);
     return 0;
   }
   std::vector<Run> runs;
@@ -593,7 +568,8 @@ int run() {
       int64_t heldBefore = runtime::HostAllocator::get().stats().in_use;
       Settings inMode = settings;
       inMode.compiler.enabled = std::string(m) == "compiled";
-      Run run{m, Session(inMode), tools::makeZooTask(model, batch, length), nullptr};
+      Run run{m, Session(inMode), tools::makeZooTask(model, batch, length), nullptr,
+              flags.keepGradients};
       run.optimizer = std::make_unique<optim::AdamW>(run.task.model->parameters(),
                                                      optim::AdamWOptions{.lr = lr});
       results.push_back(bench(run, batch, steps, warmup, heldBefore));
@@ -603,7 +579,7 @@ int run() {
     timeInterleaved(runs, results, batch, steps);
   std::optional<std::string> busy = share.busyNote(before, share.tally());
   for (const Result &r : results) {
-    if (absl::GetFlag(FLAGS_json)) {
+    if (flags.json) {
       // Numbers to the precision they are measured to; a NaN loss is null.
       auto rounded = [](double value, double per) { return std::round(value * per) / per; };
       char *end = nullptr;
@@ -653,12 +629,12 @@ int run() {
                     static_cast<long long>(r.memory->persistent_bytes));
     }
   }
-  if (results.size() == 2 && !absl::GetFlag(FLAGS_json))
+  if (results.size() == 2 && !flags.json)
     std::printf("compiled is %.2fx faster than eager\n",
                 results[0].stepMsMedian / results[1].stepMsMedian);
-  if (busy && !absl::GetFlag(FLAGS_json))
+  if (busy && !flags.json)
     std::printf("(%s)\n", busy->c_str());
-  if (absl::GetFlag(FLAGS_check_reference))
+  if (flags.checkReference)
     return checkReference(model, batch, length, lr);
   return 0;
 }
@@ -666,14 +642,62 @@ int run() {
 } // namespace
 
 int main(int argc, char **argv) {
-  return sinter::tools::toolMain(argc, argv, "sinter-bench",
-                                 "Measures training steps of a zoo model, eager and compiled.", [] {
-                                   // Before any kernel library loads OpenMP, which reads it once.
-                                   int64_t threads = absl::GetFlag(FLAGS_threads);
-                                   SINTER_CHECK(threads >= 0, sinter::Loc::current(),
-                                                "--threads must not be negative");
-                                   if (threads > 0)
-                                     setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), 1);
-                                   return run();
-                                 });
+  CLI::App app{"Measures training steps of a zoo model, eager and compiled.", "sinter-bench"};
+  // As the Abseil flags these were: each also with underscores, the last of
+  // a repeated flag wins, and the defaults shown.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.option_defaults()->always_capture_default();
+  Options flags;
+  app.add_option("--model", flags.model,
+                 "mlp, lenet, resnet18, gpt-mini, bert-mini, gpt2 or bert-base");
+  app.add_option("--batch-size,--batch_size", flags.batchSize,
+                 "samples per step, or auto: the largest whose planned step memory fits the "
+                 "budget");
+  app.add_option("--memory-budget,--memory_budget", flags.memoryBudget,
+                 "bytes (suffixes KiB, MiB, GiB) the step may allocate beyond its inputs: the "
+                 "compiler recomputes values instead of keeping them to fit, and --batch-size "
+                 "auto picks the largest batch within it; default: no budget (auto: the "
+                 "machine's available memory for the step and its inputs)");
+  app.add_option("--scale-lr-from,--scale_lr_from", flags.scaleLrFrom,
+                 "NATIVE_BATCH:NATIVE_LR: scale AdamW's learning rate linearly to the batch size "
+                 "(lr = NATIVE_LR / NATIVE_BATCH * batch * world size)");
+  app.add_option("--length", flags.length, "tokens per sample (gpt-mini, bert-mini)");
+  app.add_option("--steps", flags.steps, "timed steps per mode (the median is reported)");
+  app.add_option("--warmup", flags.warmup, "untimed steps first (they include compilation)");
+  app.add_option("--mode", flags.mode, "eager, compiled or both");
+  app.add_option("--threads", flags.threads,
+                 "threads for kernels (OpenMP and oneDNN); 0 keeps OMP_NUM_THREADS or every core");
+  app.add_flag("--json", flags.json, "print one JSON object per mode instead of a table");
+  app.add_flag("--plan-only,--plan_only", flags.planOnly,
+               "compile the first training step and print its planned memory without running it");
+  app.add_flag("--memory-report,--memory_report", flags.memoryReport,
+               "print what holds memory at the first step's peak, by kind and by source line, "
+               "from its plan (nothing runs)");
+  app.add_flag("--check-reference,--check_reference", flags.checkReference,
+               "then run one training step, keeping its gradients, compiled (with the memory "
+               "budget) and on the reference executor from the same weights and batch, and "
+               "compare the loss and every gradient (exit status 1 when they differ)");
+  app.add_flag("--keep-gradients,--keep_gradients", flags.keepGradients,
+               "keep every parameter's gradient after the step, as a loop that calls zero_grad() "
+               "before the forward pass does; by default the step clears them after the update "
+               "(zero_grad() before mark_step()), so it returns none and frees each as soon as "
+               "its parameter is updated");
+  app.add_option("--device", flags.device,
+                 "where the steps run: cpu, cuda or cuda:N (empty: SINTER_DEVICE, else cpu)");
+  app.add_flag("--compile-only,--compile_only", flags.compileOnly,
+               "with --device cuda: compile the first training step's CUDA kernels with NVRTC "
+               "and ptxas for each --arch and print each kernel's registers, spills and shared "
+               "memory (exit status 1 when one spills or exceeds a limit); nothing runs, no GPU "
+               "needed");
+  app.add_option("--arch", flags.arch, "--compile-only: the GPU architectures");
+  app.add_option("--dump-weights,--dump_weights", flags.dumpWeights,
+                 "write the initial parameters and the batch to this folder (raw little-endian "
+                 "files and a manifest) for benchmarks/torch_baseline.py, then benchmark as usual");
+  return sinter::tools::toolMain(app, argc, argv, [&] {
+    // Before any kernel library loads OpenMP, which reads it once.
+    SINTER_CHECK(flags.threads >= 0, sinter::Loc::current(), "--threads must not be negative");
+    if (flags.threads > 0)
+      setenv("OMP_NUM_THREADS", std::to_string(flags.threads).c_str(), 1);
+    return run(flags);
+  });
 }

@@ -16,10 +16,9 @@
 // the artifact needs installed.
 //
 //===----------------------------------------------------------------------===//
+#include "ToolMain.h"
 #include "ZooArtifact.h"
 #include "ZooTask.h"
-
-#include <CLI/CLI.hpp>
 
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -114,69 +113,10 @@ std::string mib(int64_t bytes) {
   return text;
 }
 
-} // namespace
-
-int main(int argc, char **argv) {
-  CLI::App app{"Compiles a zoo model's training step and prediction ahead of time, or a training "
-               "program's, into an artifact that libsinter_runtime runs with no compiler.",
-               "sinter-compile"};
-  sinter::tools::ZooArtifactOptions options;
-  std::string output, target = "cpu", schedule = "constant", program;
-  std::vector<std::string> programArgs;
-  auto *model = app.add_option("--model", options.model, sinter::tools::kZooModels)
-                    ->check(CLI::IsMember({"mlp", "lenet", "resnet18", "gpt-mini", "bert-mini"}));
-  auto *programOption =
-      app.add_option("--program", program,
-                     "a training program (as sinter-train runs one) that exports its step when "
-                     "sinter::aot::requested_artifact() asks; its arguments after --")
-          ->check(CLI::ExistingFile);
-  model->excludes(programOption);
-  // What only a zoo model takes (a program decides its own).
-  std::vector<CLI::Option *> zooOnly = {
-      app.add_option("--batch-size", options.batch, "samples a step")->check(CLI::PositiveNumber),
-      app.add_option("--length", options.length, "tokens a sequence (gpt-mini, bert-mini)")
-          ->check(CLI::PositiveNumber),
-      app.add_option("--learning-rate,--lr", options.learning_rate, "AdamW's learning rate")
-          ->check(CLI::NonNegativeNumber),
-      app.add_option("--weight-decay", options.weight_decay, "AdamW's weight decay")
-          ->check(CLI::NonNegativeNumber),
-      app.add_option("--schedule", schedule,
-                     "constant, linear-warmup:WARMUP or warmup-cosine:WARMUP:TOTAL[:MIN_LR]"),
-      app.add_option("--seed", options.seed, "the seed of the initial weights and of dropout"),
-      app.add_option("--dropout", options.dropout,
-                     "gpt-mini, bert-mini: the fraction of activations dropped in training")
-          ->check(CLI::Range(0.0, 0.99))};
-  app.add_option("--target", target, "cpu (the CUDA backend is not built yet)")
-      ->check(CLI::IsMember({"cpu", "cuda"}));
-  app.add_option("--cpu", options.cpu, "the CPU level the kernels are built for")
-      ->check(CLI::IsMember({"x86-64-v2", "x86-64-v3", "x86-64-v4", "native"}));
-  app.add_option("--memory-budget", options.memory_budget,
-                 "bytes a step may allocate beyond its inputs (0: none)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_flag("--keep-sources", options.keep_sources, "write the kernels' source too");
-  app.add_option("-o,--output", output, "the artifact folder to write (NAME.sinter)")->required();
-  app.add_option("program-args", programArgs, "--program's arguments (after --)");
-  try {
-    app.parse(argc, argv);
-    if (model->count() == 0 && programOption->count() == 0)
-      throw CLI::RequiredError("--model or --program");
-    for (CLI::Option *option : zooOnly) {
-      if (programOption->count() > 0 && option->count() > 0)
-        throw CLI::ValidationError(option->get_name(),
-                                   "is a zoo model's; a --program decides its own (pass its "
-                                   "arguments after --)");
-    }
-    if (model->count() > 0 && options.batch == 0)
-      throw CLI::RequiredError("--batch-size");
-    if (model->count() > 0 && !programArgs.empty())
-      throw CLI::ValidationError("program-args", "are --program's; --model takes none");
-    options.schedule = parseSchedule(schedule);
-  } catch (const CLI::CallForHelp &help) {
-    return app.exit(help);
-  } catch (const CLI::ParseError &error) {
-    std::fprintf(stderr, "sinter-compile: %s (see --help)\n", error.what());
-    return 2;
-  }
+/// After the command line: the artifact written, read back and described.
+int compile(const sinter::tools::ZooArtifactOptions &options, const std::string &output,
+            const std::string &target, const std::string &program,
+            const std::vector<std::string> &programArgs) {
   if (target == "cuda") {
     std::fprintf(stderr, "sinter-compile: --target cuda needs the CUDA backend, which this "
                          "build does not have yet; use --target cpu\n");
@@ -226,12 +166,7 @@ int main(int argc, char **argv) {
       return 1;
     }
   } else {
-    try {
-      sinter::aot::write_artifact(output, sinter::tools::zooArtifact(options));
-    } catch (const sinter::Error &error) {
-      std::fprintf(stderr, "sinter-compile: %s\n", error.what());
-      return 2;
-    }
+    sinter::aot::write_artifact(output, sinter::tools::zooArtifact(options));
   }
   // What was written, read back as a runtime reads it (for the machine it
   // was built for: --cpu may name another).
@@ -264,4 +199,65 @@ int main(int argc, char **argv) {
               "libssl3), and the kernels': %s\n",
               packages.c_str());
   return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  CLI::App app{"Compiles a zoo model's training step and prediction ahead of time, or a training "
+               "program's, into an artifact that libsinter_runtime runs with no compiler.",
+               "sinter-compile"};
+  sinter::tools::ZooArtifactOptions options;
+  std::string output, target = "cpu", schedule = "constant", program;
+  std::vector<std::string> programArgs;
+  auto *model = app.add_option("--model", options.model, sinter::tools::kZooModels)
+                    ->check(CLI::IsMember({"mlp", "lenet", "resnet18", "gpt-mini", "bert-mini"}));
+  auto *programOption =
+      app.add_option("--program", program,
+                     "a training program (as sinter-train runs one) that exports its step when "
+                     "sinter::aot::requested_artifact() asks; its arguments after --")
+          ->check(CLI::ExistingFile);
+  model->excludes(programOption);
+  // What only a zoo model takes (a program decides its own).
+  std::vector<CLI::Option *> zooOnly = {
+      app.add_option("--batch-size", options.batch, "samples a step")->check(CLI::PositiveNumber),
+      app.add_option("--length", options.length, "tokens a sequence (gpt-mini, bert-mini)")
+          ->check(CLI::PositiveNumber),
+      app.add_option("--learning-rate,--lr", options.learning_rate, "AdamW's learning rate")
+          ->check(CLI::NonNegativeNumber),
+      app.add_option("--weight-decay", options.weight_decay, "AdamW's weight decay")
+          ->check(CLI::NonNegativeNumber),
+      app.add_option("--schedule", schedule,
+                     "constant, linear-warmup:WARMUP or warmup-cosine:WARMUP:TOTAL[:MIN_LR]"),
+      app.add_option("--seed", options.seed, "the seed of the initial weights and of dropout"),
+      app.add_option("--dropout", options.dropout,
+                     "gpt-mini, bert-mini: the fraction of activations dropped in training")
+          ->check(CLI::Range(0.0, 0.99))};
+  app.add_option("--target", target, "cpu (the CUDA backend is not built yet)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  app.add_option("--cpu", options.cpu, "the CPU level the kernels are built for")
+      ->check(CLI::IsMember({"x86-64-v2", "x86-64-v3", "x86-64-v4", "native"}));
+  app.add_option("--memory-budget", options.memory_budget,
+                 "bytes a step may allocate beyond its inputs (0: none)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_flag("--keep-sources", options.keep_sources, "write the kernels' source too");
+  app.add_option("-o,--output", output, "the artifact folder to write (NAME.sinter)")->required();
+  app.add_option("program-args", programArgs, "--program's arguments (after --)");
+  app.callback([&] {
+    if (model->count() == 0 && programOption->count() == 0)
+      throw CLI::RequiredError("--model or --program");
+    for (CLI::Option *option : zooOnly) {
+      if (programOption->count() > 0 && option->count() > 0)
+        throw CLI::ValidationError(option->get_name(),
+                                   "is a zoo model's; a --program decides its own (pass its "
+                                   "arguments after --)");
+    }
+    if (model->count() > 0 && options.batch == 0)
+      throw CLI::RequiredError("--batch-size");
+    if (model->count() > 0 && !programArgs.empty())
+      throw CLI::ValidationError("program-args", "are --program's; --model takes none");
+    options.schedule = parseSchedule(schedule);
+  });
+  return sinter::tools::toolMain(
+      app, argc, argv, [&] { return compile(options, output, target, program, programArgs); });
 }

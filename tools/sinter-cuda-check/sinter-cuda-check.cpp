@@ -12,13 +12,13 @@
 //   sinter-cuda-check [--arch 90] [--keep DIR] [--threads N] file.cu...
 //
 //===----------------------------------------------------------------------===//
+#include "CommandLine.h"
 #include "Ptxas.h"
 
 #include "sinter/runtime/Nvrtc.h"
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -42,38 +42,23 @@ bool readFile(const std::string &path, std::string &text) {
 } // namespace
 
 int main(int argc, char **argv) {
+  CLI::App app{"Compiles each file with NVRTC to PTX and assembles it with ptxas; with --threads, "
+               "fails on spills, registers x N above 65536 or more than 48 KiB of static shared "
+               "memory.",
+               "sinter-cuda-check"};
   std::string arch = "90", keep;
   long threads = 0;
   std::vector<std::string> files;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--arch" && i + 1 < argc) {
-      arch = argv[++i];
-    } else if (arg == "--keep" && i + 1 < argc) {
-      keep = argv[++i];
-    } else if (arg == "--threads" && i + 1 < argc) {
-      threads = std::atol(argv[++i]);
-      if (threads < 1 || threads > 1024) {
-        std::fprintf(stderr, "sinter-cuda-check: --threads %s is not 1..1024\n", argv[i]);
-        return 2;
-      }
-    } else if (arg == "--help" || arg == "-h") {
-      std::printf("usage: sinter-cuda-check [--arch 90] [--keep DIR] [--threads N] file.cu...\n"
-                  "Compiles each file with NVRTC to PTX and assembles it with ptxas;\n"
-                  "with --threads, fails on spills, registers x N above 65536 or\n"
-                  "more than 48 KiB of static shared memory.\n");
-      return 0;
-    } else if (!arg.empty() && arg[0] == '-') {
-      std::fprintf(stderr, "sinter-cuda-check: unknown flag '%s' (see --help)\n", arg.c_str());
-      return 2;
-    } else {
-      files.push_back(arg);
-    }
-  }
-  if (files.empty()) {
-    std::fprintf(stderr, "sinter-cuda-check: no input files (see --help)\n");
-    return 2;
-  }
+  app.add_option("--arch", arch, "the GPU architecture, as a number (90: compute_90 and sm_90)")
+      ->capture_default_str();
+  app.add_option("--keep", keep, "write the PTX and cubins to this folder and keep them");
+  app.add_option("--threads", threads,
+                 "threads a block: check each kernel's registers, spills and shared memory for "
+                 "it, and print them")
+      ->check(CLI::Range(1, 1024));
+  app.add_option("files", files, "CUDA C++ files")->required();
+  if (std::optional<int> status = sinter::tools::parseCommandLine(app, argc, argv))
+    return *status;
   std::filesystem::path work = keep.empty() ? std::filesystem::temp_directory_path() /
                                                   ("sinter-cuda-check-" + std::to_string(getpid()))
                                             : std::filesystem::path(keep);

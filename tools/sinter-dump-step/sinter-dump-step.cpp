@@ -10,7 +10,7 @@
 //   sinter-dump-step --model gpt-mini --compile   (fuse, and compile the kernels)
 //
 //===----------------------------------------------------------------------===//
-#include "Flags.h"
+#include "ToolMain.h"
 #include "ZooTask.h"
 
 #include "sinter/Codegen/Target.h"
@@ -18,28 +18,27 @@
 #include "sinter/Compiler/Pipeline.h"
 #include "sinter/sinter.h"
 
-#include "absl/flags/flag.h"
-
 #include <cstdio>
-
-ABSL_FLAG(std::string, model, "mlp", "mlp, lenet, resnet18, gpt-mini, bert-mini, gpt2 or bert-base");
-ABSL_FLAG(int64_t, batch_size, 4, "batch size of the step");
-ABSL_FLAG(int64_t, length, 16, "sequence length (gpt-mini, bert-mini)");
-ABSL_FLAG(std::string, optimizer, "adamw", "adamw, sgd, or none (forward, loss and backward only)");
-ABSL_FLAG(bool, locations, false, "print each op's source location");
-ABSL_FLAG(bool, compile, false,
-          "run the pass pipeline, print the fused IR, and compile every kernel for the CPU "
-          "(a summary line goes to stderr)");
 
 namespace {
 
 using namespace sinter;
 
-int run() {
-  const std::string name = absl::GetFlag(FLAGS_model);
-  const int64_t batch = absl::GetFlag(FLAGS_batch_size), length = absl::GetFlag(FLAGS_length);
+/// The command line: one field per flag (their help in main()).
+struct Options {
+  std::string model = "mlp";
+  int64_t batchSize = 4;
+  int64_t length = 16;
+  std::string optimizer = "adamw";
+  bool locations = false;
+  bool compile = false;
+};
+
+int run(const Options &flags) {
+  const std::string &name = flags.model;
+  const int64_t batch = flags.batchSize, length = flags.length;
   SINTER_CHECK(batch > 0 && length > 0, Loc::current(),
-               "--batch_size and --length must be positive");
+               "--batch-size and --length must be positive");
   // Parameters and inputs are data, as at the start of any step after the
   // first: computed on the reference executor (this tool records a step; it
   // installs no step compiler to run one).
@@ -47,7 +46,7 @@ int run() {
   tools::ZooTask task = tools::makeZooTask(name, batch, length);
   std::shared_ptr<nn::Module> model = task.model;
   std::unique_ptr<optim::Optimizer> optimizer;
-  const std::string which = absl::GetFlag(FLAGS_optimizer);
+  const std::string &which = flags.optimizer;
   if (which == "adamw")
     optimizer = std::make_unique<optim::AdamW>(model->parameters());
   else if (which == "sgd")
@@ -56,7 +55,7 @@ int run() {
   else
     SINTER_CHECK(which == "none", Loc::current(), "unknown --optimizer '" + which + "'");
   std::vector<lazy::NodePtr> outputs = tools::recordStep(task, optimizer.get());
-  if (absl::GetFlag(FLAGS_compile)) {
+  if (flags.compile) {
     compiler::StepBuild step;
     std::string error;
     if (!compiler::compileStep(outputs, codegen::cpuTarget(), step, error)) {
@@ -70,8 +69,7 @@ int run() {
     return 0;
   }
   std::string text;
-  if (!compiler::lowerLazyGraphToText(outputs, text, absl::GetFlag(FLAGS_locations),
-                                      "train_step")) {
+  if (!compiler::lowerLazyGraphToText(outputs, text, flags.locations, "train_step")) {
     std::fprintf(stderr, "sinter-dump-step: the recorded graph does not verify:\n%s", text.c_str());
     return 1;
   }
@@ -82,6 +80,21 @@ int run() {
 } // namespace
 
 int main(int argc, char **argv) {
-  return sinter::tools::toolMain(argc, argv, "sinter-dump-step",
-                                 "Prints one training step of a zoo model as sinter IR.", run);
+  CLI::App app{"Prints one training step of a zoo model as sinter IR.", "sinter-dump-step"};
+  // As the Abseil flags these were: each also with underscores, the last of
+  // a repeated flag wins, and the defaults shown.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.option_defaults()->always_capture_default();
+  Options flags;
+  app.add_option("--model", flags.model,
+                 "mlp, lenet, resnet18, gpt-mini, bert-mini, gpt2 or bert-base");
+  app.add_option("--batch-size,--batch_size", flags.batchSize, "batch size of the step");
+  app.add_option("--length", flags.length, "sequence length (gpt-mini, bert-mini)");
+  app.add_option("--optimizer", flags.optimizer,
+                 "adamw, sgd, or none (forward, loss and backward only)");
+  app.add_flag("--locations", flags.locations, "print each op's source location");
+  app.add_flag("--compile", flags.compile,
+               "run the pass pipeline, print the fused IR, and compile every kernel for the CPU "
+               "(a summary line goes to stderr)");
+  return sinter::tools::toolMain(app, argc, argv, [&] { return run(flags); });
 }

@@ -6,27 +6,19 @@
 // CUDA device an error (exit 1), for scripts such as tools/gpu_check.sh.
 //
 //===----------------------------------------------------------------------===//
+#include "CommandLine.h"
+
 #include "sinter/runtime/CudaDriver.h"
 #include "sinter/sinter.h"
 
 #include <cstdio>
-#include <string_view>
 
 int main(int argc, char **argv) {
+  CLI::App app{"Prints Sinter's version and the devices it can run on.", "sinter-info"};
   bool requireCuda = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string_view arg = argv[i];
-    if (arg == "--require-cuda") {
-      requireCuda = true;
-    } else if (arg == "--help" || arg == "-h") {
-      std::printf("usage: sinter-info [--require-cuda]\n"
-                  "Prints Sinter's version and the devices it can run on.\n");
-      return 0;
-    } else {
-      std::fprintf(stderr, "sinter-info: unknown argument '%s' (see --help)\n", argv[i]);
-      return 2;
-    }
-  }
+  app.add_flag("--require-cuda", requireCuda, "exit with status 1 when no CUDA device is usable");
+  if (std::optional<int> status = sinter::tools::parseCommandLine(app, argc, argv))
+    return *status;
 
   std::printf("Sinter %s\n", sinter::kVersion);
   std::printf("device cpu: available\n");

@@ -27,9 +27,9 @@
 // the restarts: a worker resumes from its last checkpoint.
 //
 //===----------------------------------------------------------------------===//
-#include "sinter/runtime/Store.h"
+#include "CommandLine.h"
 
-#include <CLI/CLI.hpp>
+#include "sinter/runtime/Store.h"
 
 #include "absl/strings/str_cat.h"
 
@@ -452,7 +452,8 @@ int Agent::run() {
 } // namespace
 
 int main(int argc, char **argv) {
-  CLI::App app{"Starts the workers of a data-parallel job on this node (torchrun's flags)"};
+  CLI::App app{"Starts the workers of a data-parallel job on this node (torchrun's flags)",
+               "sinter-run"};
   Flags flags;
   app.add_option("--nnodes", flags.nnodes, "Nodes (machines) in the job")
       ->check(CLI::Range(1, 1 << 16));
@@ -480,7 +481,8 @@ int main(int argc, char **argv) {
   // argument that is not sinter-run's.
   app.prefix_command();
   app.footer("Usage: sinter-run [OPTIONS] PROGRAM [ARGS...]");
-  CLI11_PARSE(app, argc, argv);
+  if (std::optional<int> status = sinter::tools::parseCommandLine(app, argc, argv))
+    return *status;
   flags.command = app.remaining();
   if (flags.command.empty()) {
     std::fprintf(stderr,

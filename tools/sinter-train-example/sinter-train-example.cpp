@@ -10,12 +10,10 @@
 // `sinter-compile --program`, it exports its step ahead of time instead.
 //
 //===----------------------------------------------------------------------===//
-#include "Flags.h"
+#include "ToolMain.h"
 
 #include "sinter/Compiler/StepCompiler.h"
 #include "sinter/sinter.h"
-
-#include "absl/flags/flag.h"
 
 #include <malloc.h>
 
@@ -25,27 +23,27 @@
 #include <optional>
 #include <random>
 
-ABSL_FLAG(std::string, model, "mlp", "mlp (784-256-10) or lenet");
-ABSL_FLAG(int64_t, epochs, 1, "passes over the training set");
-ABSL_FLAG(int64_t, steps, 0, "stop after this many steps (0: run every epoch)");
-ABSL_FLAG(int64_t, batch_size, 64, "training batch size");
-ABSL_FLAG(double, lr, 2e-3, "AdamW learning rate (warmup then cosine decay)");
-ABSL_FLAG(int64_t, seed, 0, "seed of the initialisation and the shuffling");
-ABSL_FLAG(int64_t, eval_limit, 0, "evaluate on the first N test images (0: all 10000)");
-ABSL_FLAG(int64_t, log_every, 100, "print a progress line every N steps");
-ABSL_FLAG(double, min_accuracy, 0, "exit with status 1 if the test accuracy is below this");
-ABSL_FLAG(std::string, mode, "compiled",
-          "compiled (each step one fused program), eager (one program per op) or reference "
-          "(the reference executor)");
-ABSL_FLAG(std::string, device, "",
-          "where to train: cpu, cuda or cuda:N (empty: SINTER_DEVICE, else cpu)");
-ABSL_FLAG(std::string, data_dir, sinter::data::kFashionMnistDir, "Fashion-MNIST IDX files");
-
 namespace {
 
 using namespace sinter;
 namespace F = nn::functional;
 using Clock = std::chrono::steady_clock;
+
+/// The command line: one field per flag (their help in main()).
+struct Options {
+  std::string model = "mlp";
+  int64_t epochs = 1;
+  int64_t steps = 0;
+  int64_t batchSize = 64;
+  double lr = 2e-3;
+  int64_t seed = 0;
+  int64_t evalLimit = 0;
+  int64_t logEvery = 100;
+  double minAccuracy = 0;
+  std::string mode = "compiled";
+  std::string device;
+  std::string dataDir = data::kFashionMnistDir;
+};
 
 double seconds(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
@@ -85,12 +83,11 @@ double evaluate(nn::Module &model, const std::string &name, const data::ImageDat
   return static_cast<double>(correct) / static_cast<double>(n);
 }
 
-int run() {
-  const std::string name = absl::GetFlag(FLAGS_model);
-  const int64_t batch = absl::GetFlag(FLAGS_batch_size), epochs = absl::GetFlag(FLAGS_epochs);
-  SINTER_CHECK(batch > 0 && epochs > 0 && absl::GetFlag(FLAGS_steps) >= 0, Loc::current(),
-               "--batch_size and --epochs must be positive and --steps >= 0");
-  const std::string mode = absl::GetFlag(FLAGS_mode);
+int run(const Options &flags) {
+  const std::string &name = flags.model, &mode = flags.mode;
+  const int64_t batch = flags.batchSize, epochs = flags.epochs;
+  SINTER_CHECK(batch > 0 && epochs > 0 && flags.steps >= 0, Loc::current(),
+               "--batch-size and --epochs must be positive and --steps >= 0");
   SINTER_CHECK(mode == "compiled" || mode == "eager" || mode == "reference", Loc::current(),
                "--mode must be compiled, eager or reference, got '" + mode + "'");
   compiler::install();
@@ -102,34 +99,33 @@ int run() {
   // A step that cannot be compiled stops the run (Note [Fallbacks are
   // said]): a compiled run is compiled.
   settings.compiler.allow_fallback = false;
-  if (const std::string device = absl::GetFlag(FLAGS_device); !device.empty())
-    settings.device = Device::parse(device);
+  if (!flags.device.empty())
+    settings.device = Device::parse(flags.device);
   Session::Use session(settings);
   Clock::time_point start = Clock::now();
-  data::ImageDataset train = data::load_fashion_mnist("train", absl::GetFlag(FLAGS_data_dir));
-  data::ImageDataset test = data::load_fashion_mnist("test", absl::GetFlag(FLAGS_data_dir));
+  data::ImageDataset train = data::load_fashion_mnist("train", flags.dataDir);
+  data::ImageDataset test = data::load_fashion_mnist("test", flags.dataDir);
   std::printf("Fashion-MNIST: %lld training and %lld test images (loaded in %.1f s)\n",
               static_cast<long long>(train.size()), static_cast<long long>(test.size()),
               seconds(start));
 
-  manual_seed(static_cast<uint64_t>(absl::GetFlag(FLAGS_seed)));
+  manual_seed(static_cast<uint64_t>(flags.seed));
   std::shared_ptr<nn::Module> model = makeModel(name);
   int64_t parameters = 0;
   for (const Tensor &p : model->parameters())
     parameters += p.numel();
   int64_t perEpoch = train.size() / batch; // drop the last partial batch: shapes never change
   int64_t total = perEpoch * epochs;
-  if (absl::GetFlag(FLAGS_steps) > 0)
-    total = std::min(total, absl::GetFlag(FLAGS_steps));
+  if (flags.steps > 0)
+    total = std::min(total, flags.steps);
   std::printf("model %s: %lld parameters; %lld steps of batch %lld on %s (%s)\n", name.c_str(),
               static_cast<long long>(parameters), static_cast<long long>(total),
               static_cast<long long>(batch), session.session().device().toString().c_str(),
               mode.c_str());
 
-  optim::AdamW optimizer(model->parameters(),
-                         {.lr = absl::GetFlag(FLAGS_lr), .weight_decay = 1e-4});
+  optim::AdamW optimizer(model->parameters(), {.lr = flags.lr, .weight_decay = 1e-4});
   optim::WarmupCosine schedule(optimizer, std::min<int64_t>(50, total / 10 + 1), total + 1,
-                               absl::GetFlag(FLAGS_lr) * 0.05);
+                               flags.lr * 0.05);
   if (std::optional<aot::ArtifactRequest> request = aot::requested_artifact()) {
     // sinter-compile --program: this step, ahead of time (Note [A training
     // program, ahead of time]), on a batch of the shapes every step has.
@@ -148,14 +144,14 @@ int run() {
                                 .loss = [&] { return F::cross_entropy((*model)(input), target); },
                                 .predict_inputs = {{"input", input}},
                                 .predict = [&] { return (*model)(input); },
-                                .seed = static_cast<uint64_t>(absl::GetFlag(FLAGS_seed)),
+                                .seed = static_cast<uint64_t>(flags.seed),
                                 .model_name = name},
                                *request));
     std::printf("exported %s's training step and prediction (batch %lld) to %s\n", name.c_str(),
                 static_cast<long long>(batch), request->dir.c_str());
     return 0;
   }
-  std::mt19937_64 shuffler(static_cast<uint64_t>(absl::GetFlag(FLAGS_seed)));
+  std::mt19937_64 shuffler(static_cast<uint64_t>(flags.seed));
   std::vector<int64_t> order(train.size());
   Clock::time_point trainStart = Clock::now();
   double recentLoss = 0;
@@ -181,7 +177,7 @@ int run() {
 
     recentLoss += loss.item<double>();
     ++recentCount;
-    if ((step + 1) % absl::GetFlag(FLAGS_log_every) == 0 || step + 1 == total) {
+    if ((step + 1) % flags.logEvery == 0 || step + 1 == total) {
       double elapsed = seconds(trainStart);
       std::printf("step %6lld/%lld  loss %.4f  lr %.2e  %.0f samples/s\n",
                   static_cast<long long>(step + 1), static_cast<long long>(total),
@@ -193,7 +189,7 @@ int run() {
     }
   }
   double trainSeconds = seconds(trainStart);
-  double accuracy = evaluate(*model, name, test, absl::GetFlag(FLAGS_eval_limit));
+  double accuracy = evaluate(*model, name, test, flags.evalLimit);
   std::printf("trained %lld steps in %.1f s (%.1f ms/step); test accuracy %.2f%%\n",
               static_cast<long long>(total), trainSeconds, 1000 * trainSeconds / total,
               100 * accuracy);
@@ -213,9 +209,9 @@ int run() {
                  static_cast<long long>(m.fallbacks), static_cast<long long>(total));
     return 1;
   }
-  double required = absl::GetFlag(FLAGS_min_accuracy);
+  double required = flags.minAccuracy;
   if (accuracy < required) {
-    std::fprintf(stderr, "test accuracy %.2f%% is below --min_accuracy %.2f%%\n", 100 * accuracy,
+    std::fprintf(stderr, "test accuracy %.2f%% is below --min-accuracy %.2f%%\n", 100 * accuracy,
                  100 * required);
     return 1;
   }
@@ -230,7 +226,30 @@ int main(int argc, char **argv) {
   // kernel and faulting it back in on the next step, halves the step time.
   mallopt(M_MMAP_THRESHOLD, 256 << 20);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
-  return sinter::tools::toolMain(argc, argv, "sinter-train-example",
-                                 "Trains an MLP or LeNet on Fashion-MNIST with Sinter's C++ API.",
-                                 run);
+  CLI::App app{"Trains an MLP or LeNet on Fashion-MNIST with Sinter's C++ API.",
+               "sinter-train-example"};
+  // As the Abseil flags these were: each also with underscores, the last of
+  // a repeated flag wins, and the defaults shown.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.option_defaults()->always_capture_default();
+  Options flags;
+  app.add_option("--model", flags.model, "mlp (784-256-10) or lenet");
+  app.add_option("--epochs", flags.epochs, "passes over the training set");
+  app.add_option("--steps", flags.steps, "stop after this many steps (0: run every epoch)");
+  app.add_option("--batch-size,--batch_size", flags.batchSize, "training batch size");
+  app.add_option("--lr", flags.lr, "AdamW learning rate (warmup then cosine decay)");
+  app.add_option("--seed", flags.seed, "seed of the initialisation and the shuffling");
+  app.add_option("--eval-limit,--eval_limit", flags.evalLimit,
+                 "evaluate on the first N test images (0: all 10000)");
+  app.add_option("--log-every,--log_every", flags.logEvery, "print a progress line every N steps")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--min-accuracy,--min_accuracy", flags.minAccuracy,
+                 "exit with status 1 if the test accuracy is below this");
+  app.add_option("--mode", flags.mode,
+                 "compiled (each step one fused program), eager (one program per op) or "
+                 "reference (the reference executor)");
+  app.add_option("--device", flags.device,
+                 "where to train: cpu, cuda or cuda:N (empty: SINTER_DEVICE, else cpu)");
+  app.add_option("--data-dir,--data_dir", flags.dataDir, "Fashion-MNIST IDX files");
+  return sinter::tools::toolMain(app, argc, argv, [&] { return run(flags); });
 }

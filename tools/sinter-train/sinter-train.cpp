@@ -8,11 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Job.h"
+#include "ToolMain.h"
 #include "Train.h"
-
-#include "sinter/Error.h"
-
-#include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <optional>
@@ -39,7 +36,7 @@ int main(int argc, char **argv) {
   std::optional<double> lr;
   std::optional<int64_t> epochs, steps, seed;
   std::vector<std::string> settings;
-  bool debug = false, resume = false;
+  bool debug = false;
   int64_t stopAt = 0;
   app.add_option("--config", configPath, "the job file (JSON)")->check(CLI::ExistingFile);
   app.add_option("--entry-point,--model", entry,
@@ -67,73 +64,58 @@ int main(int argc, char **argv) {
                  "stop after this step with a checkpoint, as an "
                  "interrupted job would (then --resume)")
       ->check(CLI::PositiveNumber);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp &help) {
-    return app.exit(help);
-  } catch (const CLI::ParseError &error) {
-    std::fprintf(stderr, "sinter-train: %s (see --help)\n", error.what());
-    return 2;
-  }
-  resume = resumeOption->count() > 0;
-
-  try {
-    json document = configPath.empty() ? json::object() : sinter::tools::readJobFile(configPath);
-    if (!document.is_object())
-      throw JobError(configPath, "must hold a JSON object");
-    json &hp = document["hyperparameters"];
-    if (hp.is_null())
-      hp = json::object();
-    if (!hp.is_object())
-      throw JobError("hyperparameters", "must be a JSON object");
-    if (!entry.empty())
-      document["entry_point"] = entry;
-    if (!dataset.empty())
-      document["dataset"] = dataset;
-    if (!outputDir.empty())
-      document["output_dir"] = outputDir;
-    if ((!compiler.empty() || debug) && document.contains("compiler_config") &&
-        !document["compiler_config"].is_object())
-      throw JobError("compiler_config",
-                     "must be a JSON object, got " + document["compiler_config"].dump());
-    if (!compiler.empty())
-      document["compiler_config"]["enabled"] = compiler == "on";
-    if (debug)
-      document["compiler_config"]["debug"] = true;
-    if (!batch.empty())
-      hp["batch_size"] = flagValue(batch);
-    if (lr)
-      hp["learning_rate"] = *lr;
-    if (epochs)
-      hp["epochs"] = *epochs;
-    if (steps)
-      hp["steps"] = *steps;
-    if (seed)
-      hp["seed"] = *seed;
-    for (const std::string &setting : settings) {
-      size_t equals = setting.find('=');
-      if (equals == std::string::npos || equals == 0)
-        throw JobError("--set", "\"" + setting + "\" is not KEY=VALUE");
-      hp[setting.substr(0, equals)] = flagValue(setting.substr(equals + 1));
+  return sinter::tools::toolMain(app, argc, argv, [&] {
+    const bool resume = resumeOption->count() > 0;
+    try {
+      json document = configPath.empty() ? json::object() : sinter::tools::readJobFile(configPath);
+      if (!document.is_object())
+        throw JobError(configPath, "must hold a JSON object");
+      json &hp = document["hyperparameters"];
+      if (hp.is_null())
+        hp = json::object();
+      if (!hp.is_object())
+        throw JobError("hyperparameters", "must be a JSON object");
+      if (!entry.empty())
+        document["entry_point"] = entry;
+      if (!dataset.empty())
+        document["dataset"] = dataset;
+      if (!outputDir.empty())
+        document["output_dir"] = outputDir;
+      if ((!compiler.empty() || debug) && document.contains("compiler_config") &&
+          !document["compiler_config"].is_object())
+        throw JobError("compiler_config",
+                       "must be a JSON object, got " + document["compiler_config"].dump());
+      if (!compiler.empty())
+        document["compiler_config"]["enabled"] = compiler == "on";
+      if (debug)
+        document["compiler_config"]["debug"] = true;
+      if (!batch.empty())
+        hp["batch_size"] = flagValue(batch);
+      if (lr)
+        hp["learning_rate"] = *lr;
+      if (epochs)
+        hp["epochs"] = *epochs;
+      if (steps)
+        hp["steps"] = *steps;
+      if (seed)
+        hp["seed"] = *seed;
+      for (const std::string &setting : settings) {
+        size_t equals = setting.find('=');
+        if (equals == std::string::npos || equals == 0)
+          throw JobError("--set", "\"" + setting + "\" is not KEY=VALUE");
+        hp[setting.substr(0, equals)] = flagValue(setting.substr(equals + 1));
+      }
+      if (hp.empty())
+        document.erase("hyperparameters");
+      sinter::tools::Job job = sinter::tools::parseJob(document);
+      return sinter::tools::runJob(job, {.resume = resume,
+                                         .checkpoint = resumeFrom,
+                                         .stop_at = stopAt,
+                                         .device = device,
+                                         .command = std::vector<std::string>(argv, argv + argc)});
+    } catch (const JobError &error) {
+      std::fprintf(stderr, "sinter-train: %s\n", error.what());
+      return 2;
     }
-    if (hp.empty())
-      document.erase("hyperparameters");
-    sinter::tools::Job job = sinter::tools::parseJob(document);
-    return sinter::tools::runJob(job, {.resume = resume,
-                                       .checkpoint = resumeFrom,
-                                       .stop_at = stopAt,
-                                       .device = device,
-                                       .command = std::vector<std::string>(argv, argv + argc)});
-  } catch (const JobError &error) {
-    std::fprintf(stderr, "sinter-train: %s\n", error.what());
-    return 2;
-  } catch (const sinter::Error &error) {
-    std::fprintf(stderr, "sinter-train: %s\n", error.what());
-    return 2;
-  } catch (const std::exception &error) {
-    // What no check above named (a bug to report): still a message and a
-    // status, not an abort.
-    std::fprintf(stderr, "sinter-train: error: %s\n", error.what());
-    return 2;
-  }
+  });
 }
