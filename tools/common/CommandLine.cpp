@@ -17,4 +17,9 @@ std::optional<int> parseCommandLine(CLI::App &app, int argc, char **argv) {
   return std::nullopt;
 }
 
+void lastValueWinsAndDefaultsShown(CLI::App &app) {
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.option_defaults()->always_capture_default();
+}
+
 } // namespace sinter::tools

@@ -23,6 +23,10 @@ namespace sinter::tools {
 /// within the parse: a CLI::ParseError thrown there is refused the same way.
 std::optional<int> parseCommandLine(CLI::App &app, int argc, char **argv);
 
+/// Options added to `app` after this behave as the Abseil flags these tools
+/// had: the last of a repeated flag wins, and --help shows each default.
+void lastValueWinsAndDefaultsShown(CLI::App &app);
+
 } // namespace sinter::tools
 
 #endif // SINTER_TOOLS_COMMANDLINE_H

@@ -81,10 +81,8 @@ int run(const Options &flags) {
 
 int main(int argc, char **argv) {
   CLI::App app{"Prints one training step of a zoo model as sinter IR.", "sinter-dump-step"};
-  // As the Abseil flags these were: each also with underscores, the last of
-  // a repeated flag wins, and the defaults shown.
-  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  app.option_defaults()->always_capture_default();
+  // As the Abseil flags these were: each also with underscores.
+  sinter::tools::lastValueWinsAndDefaultsShown(app);
   Options flags;
   app.add_option("--model", flags.model,
                  "mlp, lenet, resnet18, gpt-mini, bert-mini, gpt2 or bert-base");

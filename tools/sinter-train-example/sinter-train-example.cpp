@@ -228,10 +228,8 @@ int main(int argc, char **argv) {
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   CLI::App app{"Trains an MLP or LeNet on Fashion-MNIST with Sinter's C++ API.",
                "sinter-train-example"};
-  // As the Abseil flags these were: each also with underscores, the last of
-  // a repeated flag wins, and the defaults shown.
-  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  app.option_defaults()->always_capture_default();
+  // As the Abseil flags these were: each also with underscores.
+  sinter::tools::lastValueWinsAndDefaultsShown(app);
   Options flags;
   app.add_option("--model", flags.model, "mlp (784-256-10) or lenet");
   app.add_option("--epochs", flags.epochs, "passes over the training set");

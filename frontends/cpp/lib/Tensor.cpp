@@ -137,15 +137,10 @@ Tensor detail::record(lazy::Op op, lazy::Attrs attrs, std::vector<lazy::NodePtr>
 
 Tensor detail::fromValue(std::shared_ptr<const lazy::Value> value, Shape shape, DType dtype,
                          Device device, Loc loc) {
-  auto node = std::make_shared<lazy::Node>();
-  node->phase = currentPhase;
-  node->op = lazy::Op::Data;
-  node->shape = std::move(shape);
-  node->dtype = dtype;
-  node->device = device;
-  node->loc = loc;
-  node->value = std::move(value);
-  return wrap(std::move(node));
+  Tensor tensor = record(lazy::Op::Data, {}, {}, std::move(shape), dtype, device, loc);
+  // No step touches data and no graph holds this node yet: no lock.
+  tensor.impl()->node->value = std::move(value);
+  return tensor;
 }
 
 const Shape &Tensor::shape() const { return implOf(*this, Loc::current()).shape; }

@@ -18,7 +18,8 @@ Tensor rec(Op op, lazy::Attrs attrs, std::initializer_list<const Tensor *> input
   operands.reserve(inputs.size());
   for (const Tensor *input : inputs)
     operands.push_back(detail::nodeOf(*input));
-  Device device = inputs.size() == 0 ? Session::current(loc).device() : (*inputs.begin())->device();
+  // The first operand's device, from the node just read (one lock, not two).
+  Device device = operands.empty() ? Session::current(loc).device() : operands.front()->device;
   return detail::record(op, std::move(attrs), std::move(operands), std::move(shape), dtype, device,
                         loc);
 }
@@ -29,7 +30,8 @@ Tensor rec(Op op, lazy::Attrs attrs, const std::vector<Tensor> &inputs, Shape sh
   operands.reserve(inputs.size());
   for (const Tensor &input : inputs)
     operands.push_back(detail::nodeOf(input));
-  Device device = inputs.empty() ? Session::current(loc).device() : inputs.front().device();
+  // The first operand's device, from the node just read (one lock, not two).
+  Device device = operands.empty() ? Session::current(loc).device() : operands.front()->device;
   return detail::record(op, std::move(attrs), std::move(operands), std::move(shape), dtype, device,
                         loc);
 }
