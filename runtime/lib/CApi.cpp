@@ -1,5 +1,5 @@
 //===- CApi.cpp - the C API over Artifact and StepSession -----------------===//
-#include "sinter/runtime/c_api.h"
+#include "CApiInternal.h"
 
 #include "sinter/runtime/Artifact.h"
 #include "sinter/runtime/StepSession.h"
@@ -19,14 +19,17 @@ struct sinter_session {
 };
 
 namespace {
-
 thread_local std::string lastError;
+} // namespace
+
+namespace sinter::runtime::c_api {
 
 int fail(int code, std::string message) {
   lastError = std::move(message);
   return code;
 }
 
+namespace {
 int codeOf(const absl::Status &status) {
   switch (status.code()) {
   case absl::StatusCode::kOk:
@@ -47,28 +50,26 @@ int codeOf(const absl::Status &status) {
     return SINTER_ERROR_INTERNAL;
   }
 }
+} // namespace
 
-int report(const absl::Status &status) {
+int report(const absl::Status &status, std::string_view call) {
   if (status.ok())
     return SINTER_OK;
-  return fail(codeOf(status), std::string(status.message()));
-}
-
-/// Runs one entry point's body: no exception crosses into C (a failed
-/// allocation, a filesystem error), each becomes an error code.
-template <typename Body> int guarded(const char *call, Body body) {
-  try {
-    return body();
-  } catch (const std::bad_alloc &) {
-    return fail(SINTER_ERROR_RESOURCE_EXHAUSTED, std::string(call) + ": out of memory");
-  } catch (const std::exception &error) {
-    return fail(SINTER_ERROR_INTERNAL, std::string(call) + ": " + error.what());
-  }
+  std::string message(status.message());
+  if (!call.empty())
+    message = std::string(call) + ": " + message;
+  return fail(codeOf(status), std::move(message));
 }
 
 int nullArgument(const char *call, const char *what) {
   return fail(SINTER_ERROR_INVALID_ARGUMENT, std::string(call) + ": " + what + " is NULL");
 }
+
+} // namespace sinter::runtime::c_api
+
+using namespace sinter::runtime::c_api;
+
+namespace {
 
 /// The batch inputs or the results of a session's signature.
 std::vector<const sinter::runtime::Program::Value *> tensorsOf(const sinter_session *session,
@@ -234,6 +235,13 @@ int sinter_session_run(sinter_session *session) {
       return nullArgument("sinter_session_run", "the session");
     return report(session->session->run());
   });
+}
+
+int sinter_session_set_process_group(sinter_session *session, sinter_process_group *group) {
+  if (session == nullptr)
+    return nullArgument("sinter_session_set_process_group", "the session");
+  session->session->setCommunicator(group == nullptr ? nullptr : group->group->communicator.get());
+  return SINTER_OK;
 }
 
 int sinter_session_get_output(sinter_session *session, const char *name, void *data, size_t bytes) {

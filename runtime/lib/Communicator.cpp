@@ -13,6 +13,7 @@
 #include <array>
 #include <bit>
 #include <cstring>
+#include <mutex>
 #include <vector>
 
 namespace sinter::runtime {
@@ -153,31 +154,56 @@ void divideBy(void *data, int64_t count, ElementType type, int divisor) {
 
 namespace {
 
+/// What every communicator refuses before a reduction starts (a world of
+/// one as the others, so a program refused on two ranks is refused alone).
+Status checkReduction(ElementType type, ReduceOp op) {
+  bool floating = type == ElementType::F32 || type == ElementType::F64 ||
+                  type == ElementType::F16 || type == ElementType::BF16;
+  if (op == ReduceOp::Mean && !floating)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a mean over ranks needs floating elements, not ", std::string(elementTypeName(type))));
+  return absl::OkStatus();
+}
+
 class LocalCommunicator final : public Communicator {
 public:
   int rank() const override { return 0; }
   int size() const override { return 1; }
   std::string_view backend() const override { return "local"; }
-  Ticket allReduce(void *, int64_t, ElementType, ReduceOp, std::string) override { return 0; }
+  Ticket allReduce(void *, int64_t, ElementType type, ReduceOp op, std::string what) override {
+    refuse(checkReduction(type, op), what);
+    return 0;
+  }
   Ticket broadcast(void *, int64_t, int, std::string) override { return 0; }
   Ticket allGather(const void *input, void *output, int64_t bytes, std::string) override {
     if (input != output)
       std::memmove(output, input, static_cast<size_t>(bytes));
     return 0;
   }
-  Ticket reduceScatter(const void *input, void *output, int64_t count, ElementType type, ReduceOp,
-                       std::string) override {
+  Ticket reduceScatter(const void *input, void *output, int64_t count, ElementType type,
+                       ReduceOp op, std::string what) override {
+    refuse(checkReduction(type, op), what);
     return allGather(input, output, count * elementBytes(type), {});
   }
   Ticket barrier(std::string) override { return 0; }
   Status wait(Ticket) override { return health(); }
-  void abort(std::string reason) override {
-    if (poison_.ok())
-      poison_ = absl::AbortedError(std::move(reason));
+  void abort(std::string reason) override { refuse(absl::AbortedError(reason), {}); }
+  Status health() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return poison_;
   }
-  Status health() const override { return poison_; }
 
 private:
+  /// The first failure poisons, as on a communicator of many ranks.
+  void refuse(const Status &status, const std::string &what) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!status.ok() && poison_.ok())
+      poison_ = what.empty() ? status
+                             : Status(status.code(),
+                                      absl::StrCat(what, ": ", std::string(status.message())));
+  }
+
+  mutable std::mutex mutex_;
   Status poison_;
 };
 
@@ -188,19 +214,6 @@ std::unique_ptr<Communicator> localCommunicator() { return std::make_unique<Loca
 //===----------------------------------------------------------------------===//
 // The queue
 //===----------------------------------------------------------------------===//
-
-namespace {
-
-Status checkReduction(ElementType type, ReduceOp op) {
-  bool floating = type == ElementType::F32 || type == ElementType::F64 ||
-                  type == ElementType::F16 || type == ElementType::BF16;
-  if (op == ReduceOp::Mean && !floating)
-    return absl::InvalidArgumentError(absl::StrCat(
-        "a mean over ranks needs floating elements, not ", std::string(elementTypeName(type))));
-  return absl::OkStatus();
-}
-
-} // namespace
 
 QueuedCommunicator::QueuedCommunicator(int rank, int size, Options options)
     : rank_(rank), size_(size), options_(options) {

@@ -675,7 +675,8 @@ StatusOr<Communicator::Ticket> startAllReduce(const Program &program, const Prog
   if (communicator == nullptr)
     return absl::FailedPreconditionError(
         absl::StrCat(what, ": the step reduces over ranks but runs without a process group "
-                           "(sinter::distributed::init_process_group())"));
+                           "(sinter::distributed::init_process_group(); for a session of an "
+                           "artifact, sinter_session_set_process_group)"));
   int64_t offset = 0;
   for (size_t j = 0; j < step.inputs.size(); ++j) {
     int64_t bytes = program.buffers[step.inputs[j]].bytes;

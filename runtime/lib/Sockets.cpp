@@ -124,11 +124,21 @@ void noDelay(int fd) {
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
+StatusOr<uint32_t> frameLength(std::string_view header, uint32_t maxBytes) {
+  uint32_t length = 0;
+  for (size_t i = 0; i < kFrameHeaderBytes; ++i)
+    length |= static_cast<uint32_t>(static_cast<uint8_t>(header[i])) << (8 * i);
+  if (length > maxBytes)
+    return absl::InvalidArgumentError(
+        absl::StrCat("a frame of ", length, " bytes is over the limit of ", maxBytes));
+  return length;
+}
+
 Status sendFrame(int fd, std::string_view payload) {
   std::string frame;
-  frame.reserve(4 + payload.size());
+  frame.reserve(kFrameHeaderBytes + payload.size());
   uint32_t length = static_cast<uint32_t>(payload.size());
-  for (int i = 0; i < 4; ++i)
+  for (size_t i = 0; i < kFrameHeaderBytes; ++i)
     frame.push_back(static_cast<char>((length >> (8 * i)) & 0xff));
   frame.append(payload);
   size_t sent = 0;
@@ -177,15 +187,10 @@ Status receiveExactly(int fd, char *data, size_t size, Clock::time_point deadlin
 
 StatusOr<std::string> receiveFrame(int fd, std::chrono::milliseconds timeout, uint32_t maxBytes) {
   auto deadline = Clock::now() + timeout;
-  unsigned char header[4];
-  SINTER_RETURN_IF_ERROR(
-      receiveExactly(fd, reinterpret_cast<char *>(header), 4, deadline, timeout));
-  uint32_t length = 0;
-  for (int i = 0; i < 4; ++i)
-    length |= static_cast<uint32_t>(header[i]) << (8 * i);
-  if (length > maxBytes)
-    return absl::InvalidArgumentError(
-        absl::StrCat("a frame of ", length, " bytes is over the limit of ", maxBytes));
+  char header[kFrameHeaderBytes];
+  SINTER_RETURN_IF_ERROR(receiveExactly(fd, header, kFrameHeaderBytes, deadline, timeout));
+  SINTER_ASSIGN_OR_RETURN(uint32_t length,
+                          frameLength(std::string_view(header, kFrameHeaderBytes), maxBytes));
   std::string payload(length, '\0');
   SINTER_RETURN_IF_ERROR(receiveExactly(fd, payload.data(), length, deadline, timeout));
   return payload;

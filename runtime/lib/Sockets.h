@@ -35,6 +35,12 @@ StatusOr<int> connect(const std::string &host, int port, std::chrono::millisecon
 
 void noDelay(int fd);
 
+/// A frame is a 4-byte little-endian payload length, then the payload.
+inline constexpr size_t kFrameHeaderBytes = 4;
+/// The payload length a frame's header (its first kFrameHeaderBytes) gives,
+/// refused when over `maxBytes`.
+StatusOr<uint32_t> frameLength(std::string_view header, uint32_t maxBytes);
+
 Status sendFrame(int fd, std::string_view payload);
 /// One frame's payload, waiting at most `timeout`; refuses a frame longer
 /// than `maxBytes`.

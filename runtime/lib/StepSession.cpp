@@ -246,7 +246,7 @@ Status StepSession::run() {
       results[r] = fresh[r].data;
     }
   }
-  SINTER_RETURN_IF_ERROR(s.executable->run(arguments, results));
+  SINTER_RETURN_IF_ERROR(s.executable->run(arguments, results, {.communicator = communicator_}));
   for (size_t r = 0; r < count; ++r)
     if (s.executable->resultInArena(r))
       fresh[r] = Block(results[r]);

@@ -267,20 +267,19 @@ bool StoreServer::State::receive(Client &client) {
   if (got <= 0)
     return got < 0 && (errno == EINTR || errno == EAGAIN);
   client.in.append(buffer, static_cast<size_t>(got));
-  while (client.in.size() >= 4) {
-    uint32_t length = 0;
-    for (int i = 0; i < 4; ++i)
-      length |= static_cast<uint32_t>(static_cast<uint8_t>(client.in[i])) << (8 * i);
-    if (length > kStoreMaxFrameBytes) {
-      reply(client.fd, {.op = StoreMessage::Op::Error,
-                        .value = absl::StrCat("a frame of ", length, " bytes is over the limit")});
+  constexpr size_t header = sockets::kFrameHeaderBytes;
+  while (client.in.size() >= header) {
+    StatusOr<uint32_t> length = sockets::frameLength(client.in, kStoreMaxFrameBytes);
+    if (!length.ok()) {
+      reply(client.fd,
+            {.op = StoreMessage::Op::Error, .value = std::string(length.status().message())});
       return false;
     }
-    if (client.in.size() < 4 + static_cast<size_t>(length))
+    if (client.in.size() < header + *length)
       break;
     StatusOr<StoreMessage> request =
-        decodeStoreMessage(std::string_view(client.in).substr(4, length));
-    client.in.erase(0, 4 + static_cast<size_t>(length));
+        decodeStoreMessage(std::string_view(client.in).substr(header, *length));
+    client.in.erase(0, header + *length);
     if (!request.ok()) {
       // A peer that speaks something else: say so and stop listening to it.
       reply(client.fd,

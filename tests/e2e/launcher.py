@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """sinter-run and the collectives across processes and machines.
 
-    launcher.py SINTER_RUN COLLECTIVE_WORKER CASE [DATA_PARALLEL_TRAIN]
+    launcher.py SINTER_RUN COLLECTIVE_WORKER CASE [DATA_PARALLEL_TRAIN [AOT_DATA_PARALLEL]]
 
 Each case starts sinter-run (one per node) with tests/e2e/collective_worker,
 checks its exit status, its output and how long it took, and leaves no
@@ -22,6 +22,7 @@ import time
 
 SINTER_RUN, WORKER, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
 TRAINER = sys.argv[4] if len(sys.argv) > 4 else None
+AOT_TRAINER = sys.argv[5] if len(sys.argv) > 5 else None
 DEADLINE = 60  # seconds, for any one sinter-run
 
 
@@ -227,6 +228,56 @@ def case_zero():
         # all-gathers (one bucket of them all by default).
         buckets, _ = train("--zero", "--odd", "--buckets", env={"SINTER_BUCKET_MB": "0.004"})
         expect(buckets == sharded, "several buckets give the same bits")
+
+
+def case_aot_ranks():
+    """A data-parallel step exported ahead of time in a world of one, run
+    by 2 ranks through the C API, trains as the same step just in time on 2
+    ranks, to the bit (deterministic collectives, x86-64-v3 kernels both)."""
+    with tempfile.TemporaryDirectory() as folder:
+        artifact = os.path.join(folder, "mlp.sinter")
+        print("$", AOT_TRAINER, "--export", artifact, flush=True)
+        done = subprocess.run([AOT_TRAINER, "--export", artifact], capture_output=True,
+                              text=True, timeout=300)
+        print(done.stdout + done.stderr, end="")
+        expect(done.returncode == 0, "the step is exported in a world of one")
+        env = {"SINTER_DETERMINISTIC_COLLECTIVES": "1"}
+
+        def train(*mode):
+            out = os.path.join(folder, mode[0].lstrip("-"))
+            status, output, _ = run(["--standalone", "--nproc-per-node", "2", AOT_TRAINER] +
+                                    list(mode) + ["--out", out], env=env, deadline=300)
+            expect(status == 0, f"{' '.join(mode)} trains on 2 ranks")
+            ranks = [floats(f"{out}.{rank}") for rank in range(2)]
+            expect(len(ranks[0]) == 32 * 64 + 64 + 64 * 10 + 10, "every parameter written")
+            expect(ranks[0] == ranks[1], f"{' '.join(mode)}: both ranks hold the same parameters")
+            losses = re.findall(r"\[rank 0\] step (\d+) loss (\S+)", output)
+            expect(len(losses) == 20, f"{' '.join(mode)}: rank 0 logs 20 steps")
+            return ranks[0], losses
+
+        jit, jit_losses = train("--jit")
+        aot, aot_losses = train("--run", artifact)
+        differ = sum(a != b for a, b in zip(aot, jit))
+        expect(differ == 0, f"the artifact on 2 ranks trains as the just-in-time step to the bit "
+                            f"({differ} of {len(aot)} parameters differ)")
+        expect(aot_losses == jit_losses, f"the same losses: {aot_losses[-1]} vs {jit_losses[-1]}")
+        expect(jit_losses[0][1] != jit_losses[-1][1], "the loss moves")
+
+        # A world of one runs the artifact too (its mean over ranks is its
+        # own gradient); a session without a process group refuses the step.
+        print("$", AOT_TRAINER, "--run", artifact, "--steps 2 (no launcher)", flush=True)
+        alone = subprocess.run([AOT_TRAINER, "--run", artifact, "--steps", "2", "--out",
+                                os.path.join(folder, "alone")], capture_output=True, text=True,
+                               timeout=120)
+        print(alone.stdout + alone.stderr, end="")
+        expect(alone.returncode == 0 and "rank 0 of 1: done" in alone.stdout,
+               "a world of one runs the artifact")
+        refused = subprocess.run([AOT_TRAINER, "--run", artifact, "--steps", "1", "--no-group",
+                                  "--out", os.path.join(folder, "refused")], capture_output=True,
+                                 text=True, timeout=120)
+        print(refused.stdout + refused.stderr, end="")
+        expect(refused.returncode == 1 and "sinter_session_set_process_group" in refused.stderr,
+               "a session without a process group refuses the step, saying what to call")
 
 
 def case_diverged():

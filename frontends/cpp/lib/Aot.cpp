@@ -428,6 +428,8 @@ ArtifactContents training_artifact(const TrainingExport &what, const ArtifactReq
     optimizer.zero_grad();
     Tensor loss = what.loss();
     loss.backward(Tensor(), loc);
+    if (what.after_backward)
+      what.after_backward();
     optimizer.step(loc);
     contents.functions.push_back(
         {"train_step", train.finish({{"loss", loss}}, loc), train.source()});

@@ -11,6 +11,7 @@
 #include "sinter/runtime/Communicator.h"
 #include "sinter/runtime/ProcessGroup.h"
 #include "sinter/runtime/Program.h"
+#include "sinter/runtime/c_api.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -500,4 +501,54 @@ TEST(Collectives, RanksThatStartTheirCollectivesInDifferentOrdersFailNamingTheFi
                                "all_reduce (sum) of 4.0 KiB of f32)"));
     EXPECT_THAT(out, HasSubstr("once: ok\n"));
   }
+}
+
+// The C API's process group (sinter/runtime/c_api.h), in a world of one (no
+// launcher in the environment); launcher.aot_ranks runs it on two ranks.
+TEST(CApiProcessGroup, AWorldOfOneReducesInPlaceAndBadArgumentsAreNamed) {
+  for (const char *name :
+       {"RANK", "WORLD_SIZE", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMIX_RANK"})
+    ::unsetenv(name);
+  sinter_process_group *group = nullptr;
+  ASSERT_EQ(sinter_process_group_init(&group), SINTER_OK) << sinter_last_error();
+  EXPECT_EQ(sinter_process_group_rank(group), 0);
+  EXPECT_EQ(sinter_process_group_size(group), 1);
+  EXPECT_EQ(sinter_process_group_local_rank(group), 0);
+  float loss[2] = {2.5f, -1.25f};
+  ASSERT_EQ(sinter_process_group_all_reduce(group, loss, 2, "f32", "mean"), SINTER_OK)
+      << sinter_last_error();
+  EXPECT_EQ(loss[0], 2.5f);
+  EXPECT_EQ(loss[1], -1.25f);
+  EXPECT_EQ(sinter_process_group_barrier(group), SINTER_OK) << sinter_last_error();
+
+  auto refused = [&](int code, const char *needle) {
+    EXPECT_EQ(code, SINTER_ERROR_INVALID_ARGUMENT) << sinter_last_error();
+    EXPECT_THAT(sinter_last_error(), HasSubstr(needle));
+  };
+  refused(sinter_process_group_all_reduce(group, loss, 2, "f8", "sum"),
+          "sinter_process_group_all_reduce: collectives do not take elements of type 'f8'");
+  refused(sinter_process_group_all_reduce(group, loss, 2, "f32", "avg"),
+          "sinter_process_group_all_reduce: unknown reduction 'avg': expected sum, mean, max or "
+          "min");
+  int64_t counts[1] = {3};
+  refused(sinter_process_group_all_reduce(group, counts, 1, "i64", "mean"),
+          "a mean over ranks needs floating elements, not i64");
+  refused(sinter_process_group_all_reduce(group, loss, -1, "f32", "sum"), "a count of -1");
+  refused(sinter_process_group_all_reduce(group, nullptr, 2, "f32", "sum"), "the data is NULL");
+  refused(sinter_process_group_all_reduce(nullptr, loss, 2, "f32", "sum"),
+          "the process group is NULL");
+  EXPECT_EQ(sinter_process_group_rank(nullptr), -1);
+  EXPECT_EQ(sinter_session_set_process_group(nullptr, group), SINTER_ERROR_INVALID_ARGUMENT);
+  sinter_process_group_destroy(group);
+
+  // A launcher's variable that is wrong is named.
+  ::setenv("RANK", "0", 1);
+  ::setenv("WORLD_SIZE", "two", 1);
+  sinter_process_group *wrong = nullptr;
+  EXPECT_NE(sinter_process_group_init(&wrong), SINTER_OK);
+  EXPECT_THAT(sinter_last_error(), HasSubstr("sinter_process_group_init: "));
+  EXPECT_THAT(sinter_last_error(), HasSubstr("WORLD_SIZE"));
+  EXPECT_EQ(wrong, nullptr);
+  ::unsetenv("RANK");
+  ::unsetenv("WORLD_SIZE");
 }

@@ -6,6 +6,12 @@
 
 #include <thread>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
 using namespace sinter::runtime;
 using sinter::Status;
 using namespace std::chrono_literals;
@@ -160,6 +166,39 @@ TEST(Store, ConnectingToNoServerFailsAtItsDeadline) {
   EXPECT_FALSE(client.ok());
   EXPECT_THAT(std::string(client.status().message()), HasSubstr("cannot connect to 127.0.0.1:"));
   EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+}
+
+TEST(Store, AFrameOverTheLimitIsAnsweredWithTheReasonAndTheConnectionClosed) {
+  auto server = startServer();
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(fd, 0);
+  timeval fiveSeconds{.tv_sec = 5, .tv_usec = 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &fiveSeconds, sizeof fiveSeconds);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(server->port()));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr *>(&address), sizeof address), 0);
+  // A header announcing 4 GiB - 1 of payload, past the 64 MiB limit.
+  const char header[4] = {'\xff', '\xff', '\xff', '\xff'};
+  ASSERT_EQ(::send(fd, header, sizeof header, MSG_NOSIGNAL), 4);
+  std::string answer;
+  char buffer[4096];
+  ssize_t got = 0;
+  while ((got = ::recv(fd, buffer, sizeof buffer, 0)) > 0)
+    answer.append(buffer, static_cast<size_t>(got));
+  ::close(fd);
+  // The server said why, then closed the connection (the last recv saw the
+  // end of the stream, not the 5 s timeout).
+  EXPECT_EQ(got, 0);
+  ASSERT_GT(answer.size(), 4u);
+  auto reply = decodeStoreMessage(std::string_view(answer).substr(4));
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  EXPECT_EQ(reply->op, StoreMessage::Op::Error);
+  EXPECT_THAT(reply->value, HasSubstr("a frame of 4294967295 bytes is over the limit of 67108864"));
+  // Other clients are still served.
+  auto client = connectTo(*server);
+  EXPECT_TRUE(client->set("after", "1").ok());
 }
 
 TEST(Store, ManyThreadsShareOneClient) {

@@ -147,21 +147,28 @@ struct TrainingExport {
   optim::Optimizer *optimizer = nullptr;
   /// The learning rate's schedule (LRScheduler::schedule()); a constant
   /// learning rate, the optimizer's, when absent.
-  std::optional<runtime::Schedule> schedule;
+  std::optional<runtime::Schedule> schedule = {};
   /// The train step's batch inputs by name ("input", "target"), data (after
   /// mark_step()) of the shapes every step has.
-  NamedTensors batch;
+  NamedTensors batch = {};
   /// Records the forward and loss of one step on `batch` (the export
   /// records backward and optimizer.step() after it). Output "loss".
-  std::function<Tensor()> loss;
+  std::function<Tensor()> loss = {};
+  /// Recorded after the backward pass and before the optimizer's update,
+  /// when given: a data-parallel step's gradient reduction
+  /// (`[&] { distributed::reduce_gradients(model.parameters()); }`, recorded
+  /// in any world, a world of one included; each rank's session runs it
+  /// through its process group: docs/AOT.md, "Many processes"), or a
+  /// gradient clipping.
+  std::function<void()> after_backward = {};
   /// predict's inputs by name, and what it computes from them (in eval
   /// mode, without gradients). Output "logits". No predict when empty.
-  NamedTensors predict_inputs;
-  std::function<Tensor()> predict;
+  NamedTensors predict_inputs = {};
+  std::function<Tensor()> predict = {};
   /// The seed of the initial weights and of dropout (manual_seed's).
   uint64_t seed = 0;
   /// The zoo model (sinter-train's entry point) or "" for your own.
-  std::string model_name;
+  std::string model_name = {};
 };
 
 /// `what` as ArtifactContents for `request` (write them with

@@ -64,6 +64,11 @@ public:
   Status setInput(const std::string &name, const void *data, size_t bytes);
   /// Copies state tensor `name` from `data` (its whole bytes).
   Status setState(const std::string &name, const void *data, size_t bytes);
+  /// The communicator the step's collectives go through from the next run
+  /// on (a step exported with its gradients reduced over the ranks: each
+  /// rank's session has its process group's); null: none, and such a step
+  /// is refused. It must outlive the session's runs.
+  void setCommunicator(Communicator *communicator) { communicator_ = communicator; }
   /// Runs one step: every batch input must have been set.
   Status run();
   /// Copies output or state tensor `name` (after a run) into `data`.
@@ -92,6 +97,7 @@ private:
   StepSession() = default;
   std::unique_ptr<Impl> impl_;
   int64_t step_ = 0;
+  Communicator *communicator_ = nullptr;
 };
 
 } // namespace sinter::runtime

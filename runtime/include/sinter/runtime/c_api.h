@@ -109,6 +109,55 @@ int sinter_session_output(const sinter_session *session, int index, const char *
 int sinter_session_planned_memory(const sinter_session *session, int64_t *step_bytes,
                                   int64_t *input_bytes);
 
+/* Many processes (docs/AOT.md, "Many processes"). A train step exported
+   with its gradients reduced over the ranks (distributed::reduce_gradients
+   after the backward pass, in any world) runs on every rank of a job, each
+   on its own rows of the global batch, its collectives through the
+   session's process group:
+
+     sinter_process_group *group;           (under sinter-run, torchrun,
+     sinter_process_group_init(&group);      srun or mpirun)
+     sinter_session_set_process_group(train, group);
+     ... set this rank's inputs, run ...
+     sinter_process_group_all_reduce(group, &loss, 1, "f32", "mean");
+
+   sinter_session_set_process_group is in libsinter_runtime; the
+   sinter_process_group_* functions are in libsinter_collectives (link it
+   too: it brings Gloo). */
+typedef struct sinter_process_group sinter_process_group;
+
+/* Joins the process group that the launcher describes in the environment
+   (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT from sinter-run or torchrun;
+   SLURM_* from srun; OMPI_COMM_WORLD_* or PMIX_RANK from mpirun); a world of
+   one when started by none. Rank 0 (or sinter-run's agent) hosts the
+   rendezvous store, every rank connects to every other. Fails naming the
+   variable, or the rank that did not arrive within the collective timeout
+   (SINTER_COLLECTIVE_TIMEOUT seconds, 300 by default). */
+int sinter_process_group_init(sinter_process_group **out);
+/* Leaves the group (its connections close). Destroy it after the sessions
+   that use it have stopped running. */
+void sinter_process_group_destroy(sinter_process_group *group);
+/* This process's rank, the world's size, its rank on its machine (-1 for a
+   null group). */
+int sinter_process_group_rank(const sinter_process_group *group);
+int sinter_process_group_size(const sinter_process_group *group);
+int sinter_process_group_local_rank(const sinter_process_group *group);
+/* Combines `count` elements of `dtype` ("f32", "f64", "f16", "bf16", "i32",
+   "i64", "bool") at `data` over the ranks, in place, by `op` ("sum",
+   "mean", "max" or "min"; mean: floating types): a loss or a metric as
+   every rank sees it. Every rank calls it with the same count, dtype and
+   op. A rank that died or stopped makes it fail within the collective
+   timeout, naming the peer where it can; the group then stays failed. */
+int sinter_process_group_all_reduce(sinter_process_group *group, void *data, int64_t count,
+                                    const char *dtype, const char *op);
+int sinter_process_group_barrier(sinter_process_group *group);
+
+/* The session's collectives (a step that reduces over the ranks) run
+   through `group` from its next run on; NULL: none (such a step is then
+   refused). In a world of one every reduction leaves its values as they
+   are. The group must outlive the session's runs. */
+int sinter_session_set_process_group(sinter_session *session, sinter_process_group *group);
+
 #ifdef __cplusplus
 }
 #endif
