@@ -9,6 +9,9 @@ set -euo pipefail
 PACKAGES=(
   # Build tools.
   cmake ninja-build ccache g++ pkg-config python3 git
+  # The two-machine launcher tests make network namespaces and a veth pair
+  # (ip); the data-parallel benchmark limits its bandwidth (tc).
+  iproute2
   # LLVM/MLIR 19: the dialect, passes, sinter-opt, lit and FileCheck.
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools zlib1g-dev libzstd-dev libedit-dev libxml2-dev libcurl4-openssl-dev
   # Abseil, tests and benchmarks.

@@ -1,7 +1,9 @@
 //===- Dataflow.cpp - a function's kernels over values --------------------===//
 #include "Dataflow.h"
 
+#include "sinter/Passes/Buckets.h"
 #include "sinter/Passes/Passes.h"
+#include "sinter/Passes/Phases.h"
 
 #include <algorithm>
 #include <numeric>
@@ -27,6 +29,93 @@ namespace {
 int64_t elementBytes(mlir::Value value) {
   mlir::Type element = mlir::cast<mlir::ShapedType>(value.getType()).getElementType();
   return element.isInteger(1) ? 1 : element.getIntOrFloatBitWidth() / 8;
+}
+
+/// The collectives' element type, as translation names it; only equality
+/// matters here (a bucket holds one).
+runtime::ElementType elementTypeOf(mlir::Value value) {
+  mlir::Type element = mlir::cast<mlir::ShapedType>(value.getType()).getElementType();
+  using E = runtime::ElementType;
+  if (element.isF64())
+    return E::F64;
+  if (element.isF16())
+    return E::F16;
+  if (element.isBF16())
+    return E::BF16;
+  if (element.isInteger(1))
+    return E::Bool;
+  if (element.isInteger(32))
+    return E::I32;
+  if (element.isInteger(64))
+    return E::I64;
+  return E::F32;
+}
+
+/// Note [What the IR's dataflow does not know], (4): the all-reduces of
+/// `result` grouped into gradient buckets as translation groups them, by the
+/// same function on the same launches (planner::bucketCollectives, Note
+/// [Gradient buckets]): each bucket's start reads its tensors and writes the
+/// bucket's buffer, which lives until its done writes the reduced tensors.
+/// A start or done stands for its first all-reduce's op in result.kernels.
+void bucketAllReduces(FunctionFlow &result) {
+  planner::Dataflow &flow = result.flow;
+  using Step = runtime::Program::Step;
+  std::vector<Step> launches(flow.kernels.size());
+  std::vector<runtime::Program::Buffer> buffers(flow.bytes.size());
+  for (size_t v = 0; v < flow.bytes.size(); ++v)
+    buffers[v].bytes = flow.bytes[v];
+  // The op each start (by its first input) and done (by its first output)
+  // stands for.
+  llvm::DenseMap<int, mlir::Operation *> byInput, byOutput;
+  bool any = false;
+  for (size_t k = 0; k < flow.kernels.size(); ++k) {
+    Step &step = launches[k];
+    step.inputs = flow.kernels[k].reads;
+    step.outputs = flow.kernels[k].writes;
+    mlir::Operation *op = result.kernels[k];
+    if (auto reduce = mlir::dyn_cast<ir::AllReduceOp>(op)) {
+      any = true;
+      step.kind = Step::Kind::AllReduce;
+      step.reduce = static_cast<runtime::ReduceOp>(reduce.getReduction());
+      step.elementType = elementTypeOf(op->getOperand(0));
+      step.phase = phaseOf(*op);
+      for (int v : step.inputs)
+        byInput.try_emplace(v, op);
+      for (int v : step.outputs)
+        byOutput.try_emplace(v, op);
+    } else if (flow.kernels[k].collective) {
+      step.kind = Step::Kind::ReduceScatter; // stands where it is
+    }
+  }
+  if (!any)
+    return;
+  std::vector<int> origin =
+      planner::bucketCollectives(launches, buffers, planner::bucketOptionsFromEnvironment());
+  std::vector<planner::Dataflow::Kernel> kernels;
+  llvm::SmallVector<mlir::Operation *> ops;
+  for (size_t k = 0; k < launches.size(); ++k) {
+    if (origin[k] >= 0) {
+      kernels.push_back(std::move(flow.kernels[origin[k]]));
+      ops.push_back(result.kernels[origin[k]]);
+      continue;
+    }
+    const Step &step = launches[k];
+    planner::Dataflow::Kernel &kernel = kernels.emplace_back();
+    kernel.reads = step.inputs;
+    kernel.writes = step.outputs;
+    kernel.results = step.results;
+    kernel.collective = true;
+    ops.push_back(step.kind == Step::Kind::AllReduce ? byInput.lookup(step.inputs.front())
+                                                     : byOutput.lookup(step.outputs.front()));
+  }
+  for (size_t v = flow.bytes.size(); v < buffers.size(); ++v) {
+    flow.bytes.push_back(buffers[v].bytes);
+    flow.argument.push_back(false);
+    flow.returned.push_back(false);
+    flow.donated.push_back(false);
+  }
+  flow.kernels = std::move(kernels);
+  result.kernels = std::move(ops);
 }
 
 } // namespace
@@ -98,6 +187,8 @@ FunctionFlow dataflowOf(mlir::func::FuncOp function, KernelFacts *facts) {
     flow.kernels.push_back(std::move(kernel));
     result.kernels.push_back(&op);
   }
+  if (facts)
+    bucketAllReduces(result);
   // An update may be written into the memory of the argument it replaces
   // (Note [Donation]): a kernel that reads an argument and writes a result
   // of its size runs after every other reader of that argument.

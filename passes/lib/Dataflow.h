@@ -80,12 +80,13 @@ FunctionFlow dataflowOf(mlir::func::FuncOp function, KernelFacts *facts = nullpt
 /// returned view that involves a slice (at most the bytes of those
 /// returns); (3) here every argument may be donated, where the frontend may
 /// say some may not (a returned update then takes arena bytes of its
-/// size); (4) a data-parallel step's all-reduces become buckets after
-/// translation (Note [Gradient buckets] in sinter/Passes/Buckets.h): each
-/// bucket's buffer, from its start to its done, is not in the estimate.
-/// None of the first three arises in the zoo's training steps: under every
+/// size). None of them arises in the zoo's training steps: under every
 /// budget of benchmarks/README.md the estimate is the planned arena to the
 /// byte, and buffer assignment's plan is what the step runs with either way.
+/// A data-parallel step's all-reduces are grouped into gradient buckets
+/// here as translation groups them (Note [Gradient buckets] in
+/// sinter/Passes/Buckets.h), each bucket's buffer live from its start to
+/// its done, so the estimate holds for it too.
 
 /// The bytes of a tensor value.
 int64_t bytesOf(mlir::Value value);

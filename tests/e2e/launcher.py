@@ -13,6 +13,7 @@ say why.
 """
 import os
 import re
+import shutil
 import struct
 import signal
 import subprocess
@@ -313,6 +314,10 @@ class Namespaces:
         self.links = [f"sva{tag}"[:15], f"svb{tag}"[:15]]
 
     def __enter__(self):
+        if shutil.which("ip") is None:
+            print("SKIPPED: network namespaces cannot be made here: no `ip` command "
+                  "(iproute2, which tools/install_deps.sh installs)")
+            sys.exit(77)
         commands = [
             ["ip", "netns", "add", self.names[0]],
             ["ip", "netns", "add", self.names[1]],

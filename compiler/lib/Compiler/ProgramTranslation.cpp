@@ -3,6 +3,7 @@
 
 #include "sinter/Passes/Buckets.h"
 #include "sinter/Passes/BufferAssignment.h"
+#include "sinter/Passes/Phases.h"
 
 #include "mlir/IR/Diagnostics.h"
 
@@ -24,26 +25,7 @@ int64_t elementBytes(mlir::Type type) {
   return element.isInteger(1) ? 1 : element.getIntOrFloatBitWidth() / 8;
 }
 
-/// The latest training phase among an op's locations (Note [Memory by
-/// category]): the lowering names the backward pass's and updates' lines.
-runtime::Program::Step::Phase phaseOf(mlir::Operation &op) {
-  using Phase = runtime::Program::Step::Phase;
-  Phase phase = Phase::Forward;
-  op.getLoc()->walk([&](mlir::Location inner) {
-    if (auto name = mlir::dyn_cast<mlir::NameLoc>(inner)) {
-      if (name.getName() == "update")
-        phase = Phase::Update;
-      else if (name.getName() == "backward" && phase == Phase::Forward)
-        phase = Phase::Backward;
-    }
-    return mlir::WalkResult::advance();
-  });
-  return phase;
-}
-
-} // namespace
-
-namespace {
+using passes::phaseOf;
 
 /// Every user line in `loc`, distinct, in order ("model.cpp:40"); the first
 /// only with `first`.
