@@ -19,6 +19,7 @@
 
 using namespace sinter::runtime;
 using namespace sinter::runtime::c_api;
+using sinter::Status;
 using sinter::StatusOr;
 
 namespace {
@@ -49,7 +50,9 @@ int sinter_process_group_init(sinter_process_group **out) {
     if (!started.ok())
       return report(started.status(), call);
     *out = new (std::nothrow) sinter_process_group{std::move(*started)};
-    return *out == nullptr ? fail(SINTER_ERROR_RESOURCE_EXHAUSTED, "out of memory") : SINTER_OK;
+    return *out == nullptr
+               ? fail(SINTER_ERROR_RESOURCE_EXHAUSTED, std::string(call) + ": out of memory")
+               : SINTER_OK;
   });
 }
 
@@ -88,10 +91,14 @@ int sinter_process_group_all_reduce(sinter_process_group *group, void *data, int
     StatusOr<ReduceOp> reduce = reduceOpNamed(op);
     if (!reduce.ok())
       return report(reduce.status(), call);
+    // Refused here, not by the communicator, which a refused request would
+    // poison for every later collective.
+    if (Status refused = checkReduction(*type, *reduce); !refused.ok())
+      return report(refused, call);
     Communicator &communicator = *group->group->communicator;
     return report(communicator.wait(communicator.allReduce(
                       data, count, *type, *reduce,
-                      absl::StrCat(call, " of ", count, " ", dtype, " elements (", op, ")"))),
+                      absl::StrCat("all_reduce (", op, ") of ", count, " ", dtype, " elements"))),
                   call);
   });
 }

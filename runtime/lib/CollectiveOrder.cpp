@@ -145,4 +145,9 @@ void forgetCollectiveOrder(const Executable *executable) {
     it = checked.erase(it);
 }
 
+void forgetCollectiveOrder(const Communicator *communicator) {
+  std::lock_guard<std::mutex> lock(checkedMutex);
+  std::erase_if(checked, [&](const auto &entry) { return entry.second == communicator; });
+}
+
 } // namespace sinter::runtime

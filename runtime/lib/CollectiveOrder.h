@@ -23,6 +23,8 @@ Status checkCollectiveOrderOnce(const Executable *executable, const Program &pro
 /// Forgets `executable` (its destructor), so that another at its address is
 /// checked again.
 void forgetCollectiveOrder(const Executable *executable);
+/// Forgets `communicator` (its destructor), likewise.
+void forgetCollectiveOrder(const Communicator *communicator);
 
 } // namespace sinter::runtime
 

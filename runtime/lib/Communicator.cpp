@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 #include "sinter/runtime/Communicator.h"
 
+#include "CollectiveOrder.h"
 #include "QueuedCommunicator.h"
 
 #include "absl/strings/str_cat.h"
@@ -152,10 +153,10 @@ void divideBy(void *data, int64_t count, ElementType type, int divisor) {
 // The world of one
 //===----------------------------------------------------------------------===//
 
-namespace {
+Communicator::~Communicator() { forgetCollectiveOrder(this); }
 
-/// What every communicator refuses before a reduction starts (a world of
-/// one as the others, so a program refused on two ranks is refused alone).
+// The world of one refuses what the others refuse, so that a program refused
+// on two ranks is refused alone.
 Status checkReduction(ElementType type, ReduceOp op) {
   bool floating = type == ElementType::F32 || type == ElementType::F64 ||
                   type == ElementType::F16 || type == ElementType::BF16;
@@ -164,6 +165,8 @@ Status checkReduction(ElementType type, ReduceOp op) {
         "a mean over ranks needs floating elements, not ", std::string(elementTypeName(type))));
   return absl::OkStatus();
 }
+
+namespace {
 
 class LocalCommunicator final : public Communicator {
 public:

@@ -125,6 +125,9 @@ void noDelay(int fd) {
 }
 
 StatusOr<uint32_t> frameLength(std::string_view header, uint32_t maxBytes) {
+  if (header.size() < kFrameHeaderBytes)
+    return absl::InvalidArgumentError(absl::StrCat("a frame header of ", header.size(), " bytes (",
+                                                   kFrameHeaderBytes, " expected)"));
   uint32_t length = 0;
   for (size_t i = 0; i < kFrameHeaderBytes; ++i)
     length |= static_cast<uint32_t>(static_cast<uint8_t>(header[i])) << (8 * i);

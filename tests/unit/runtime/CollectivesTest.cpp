@@ -532,7 +532,11 @@ TEST(CApiProcessGroup, AWorldOfOneReducesInPlaceAndBadArgumentsAreNamed) {
           "min");
   int64_t counts[1] = {3};
   refused(sinter_process_group_all_reduce(group, counts, 1, "i64", "mean"),
-          "a mean over ranks needs floating elements, not i64");
+          "sinter_process_group_all_reduce: a mean over ranks needs floating elements, not i64");
+  // A refused call leaves the group as it was.
+  ASSERT_EQ(sinter_process_group_all_reduce(group, counts, 1, "i64", "sum"), SINTER_OK)
+      << sinter_last_error();
+  EXPECT_EQ(counts[0], 3);
   refused(sinter_process_group_all_reduce(group, loss, -1, "f32", "sum"), "a count of -1");
   refused(sinter_process_group_all_reduce(group, nullptr, 2, "f32", "sum"), "the data is NULL");
   refused(sinter_process_group_all_reduce(nullptr, loss, 2, "f32", "sum"),

@@ -52,6 +52,10 @@ enum class ElementType : uint8_t { F32, F64, F16, BF16, I32, I64, Bool };
 std::string_view elementTypeName(ElementType type);
 StatusOr<ElementType> elementTypeNamed(std::string_view name);
 int64_t elementBytes(ElementType type);
+/// What every communicator refuses before a reduction starts (the world of
+/// one too): a Mean of elements that are not floating. Callers that must
+/// not poison their communicator with a bad request ask first.
+Status checkReduction(ElementType type, ReduceOp op);
 
 class Communicator {
 public:
@@ -61,7 +65,9 @@ public:
     bool deterministic = false;
   };
 
-  virtual ~Communicator() = default;
+  /// Forgets the steps checked against it (Note [The collectives as run]),
+  /// so that another communicator at its address is checked again.
+  virtual ~Communicator();
   virtual int rank() const = 0;
   virtual int size() const = 0;
   /// "gloo", "nccl" or "local".
