@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "sinter/runtime/CudaDriver.h"
 
+#include "CudaDriverApi.h"
+
 #include "sinter/runtime/Environment.h"
 
 #include "absl/strings/str_cat.h"
@@ -17,58 +19,8 @@
 #include <utility>
 
 namespace sinter::cuda {
+namespace detail {
 namespace {
-
-// Values from cuda.h that this file interprets.
-constexpr int kCudaErrorStubLibrary = 34;
-constexpr int kCudaErrorNoDevice = 100;
-constexpr int kAttrComputeCapabilityMajor = 75;
-constexpr int kAttrComputeCapabilityMinor = 76;
-
-using CuInitFn = int (*)(unsigned);
-using CuDriverGetVersionFn = int (*)(int *);
-using CuDeviceGetCountFn = int (*)(int *);
-using CuDeviceGetFn = int (*)(int *, int);
-using CuDeviceGetNameFn = int (*)(char *, int, int);
-using CuDeviceTotalMemFn = int (*)(std::size_t *, int);
-using CuDeviceGetAttributeFn = int (*)(int *, int, int);
-using CuGetErrorFn = int (*)(int, const char **);
-using CuPrimaryCtxRetainFn = int (*)(void **, int);
-using CuCtxSetCurrentFn = int (*)(void *);
-using CuCtxSynchronizeFn = int (*)();
-using CuMemAllocFn = int (*)(DevicePointer *, std::size_t);
-using CuMemFreeFn = int (*)(DevicePointer);
-using CuMemcpyHtoDFn = int (*)(DevicePointer, const void *, std::size_t);
-using CuMemcpyDtoHFn = int (*)(void *, DevicePointer, std::size_t);
-using CuModuleLoadDataFn = int (*)(void **, const void *);
-using CuModuleUnloadFn = int (*)(void *);
-using CuModuleGetFunctionFn = int (*)(void **, void *, const char *);
-using CuLaunchKernelFn = int (*)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                                 unsigned, void *, void **, void **);
-
-struct Driver {
-  void *handle = nullptr;
-  CuInitFn init = nullptr;
-  CuDriverGetVersionFn driverGetVersion = nullptr;
-  CuDeviceGetCountFn deviceGetCount = nullptr;
-  CuDeviceGetFn deviceGet = nullptr;
-  CuDeviceGetNameFn deviceGetName = nullptr;
-  CuDeviceTotalMemFn deviceTotalMem = nullptr;
-  CuDeviceGetAttributeFn deviceGetAttribute = nullptr;
-  CuGetErrorFn getErrorName = nullptr;
-  CuGetErrorFn getErrorString = nullptr;
-  CuPrimaryCtxRetainFn primaryCtxRetain = nullptr;
-  CuCtxSetCurrentFn ctxSetCurrent = nullptr;
-  CuCtxSynchronizeFn ctxSynchronize = nullptr;
-  CuMemAllocFn memAlloc = nullptr;
-  CuMemFreeFn memFree = nullptr;
-  CuMemcpyHtoDFn memcpyHtoD = nullptr;
-  CuMemcpyDtoHFn memcpyDtoH = nullptr;
-  CuModuleLoadDataFn moduleLoadData = nullptr;
-  CuModuleUnloadFn moduleUnload = nullptr;
-  CuModuleGetFunctionFn moduleGetFunction = nullptr;
-  CuLaunchKernelFn launchKernel = nullptr;
-};
 
 template <typename Fn> Status loadSymbol(void *handle, const char *name, Fn &fn) {
   fn = reinterpret_cast<Fn>(dlsym(handle, name));
@@ -108,6 +60,11 @@ StatusOr<Driver> openDriver() {
   SINTER_RETURN_IF_ERROR(loadSymbol(driver.handle, "cuMemFree_v2", driver.memFree));
   SINTER_RETURN_IF_ERROR(loadSymbol(driver.handle, "cuMemcpyHtoD_v2", driver.memcpyHtoD));
   SINTER_RETURN_IF_ERROR(loadSymbol(driver.handle, "cuMemcpyDtoH_v2", driver.memcpyDtoH));
+  SINTER_RETURN_IF_ERROR(loadSymbol(driver.handle, "cuMemcpyDtoD_v2", driver.memcpyDtoD));
+  SINTER_RETURN_IF_ERROR(loadSymbol(driver.handle, "cuMemsetD8_v2", driver.memsetD8));
+  SINTER_RETURN_IF_ERROR(loadSymbol(driver.handle, "cuMemsetD16_v2", driver.memsetD16));
+  SINTER_RETURN_IF_ERROR(loadSymbol(driver.handle, "cuMemsetD32_v2", driver.memsetD32));
+  SINTER_RETURN_IF_ERROR(loadSymbol(driver.handle, "cuMemsetD2D32_v2", driver.memsetD2D32));
   SINTER_RETURN_IF_ERROR(loadSymbol(driver.handle, "cuModuleLoadData", driver.moduleLoadData));
   SINTER_RETURN_IF_ERROR(loadSymbol(driver.handle, "cuModuleUnload", driver.moduleUnload));
   SINTER_RETURN_IF_ERROR(
@@ -129,13 +86,36 @@ StatusOr<Driver> openDriver() {
   return driver;
 }
 
+} // namespace
+
 // Opens the driver once per process; the outcome (driver or error) is kept.
 const StatusOr<Driver> &theDriver() {
   static const StatusOr<Driver> *driver = new StatusOr<Driver>(openDriver());
   return *driver;
 }
 
-} // namespace
+/// Makes `context` current on the calling thread (a no-op when it already is).
+Status setCurrent(void *context) {
+  SINTER_ASSIGN_OR_RETURN(const Driver &driver, theDriver());
+  SINTER_CUDA_RETURN_IF_ERROR(driver.ctxSetCurrent(context));
+  return absl::OkStatus();
+}
+
+StatusOr<void *> primaryContext(int ordinal) {
+  SINTER_ASSIGN_OR_RETURN(const Driver &driver, theDriver());
+  int handle = 0;
+  SINTER_CUDA_RETURN_IF_ERROR(driver.deviceGet(&handle, ordinal));
+  // The primary context lives as long as the process (as the CUDA runtime's).
+  void *context = nullptr;
+  SINTER_CUDA_RETURN_IF_ERROR(driver.primaryCtxRetain(&context, handle));
+  return context;
+}
+
+} // namespace detail
+
+using detail::Driver;
+using detail::setCurrent;
+using detail::theDriver;
 
 Status driverError(int result, const char *call, const char *file, int line) {
   std::string name = absl::StrCat("CUresult ", result);
@@ -176,10 +156,10 @@ StatusOr<std::vector<DeviceInfo>> listDevices() {
     std::size_t bytes = 0;
     SINTER_CUDA_RETURN_IF_ERROR(driver.deviceTotalMem(&bytes, device));
     info.totalMemoryBytes = bytes;
-    SINTER_CUDA_RETURN_IF_ERROR(driver.deviceGetAttribute(&info.computeCapabilityMajor,
-                                                          kAttrComputeCapabilityMajor, device));
-    SINTER_CUDA_RETURN_IF_ERROR(driver.deviceGetAttribute(&info.computeCapabilityMinor,
-                                                          kAttrComputeCapabilityMinor, device));
+    SINTER_CUDA_RETURN_IF_ERROR(driver.deviceGetAttribute(
+        &info.computeCapabilityMajor, detail::kAttrComputeCapabilityMajor, device));
+    SINTER_CUDA_RETURN_IF_ERROR(driver.deviceGetAttribute(
+        &info.computeCapabilityMinor, detail::kAttrComputeCapabilityMinor, device));
     devices.push_back(std::move(info));
   }
   return devices;
@@ -198,12 +178,6 @@ int deviceCount() {
 
 namespace {
 const Driver &openedDriver() { return *theDriver(); }
-
-/// Makes `context` current on the calling thread (a no-op when it already is).
-Status setCurrent(void *context) {
-  SINTER_CUDA_RETURN_IF_ERROR(openedDriver().ctxSetCurrent(context));
-  return absl::OkStatus();
-}
 } // namespace
 
 StatusOr<Device> Device::open(int ordinal) {
@@ -211,13 +185,9 @@ StatusOr<Device> Device::open(int ordinal) {
   if (ordinal < 0 || ordinal >= static_cast<int>(devices.size()))
     return absl::NotFoundError(absl::StrCat("no CUDA device ", ordinal, ": the driver reports ",
                                             devices.size(), " device(s)"));
-  const Driver &driver = openedDriver();
-  int handle = 0;
-  SINTER_CUDA_RETURN_IF_ERROR(driver.deviceGet(&handle, ordinal));
   Device device;
   device.info_ = devices[ordinal];
-  // The primary context lives as long as the process (as the CUDA runtime's).
-  SINTER_CUDA_RETURN_IF_ERROR(driver.primaryCtxRetain(&device.context_, handle));
+  SINTER_ASSIGN_OR_RETURN(device.context_, detail::primaryContext(ordinal));
   SINTER_RETURN_IF_ERROR(device.makeCurrent());
   return device;
 }

@@ -91,6 +91,10 @@ Environment parseEnvironment(const std::function<const char *(const char *)> &lo
   env.adaptive_threads = text("SINTER_ADAPTIVE_THREADS") != "0";
   env.cuda_driver = text("SINTER_CUDA_DRIVER");
   env.nvrtc_library = text("SINTER_NVRTC");
+  env.cublas_library = text("SINTER_CUBLAS");
+  flag("SINTER_CUDA_SYNC", env.cuda_sync,
+       "1 (every CUDA launch waited for, so a fault names its kernel) or 0; launches are not "
+       "waited for");
   if (std::string simulator = text("SINTER_CUDA_SIMULATOR"); !simulator.empty()) {
     if (simulator != "0" && simulator != "1" && simulator != "shuffled")
       warn("SINTER_CUDA_SIMULATOR", simulator,

@@ -4,7 +4,10 @@
 #include "sinter/Codegen/CpuKernel.h"
 #include "sinter/Codegen/HostCompiler.h"
 #include "sinter/runtime/Allocator.h"
+#include "sinter/runtime/CudaDriver.h"
 #include "sinter/runtime/Environment.h"
+
+#include "absl/strings/str_cat.h"
 
 #include <map>
 #include <memory>
@@ -92,13 +95,17 @@ StatusOr<const Target *> targetFor(runtime::DeviceKind device, const std::string
   case runtime::DeviceKind::Cpu:
     return &cpuTarget(cpu);
   case runtime::DeviceKind::Cuda:
-    if (runtime::environment().cuda_simulator)
-      return &cudaTarget();
     break;
   }
-  return absl::FailedPreconditionError(
-      "steps on a GPU need the CUDA backend's driver device, which this build does not have "
-      "yet; SINTER_CUDA_SIMULATOR=1 runs CUDA steps on the CUDA simulator");
+  if (runtime::environment().cuda_simulator)
+    return &cudaTarget();
+  StatusOr<std::vector<cuda::DeviceInfo>> gpus = cuda::listDevices();
+  if (!gpus.ok())
+    return absl::FailedPreconditionError(
+        absl::StrCat("steps on a GPU need one: ", gpus.status().message(),
+                     "; SINTER_CUDA_SIMULATOR=1 runs CUDA steps on the CUDA simulator"));
+  const cuda::DeviceInfo &first = gpus->front();
+  return &cudaTarget(first.computeCapabilityMajor * 10 + first.computeCapabilityMinor);
 }
 
 } // namespace sinter::codegen

@@ -6,12 +6,16 @@
 // a GPU, the host's GEMM on the simulator); plans are the CPU analysis with
 // the CUDA kernel's in-place choices (planCudaKernel), and take no scratch
 // (a row's values live in registers); buffers are aligned to 256 bytes and
-// allocated in multiples of 256 (the device's granularity). A build is for
-// the CUDA simulator (Note [The CUDA simulator]): the same CUDA C++ built by
-// the host compiler with SINTER_SIMULATED, after the CPU's kernel header
-// (which brings the host's sinter_gemm_v1 for the matrix products), into a
-// shared library cached like the CPU's. Building for a GPU (NVRTC to a cubin
-// for the device's architecture, with PTX) comes with the driver's device.
+// allocated in multiples of 256 (the device's granularity). One target per
+// build: for the CUDA simulator (cudaTarget(), Note [The CUDA simulator]),
+// the CUDA C++ built by the host compiler with SINTER_SIMULATED, after the
+// CPU's kernel header (which brings the host's sinter_gemm_v1 for the
+// matrix products), into a shared library cached like the CPU's; for a GPU
+// (cudaTarget(arch)), the same CUDA C++ compiled by NVRTC into a cubin for
+// that architecture (compileCudaModule), cached beside the host's
+// libraries, which the driver's device loads (Note [The driver's device] in
+// runtime/lib/DriverDevice.cpp). Plans and kernels are the same for both,
+// so what the simulator runs is what the GPU runs.
 //
 //===----------------------------------------------------------------------===//
 #include "sinter/Codegen/Target.h"
@@ -22,12 +26,19 @@
 
 #include "llvm/ADT/Twine.h"
 
+#include <map>
+#include <memory>
+#include <mutex>
+
 namespace sinter::codegen {
 
 namespace {
 
 class CudaTarget final : public Target {
 public:
+  /// `arch` 0: the simulator; else the compute capability (90: sm_90).
+  explicit CudaTarget(int arch) : arch_(arch) {}
+
   const TargetDescription &description() const override { return description_; }
 
   bool isLibraryCall(mlir::Operation *op) const override { return isLibraryKernel(op); }
@@ -79,14 +90,18 @@ public:
   StatusOr<BuiltKernels> build(const RenderedKernels &kernels) const override {
     CompiledLibrary library;
     std::string error;
-    if (!compileHostLibrary("#include \"cpu/kernel.h\"\n" + kernels.source, library, error,
-                            HostBuild{.cpu = "native", .simulatedCuda = true}))
+    bool built = arch_ == 0
+                     ? compileHostLibrary("#include \"cpu/kernel.h\"\n" + kernels.source, library,
+                                          error, HostBuild{.cpu = "native", .simulatedCuda = true})
+                     : compileCudaModule(kernels.source, arch_, library, error);
+    if (!built)
       return absl::FailedPreconditionError(error);
     return BuiltKernels{library.path, library.cacheHit};
   }
 
 private:
   static constexpr int64_t kGranularity = 256;
+  int arch_;
   TargetDescription description_{.name = "cuda",
                                  .device = runtime::DeviceKind::Cuda,
                                  .alignment = kGranularity,
@@ -95,9 +110,14 @@ private:
 
 } // namespace
 
-const Target &cudaTarget() {
-  static const CudaTarget target;
-  return target;
+const Target &cudaTarget(int arch) {
+  static std::mutex mutex;
+  static std::map<int, std::unique_ptr<const CudaTarget>> targets;
+  std::lock_guard<std::mutex> lock(mutex);
+  std::unique_ptr<const CudaTarget> &target = targets[arch];
+  if (!target)
+    target = std::make_unique<const CudaTarget>(arch);
+  return *target;
 }
 
 } // namespace sinter::codegen

@@ -4,6 +4,7 @@
 #include "sinter/runtime/Simt.h"
 
 #include "sinter/runtime/Environment.h"
+#include "sinter/runtime/Nvrtc.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -17,15 +18,15 @@
 #include "llvm/TargetParser/Host.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <chrono>
+#include <cstdlib>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <unistd.h>
-#include <map>
-#include <mutex>
 #include <vector>
 
 #ifndef SINTER_KERNELS_INCLUDE_DIR
@@ -319,14 +320,58 @@ void sweepTemporaries(const std::string &dir) {
   std::error_code ec;
   for (llvm::sys::fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     llvm::StringRef name = llvm::sys::path::filename(it->path());
-    bool temporary = name.starts_with("kernel-") &&
-                     (name.ends_with(".so.tmp") || (name.ends_with(".cpp") && name.count('-') == 2));
+    bool temporary =
+        name.starts_with("kernel-") && (name.ends_with(".so.tmp") || name.ends_with(".cubin.tmp") ||
+                                        (name.ends_with(".cpp") && name.count('-') == 2));
     llvm::sys::fs::file_status status;
     if (!temporary || llvm::sys::fs::status(it->path(), status))
       continue;
     if (now - status.getLastModificationTime() > std::chrono::hours(1))
       llvm::sys::fs::remove(it->path());
   }
+}
+
+/// Whether the entry `hash` at `path` is there and sound (loadable, with
+/// `load`); a damaged entry is said and removed.
+bool cached(const std::string &dir, const std::string &hash, const std::string &path, bool load) {
+  if (!llvm::sys::fs::exists(path))
+    return false;
+  std::string damage = checkEntry(dir, hash, path, load);
+  if (damage.empty())
+    return true;
+  if (damage != kNoChecksum)
+    llvm::errs() << "sinter: the kernel cache entry " << path << " " << damage
+                 << "; building it again\n";
+  removeEntry(dir, hash, path);
+  return false;
+}
+
+/// The cache's folder made, and old temporaries swept.
+bool prepareCache(const std::string &dir, std::string &error) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
+    error = "cannot create the kernel cache " + dir + ": " + ec.message();
+    return false;
+  }
+  sweepTemporaries(dir);
+  return true;
+}
+
+/// The finished `temporary` on disk, then its checksum's marker, then the
+/// file in place at `path` (Note [A kernel cache that survives crashes]).
+bool publish(const std::string &dir, const std::string &hash, const std::string &temporary,
+             const std::string &path, std::string &error) {
+  std::optional<std::string> sum = checksumOf(temporary);
+  if (!sum || !syncFile(temporary) || !createMarker(markerPath(dir, hash, *sum))) {
+    error = "cannot write the compiled kernel " + temporary + " to disk";
+    llvm::sys::fs::remove(temporary);
+    return false;
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(temporary, path)) {
+    error = "cannot move the compiled kernel into the cache: " + ec.message();
+    return false;
+  }
+  syncFile(dir);
+  return true;
 }
 
 } // namespace
@@ -436,22 +481,12 @@ bool compileHostLibrary(const std::string &source, CompiledLibrary &library, std
   std::string hash = llvm::utohexstr(llvm::xxh3_64bits(key), /*LowerCase=*/true);
   std::string dir = kernelCacheDir();
   std::string path = dir + "/kernel-" + hash + ".so";
-  if (llvm::sys::fs::exists(path)) {
-    std::string damage = checkEntry(dir, hash, path, build.cpu == "native");
-    if (damage.empty()) {
-      library = {path, true};
-      return true;
-    }
-    if (damage != kNoChecksum)
-      llvm::errs() << "sinter: the kernel cache entry " << path << " " << damage
-                   << "; building it again\n";
-    removeEntry(dir, hash, path);
+  if (cached(dir, hash, path, build.cpu == "native")) {
+    library = {path, true};
+    return true;
   }
-  if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
-    error = "cannot create the kernel cache " + dir + ": " + ec.message();
+  if (!prepareCache(dir, error))
     return false;
-  }
-  sweepTemporaries(dir);
   // Source and library go to unique temporary names, and the library is
   // renamed into place: concurrent compilations (threads or processes) never
   // read or serve a half-written file.
@@ -490,21 +525,58 @@ bool compileHostLibrary(const std::string &source, CompiledLibrary &library, std
     return false;
   }
   llvm::sys::fs::remove(sourcePath);
-  // Its bytes on disk, then its checksum's marker, then the library in
-  // place (Note [A kernel cache that survives crashes]).
-  std::optional<std::string> sum = checksumOf(temporary.str().str());
-  if (!sum || !syncFile(temporary.str().str()) ||
-      !createMarker(markerPath(dir, hash, *sum))) {
-    error = "cannot write the compiled kernel " + temporary.str().str() + " to disk";
-    llvm::sys::fs::remove(temporary);
+  if (!publish(dir, hash, temporary.str().str(), path, error))
     return false;
-  }
-  if (std::error_code ec = llvm::sys::fs::rename(temporary, path)) {
-    error = "cannot move the compiled kernel into the cache: " + ec.message();
-    return false;
-  }
-  syncFile(dir);
   library = {path, false};
+  return true;
+}
+
+bool compileCudaModule(const std::string &source, int arch, CompiledLibrary &module,
+                       std::string &error) {
+  if (arch < 50 || arch > 199) {
+    error = "the GPU architecture to build kernels for is " + std::to_string(arch) +
+            ", not a compute capability NVRTC knows (sm_80 is 80, sm_90 is 90)";
+    return false;
+  }
+  StatusOr<std::string> version = cuda::nvrtcVersion();
+  if (!version.ok()) {
+    error = std::string(version.status().message());
+    return false;
+  }
+  std::string key = source + "\nnvrtc " + *version + "\nsm_" + std::to_string(arch) + "\n" +
+                    includedHeaders(true);
+  std::string hash = llvm::utohexstr(llvm::xxh3_64bits(key), /*LowerCase=*/true);
+  std::string dir = kernelCacheDir();
+  std::string path = dir + "/kernel-" + hash + ".cubin";
+  if (cached(dir, hash, path, /*load=*/false)) {
+    module = {path, true};
+    return true;
+  }
+  if (!prepareCache(dir, error))
+    return false;
+  StatusOr<std::string> cubin = cuda::compileWithNvrtc({.path = "kernel-" + hash + ".cu",
+                                                        .source = source,
+                                                        .arch = std::to_string(arch),
+                                                        .output = cuda::NvrtcOutput::Cubin,
+                                                        .includeDirs = {kernelsIncludeDir()}});
+  if (!cubin.ok()) {
+    error = std::string(cubin.status().message());
+    return false;
+  }
+  llvm::SmallString<128> temporary;
+  int fd = -1;
+  if (std::error_code ec = llvm::sys::fs::createUniqueFile(
+          dir + "/kernel-" + hash + "-%%%%%%%%.cubin.tmp", fd, temporary)) {
+    error = "cannot create a temporary module in " + dir + ": " + ec.message();
+    return false;
+  }
+  {
+    llvm::raw_fd_ostream out(fd, /*shouldClose=*/true);
+    out << *cubin;
+  }
+  if (!publish(dir, hash, temporary.str().str(), path, error))
+    return false;
+  module = {path, false};
   return true;
 }
 

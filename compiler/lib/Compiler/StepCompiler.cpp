@@ -19,6 +19,7 @@
 #include "sinter/runtime/Allocator.h"
 #include "sinter/runtime/ByteCount.h"
 #include "sinter/runtime/CudaExecutable.h"
+#include "sinter/runtime/Environment.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -162,16 +163,24 @@ std::string outOfMemory(const runtime::Program &program, const StepMemory &memor
 }
 
 /// A Program loaded for its target's device: the CPU's executable, or a
-/// CUDA executable on the simulated CUDA device (Note [The CUDA device
-/// interface] in sinter/runtime/CudaExecutable.h), which copies the
+/// CUDA executable on CUDA device `ordinal` (Note [The CUDA device
+/// interface] in sinter/runtime/CudaExecutable.h): the simulator with
+/// SINTER_CUDA_SIMULATOR, else the GPU through the driver; it copies the
 /// arguments to the device and the results back.
 class Loaded {
 public:
   static StatusOr<std::unique_ptr<Loaded>> load(runtime::Program program,
-                                                const codegen::Target &target) {
+                                                const codegen::Target &target, int ordinal) {
     auto loaded = std::make_unique<Loaded>();
     if (target.description().device == runtime::DeviceKind::Cuda) {
-      auto cuda = runtime::CudaExecutable::load(std::move(program), runtime::simulatedCudaDevice());
+      runtime::CudaDevice *device = &runtime::simulatedCudaDevice();
+      if (!runtime::environment().cuda_simulator) {
+        StatusOr<runtime::CudaDevice *> gpu = runtime::driverCudaDevice(ordinal);
+        if (!gpu.ok())
+          return gpu.status();
+        device = *gpu;
+      }
+      auto cuda = runtime::CudaExecutable::load(std::move(program), *device);
       if (!cuda.ok())
         return cuda.status();
       loaded->cuda_ = std::move(*cuda);
@@ -561,7 +570,9 @@ private:
     add(step, build);
     std::vector<std::unique_ptr<Loaded>> executables;
     for (runtime::Program &program : programs) {
-      auto executable = Loaded::load(std::move(program), target);
+      auto executable =
+          Loaded::load(std::move(program), target,
+                       graphs.front().empty() ? 0 : graphs.front().front()->device.index());
       if (!executable.ok()) {
         why = std::string(executable.status().message());
         return {};

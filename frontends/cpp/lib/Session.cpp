@@ -67,22 +67,6 @@ Session::Session(Settings settings, std::source_location where) : settings_(std:
                cat("Settings::compiler.cpu is '", config.cpu,
                    "'; it must be native or an x86-64 level (x86-64, x86-64-v2, x86-64-v3, "
                    "x86-64-v4)"));
-  if (settings_.device.isCuda() && !runtime::environment().cuda_simulator) {
-    // Why the device cannot be used: the driver's reason, else the backend
-    // (Note [The CUDA simulator as a device] in Device.cpp).
-    std::string why = "steps on a GPU need the CUDA backend's driver device, which this build "
-                      "does not have yet";
-    try {
-      settings_.device.ensureAvailable(where);
-    } catch (const Error &error) {
-      why = error.message();
-    }
-    throwError(cat("Settings::device is ", settings_.device.toString(),
-                   " (SINTER_DEVICE, a tool's --device, or code): ", why,
-                   "; use Device::cpu(), or SINTER_CUDA_SIMULATOR=1 to run CUDA steps on the "
-                   "CUDA simulator"),
-               where);
-  }
   if (settings_.device.isCuda()) {
     SINTER_CHECK(config.check_numerics == 0, where,
                  cat("Settings::compiler.check_numerics is ", config.check_numerics,
@@ -90,11 +74,17 @@ Session::Session(Settings settings, std::source_location where) : settings_(std:
                      settings_.device.toString(),
                      "); run the step on Device::cpu() to find the "
                      "first kernel that makes a NaN"));
+    // A GPU the driver reports, or the simulator's cuda:0 (Note [The CUDA
+    // simulator as a device] in Device.cpp); else the driver's reason.
     try {
       settings_.device.ensureAvailable(where);
     } catch (const Error &error) {
       throwError(cat("Settings::device is ", settings_.device.toString(),
-                     " (SINTER_DEVICE, a tool's --device, or code): ", error.message()),
+                     " (SINTER_DEVICE, a tool's --device, or code): ", error.message(),
+                     runtime::environment().cuda_simulator
+                         ? std::string()
+                         : "; use Device::cpu(), or SINTER_CUDA_SIMULATOR=1 to run CUDA steps "
+                           "on the CUDA simulator"),
                  where);
     }
   }

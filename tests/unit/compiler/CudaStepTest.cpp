@@ -22,13 +22,18 @@
 #include "sinter/Compiler/StepCompiler.h"
 #include "sinter/lazy/Graph.h"
 #include "sinter/runtime/Allocator.h"
+#include "sinter/runtime/CudaDriver.h"
 #include "sinter/runtime/CudaExecutable.h"
 #include "sinter/runtime/Environment.h"
+#include "sinter/runtime/Nvrtc.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 
 namespace {
 
@@ -76,7 +81,10 @@ std::vector<float> floats(const std::vector<uint8_t> &bytes) {
   return values;
 }
 
-void checkStep(const std::string &model, int64_t batch, int64_t length, int64_t image) {
+/// One step of `model` compiled for `target` and run on `device`, against
+/// the CPU's.
+void checkStep(const std::string &model, int64_t batch, int64_t length, int64_t image,
+               const codegen::Target &target, runtime::CudaDevice &device) {
   compiler::install();
   tools::ZooTask task = tools::makeZooTask(model, batch, length, /*seed=*/3, image);
   std::vector<std::vector<float>> before;
@@ -89,7 +97,7 @@ void checkStep(const std::string &model, int64_t batch, int64_t length, int64_t 
   compiler::StepBuild cpu, cuda;
   std::string error;
   ASSERT_TRUE(compiler::compileStep(outputs, codegen::cpuTarget(), cpu, error)) << error;
-  ASSERT_TRUE(compiler::compileStep(outputs, codegen::cudaTarget(), cuda, error)) << error;
+  ASSERT_TRUE(compiler::compileStep(outputs, target, cuda, error)) << error;
   // Every kernel of the CUDA step has its launch shape; every buffer in its
   // arena is 256-byte aligned.
   int kernels = 0;
@@ -112,7 +120,7 @@ void checkStep(const std::string &model, int64_t batch, int64_t length, int64_t 
   std::vector<std::vector<uint8_t>> want = runOnCpu(cpu.program, arguments);
   ASSERT_EQ(want.size(), outputs.size());
 
-  auto executable = runtime::CudaExecutable::load(cuda.program, runtime::simulatedCudaDevice());
+  auto executable = runtime::CudaExecutable::load(cuda.program, device);
   ASSERT_TRUE(executable.ok()) << executable.status();
   EXPECT_EQ((*executable)->device().name(), "cuda:0");
   std::vector<std::vector<uint8_t>> got;
@@ -127,8 +135,9 @@ void checkStep(const std::string &model, int64_t batch, int64_t length, int64_t 
   Comparison loss = compare_values(model + " loss", floats(got[0]), floats(want[0]),
                                    {.of_largest = 1e-4, .absolute = 1e-6});
   EXPECT_TRUE(loss.ok) << loss.message;
-  std::printf("CUDA SIMULATED  %s loss %.6f (CPU %.6f)\n", model.c_str(), floats(got[0])[0],
-              floats(want[0])[0]);
+  std::printf("CUDA %s  %s loss %.6f (CPU %.6f)\n",
+              &device == &runtime::simulatedCudaDevice() ? "SIMULATED" : "GPU", model.c_str(),
+              floats(got[0])[0], floats(want[0])[0]);
   for (size_t p = 0; p < before.size(); ++p) {
     std::vector<float> gotValues = floats(got[p + 1]), wantValues = floats(want[p + 1]);
     ASSERT_EQ(gotValues.size(), before[p].size());
@@ -146,11 +155,111 @@ void checkStep(const std::string &model, int64_t batch, int64_t length, int64_t 
   }
 }
 
-TEST(CudaStep, MLP) { checkStep("mlp", 8, 8, 32); }
-TEST(CudaStep, LeNet) { checkStep("lenet", 4, 8, 32); }
-TEST(CudaStep, GPTMini) { checkStep("gpt-mini", 2, 16, 32); }
-TEST(CudaStep, BERTMini) { checkStep("bert-mini", 2, 16, 32); }
-TEST(CudaStep, ResNet18) { checkStep("resnet18", 2, 8, 16); }
+void checkSimulatedStep(const std::string &model, int64_t batch, int64_t length, int64_t image) {
+  checkStep(model, batch, length, image, codegen::cudaTarget(), runtime::simulatedCudaDevice());
+}
+
+TEST(CudaStep, MLP) { checkSimulatedStep("mlp", 8, 8, 32); }
+TEST(CudaStep, LeNet) { checkSimulatedStep("lenet", 4, 8, 32); }
+TEST(CudaStep, GPTMini) { checkSimulatedStep("gpt-mini", 2, 16, 32); }
+TEST(CudaStep, BERTMini) { checkSimulatedStep("bert-mini", 2, 16, 32); }
+TEST(CudaStep, ResNet18) { checkSimulatedStep("resnet18", 2, 8, 16); }
+
+// The same steps on a GPU, through the driver's device (Note [The driver's
+// device] in runtime/lib/DriverDevice.cpp) and the CUDA target's cubins for
+// its architecture. Without a GPU they skip, unless SINTER_EXPECT_CUDA=1.
+void checkGpuStep(const std::string &model, int64_t batch, int64_t length, int64_t image) {
+  StatusOr<runtime::CudaDevice *> gpu = runtime::driverCudaDevice(0);
+  StatusOr<std::vector<cuda::DeviceInfo>> infos = cuda::listDevices();
+  if (!gpu.ok() || !infos.ok()) {
+    const char *expect = std::getenv("SINTER_EXPECT_CUDA");
+    ASSERT_FALSE(expect != nullptr && std::string(expect) == "1") << gpu.status();
+    GTEST_SKIP() << "no GPU: " << gpu.status();
+  }
+  const cuda::DeviceInfo &info = infos->front();
+  checkStep(model, batch, length, image,
+            codegen::cudaTarget(info.computeCapabilityMajor * 10 + info.computeCapabilityMinor),
+            **gpu);
+}
+
+TEST(CudaStepOnGpu, MLP) { checkGpuStep("mlp", 8, 8, 32); }
+TEST(CudaStepOnGpu, LeNet) { checkGpuStep("lenet", 4, 8, 32); }
+TEST(CudaStepOnGpu, GPTMini) { checkGpuStep("gpt-mini", 2, 16, 32); }
+TEST(CudaStepOnGpu, BERTMini) { checkGpuStep("bert-mini", 2, 16, 32); }
+TEST(CudaStepOnGpu, ResNet18) { checkGpuStep("resnet18", 2, 8, 16); }
+
+/// The bytes of the file at `path`.
+std::string fileBytes(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// For a GPU the CUDA target compiles the step's kernels with NVRTC into a
+// cubin for the architecture (Note [The CUDA target]): an ELF image for
+// NVIDIA's machine with every kernel the Program launches, cached on disk
+// per architecture, rebuilt when damaged. Needs NVRTC, not a GPU.
+TEST(CudaTarget, BuildsAStepIntoACubinPerArchitecture) {
+  if (!cuda::nvrtcVersion().ok()) {
+    ASSERT_EQ(SINTER_EXPECT_NVRTC, 0) << cuda::nvrtcVersion().status();
+    GTEST_SKIP() << cuda::nvrtcVersion().status();
+  }
+  compiler::install();
+  tools::ZooTask task = tools::makeZooTask("mlp", 4, 8, /*seed=*/3, 32);
+  optim::SGD optimizer(task.model->parameters(), {.lr = 0.05, .momentum = 0.9});
+  std::vector<lazy::NodePtr> outputs = tools::recordStep(task, &optimizer);
+  std::string paths[2];
+  int arch = 0;
+  for (int sm : {80, 90}) {
+    compiler::StepBuild build;
+    std::string error;
+    ASSERT_TRUE(compiler::compileStep(outputs, codegen::cudaTarget(sm), build, error)) << error;
+    const std::string &path = build.program.library;
+    ASSERT_TRUE(path.ends_with(".cubin")) << path;
+    std::string image = fileBytes(path);
+    ASSERT_GT(image.size(), 64u);
+    EXPECT_EQ(image.substr(0, 4), "\x7f"
+                                  "ELF")
+        << path;
+    uint16_t machine = 0;
+    std::memcpy(&machine, image.data() + 18, 2);
+    EXPECT_EQ(machine, 190) << "e_machine of " << path << " is not EM_CUDA";
+    int kernels = 0;
+    for (const runtime::Program::Step &step : build.program.steps)
+      if (step.kind == runtime::Program::Step::Kind::Kernel) {
+        ++kernels;
+        std::string name = build.program.kernelPrefix + std::to_string(step.kernel);
+        EXPECT_NE(image.find(name + '\0'), std::string::npos) << name << " is not in " << path;
+      }
+    EXPECT_GE(kernels, 5);
+    paths[arch++] = path;
+    // Built once: the second compile finds it.
+    compiler::StepBuild again;
+    ASSERT_TRUE(compiler::compileStep(outputs, codegen::cudaTarget(sm), again, error)) << error;
+    EXPECT_TRUE(again.cacheHit);
+    EXPECT_EQ(again.program.library, path);
+  }
+  EXPECT_NE(paths[0], paths[1]);
+  // A damaged entry is built again.
+  std::string whole = fileBytes(paths[1]);
+  std::ofstream(paths[1], std::ios::binary | std::ios::trunc) << whole.substr(0, whole.size() / 2);
+  compiler::StepBuild rebuilt;
+  std::string error;
+  ASSERT_TRUE(compiler::compileStep(outputs, codegen::cudaTarget(90), rebuilt, error)) << error;
+  EXPECT_FALSE(rebuilt.cacheHit);
+  EXPECT_EQ(fileBytes(rebuilt.program.library), whole);
+}
+
+// Without a GPU and without the simulator, a step on a CUDA device is
+// refused naming what is missing (here: the driver).
+TEST(CudaTarget, WithoutAGpuTheReasonIsNamed) {
+  if (runtime::environment().cuda_simulator || cuda::deviceCount() > 0)
+    GTEST_SKIP() << "the simulator or a GPU stands for the device here";
+  StatusOr<const codegen::Target *> target = codegen::targetFor(runtime::DeviceKind::Cuda);
+  ASSERT_FALSE(target.ok());
+  std::string message(target.status().message());
+  EXPECT_NE(message.find("steps on a GPU need one: no CUDA device"), std::string::npos) << message;
+  EXPECT_NE(message.find("SINTER_CUDA_SIMULATOR=1"), std::string::npos) << message;
+}
 
 /// A Program of one hand-written kernel `kernel0` over `elements` floats:
 /// out = in + 1, or (outOfBounds) also one float past its end.

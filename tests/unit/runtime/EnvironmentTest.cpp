@@ -54,6 +54,8 @@ TEST(Environment, EveryVariableIsRead) {
                            {"SINTER_ADAPTIVE_THREADS", "0"},
                            {"SINTER_CUDA_DRIVER", "/opt/libcuda.so"},
                            {"SINTER_NVRTC", "/opt/libnvrtc.so"},
+                           {"SINTER_CUBLAS", "/opt/libcublas.so"},
+                           {"SINTER_CUDA_SYNC", "1"},
                            {"SINTER_CUDA_SIMULATOR", "shuffled"}});
   EXPECT_EQ(env.device, "cuda:1");
   EXPECT_TRUE(env.compiler_enabled);
@@ -72,6 +74,8 @@ TEST(Environment, EveryVariableIsRead) {
   EXPECT_FALSE(env.adaptive_threads);
   EXPECT_EQ(env.cuda_driver, "/opt/libcuda.so");
   EXPECT_EQ(env.nvrtc_library, "/opt/libnvrtc.so");
+  EXPECT_EQ(env.cublas_library, "/opt/libcublas.so");
+  EXPECT_TRUE(env.cuda_sync);
   EXPECT_TRUE(env.cuda_simulator);
   EXPECT_TRUE(env.cuda_simulator_shuffled);
   EXPECT_TRUE(env.warnings.empty());

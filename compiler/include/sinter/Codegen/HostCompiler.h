@@ -44,6 +44,15 @@ struct HostBuild {
 bool compileHostLibrary(const std::string &source, CompiledLibrary &library, std::string &error,
                         const HostBuild &build);
 
+/// Compiles CUDA C++ `source` with NVRTC (opened at first use, Note [Lazy
+/// NVRTC] in sinter/runtime/Nvrtc.h) into a cubin for compute capability
+/// `arch` (90: sm_90), or finds it in the kernel cache: `kernel-<key>.cubin`,
+/// keyed by the source, NVRTC's version, the architecture and the kernel
+/// helpers, kept as host libraries are (Note [A kernel cache that survives
+/// crashes] in HostCompiler.cpp). False with NVRTC's log in `error`.
+bool compileCudaModule(const std::string &source, int arch, CompiledLibrary &module,
+                       std::string &error);
+
 /// The kernel cache directory in use: setKernelCacheDir's folder, else
 /// SINTER_CACHE_DIR's, else ~/.cache/sinter; with /kernels appended.
 std::string kernelCacheDir();

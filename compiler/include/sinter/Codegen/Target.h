@@ -133,14 +133,17 @@ public:
 const Target &cpuTarget(const std::string &cpu = "native");
 
 /// NVIDIA GPUs (Note [The CUDA target] in compiler/lib/Codegen/CudaTarget.cpp):
-/// the CUDA renderer's kernels, built for the CUDA simulator; its Programs
-/// run on a runtime::CudaDevice (sinter/runtime/CudaExecutable.h).
-const Target &cudaTarget();
+/// the CUDA renderer's kernels, built for the CUDA simulator (`arch` 0) or
+/// by NVRTC into a cubin for compute capability `arch` (90: sm_90); its
+/// Programs run on a runtime::CudaDevice (sinter/runtime/CudaExecutable.h).
+/// One object per architecture, for the process's life.
+const Target &cudaTarget(int arch = 0);
 
 /// The target of `device`'s kind (Note [Choosing the target]); CPU kernels
-/// built for `cpu`; CUDA where the CUDA simulator stands for the device
-/// (SINTER_CUDA_SIMULATOR). A kind this build cannot run is refused with a
-/// FailedPrecondition Status that says so.
+/// built for `cpu`; CUDA kernels for the CUDA simulator where it stands for
+/// the device (SINTER_CUDA_SIMULATOR), else for the architecture of the
+/// first GPU the driver reports. Without a GPU (no driver, no device), a
+/// FailedPrecondition Status that names what is missing.
 StatusOr<const Target *> targetFor(runtime::DeviceKind device, const std::string &cpu = "native");
 
 /// What the memory-planning passes ask of `target` (Note [One memory model]

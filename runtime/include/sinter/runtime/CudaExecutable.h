@@ -82,6 +82,12 @@ public:
 /// random order).
 CudaDevice &simulatedCudaDevice();
 
+/// GPU `ordinal` as a device, through the CUDA driver and cuBLAS (Note [The
+/// driver's device] in runtime/lib/DriverDevice.cpp); one per ordinal, for
+/// the process's life. Fails naming what is missing (no driver, no such
+/// device).
+StatusOr<CudaDevice *> driverCudaDevice(int ordinal);
+
 /// A Program loaded on a CUDA device, ready to run.
 class CudaExecutable final {
 public:

@@ -52,6 +52,10 @@ struct Environment {
   bool adaptive_threads = true; ///< SINTER_ADAPTIVE_THREADS=0 turns it off
   std::string cuda_driver;      ///< SINTER_CUDA_DRIVER; empty: libcuda.so.1
   std::string nvrtc_library;    ///< SINTER_NVRTC; empty: libnvrtc.so.13 and others
+  std::string cublas_library;   ///< SINTER_CUBLAS; empty: libcublas.so.13
+  /// SINTER_CUDA_SYNC=1: every launch on a GPU waited for (Note [The
+  /// driver's device] in runtime/lib/DriverDevice.cpp).
+  bool cuda_sync = false;
   /// SINTER_CUDA_SIMULATOR: 1 (CUDA devices are the simulator), "shuffled"
   /// (and each launch in its shuffled checking mode); 0 or empty: off.
   bool cuda_simulator = false;

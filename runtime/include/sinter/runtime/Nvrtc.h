@@ -34,7 +34,7 @@ struct NvrtcRequest {
   std::string arch;
   NvrtcOutput output = NvrtcOutput::Ptx;
   /// Folders on the include path (Sinter's kernels/ helpers).
-  std::vector<std::string> includeDirs;
+  std::vector<std::string> includeDirs = {};
 };
 
 /// NVRTC's version ("13.0"), or why it cannot be opened.
