@@ -3,6 +3,8 @@
 
 #include "JsonReader.h"
 #include "OpenMp.h"
+#include "sinter/runtime/CudaDriver.h"
+#include "sinter/runtime/Environment.h"
 #include "sinter/runtime/Files.h"
 #include "sinter/runtime/ProgramFile.h"
 
@@ -286,14 +288,54 @@ StatusOr<std::unique_ptr<Artifact>> Artifact::open(const std::string &path, bool
   }
   SINTER_RETURN_IF_ERROR(reader.status());
 
-  // This machine: the CPU's features, the CUDA architectures, the shared
-  // libraries, before any file is read in full.
+  // A CUDA artifact's cubins, by function and architecture (Note [CUDA
+  // artifacts]).
   const ArtifactTarget &target = artifact->target_;
-  if (target.kind == "cuda" && forThisMachine)
-    return refuse(dir, absl::StrCat("CUDA code (", absl::StrJoin(target.cudaArchitectures, ", "),
-                                    ") needs the CUDA backend, which this libsinter_runtime "
-                                    "does not have; compile for this machine with --target cpu"));
-  std::vector<std::string> have = forThisMachine ? cpuFeatures() : std::vector<std::string>();
+  std::map<std::string, std::map<std::string, std::string>> cubins;
+  if (const Json *cuda = reader.field(manifest, "", "cuda"))
+    if (const Json *images = reader.field(*cuda, "cuda", "cubins")) {
+      if (!images->is_object())
+        reader.fail("cuda.cubins", "expected an object of function names");
+      else
+        for (const auto &[function, files] : images->items()) {
+          std::string at = Reader::join("cuda.cubins", function.c_str());
+          if (!files.is_object()) {
+            reader.fail(at, "expected an object of architectures");
+            continue;
+          }
+          for (const auto &[arch, file] : files.items())
+            cubins[function][arch] = reader.string(files, at, arch.c_str());
+        }
+    }
+  SINTER_RETURN_IF_ERROR(reader.status());
+  if (target.kind == "cuda" && target.cudaArchitectures.empty())
+    return refuse(dir, "its target is cuda but cuda.architectures names none");
+
+  // This machine: the GPU's architecture (a CUDA artifact off the
+  // simulator), or the CPU's features and the shared libraries (the CPU's
+  // kernels, and the simulator's build of the CUDA kernels), before any
+  // file is read in full.
+  const bool onGpu = target.kind == "cuda" && forThisMachine && !environment().cuda_simulator;
+  std::string gpuArch;
+  if (onGpu) {
+    std::string archs = absl::StrJoin(target.cudaArchitectures, ", ");
+    StatusOr<std::vector<cuda::DeviceInfo>> gpus = cuda::listDevices();
+    if (!gpus.ok())
+      return refuse(dir, absl::StrCat("its CUDA code (", archs,
+                                      ") needs a GPU: ", gpus.status().message(),
+                                      "; SINTER_CUDA_SIMULATOR=1 runs it on the CUDA simulator"));
+    const cuda::DeviceInfo &gpu = gpus->front();
+    gpuArch = absl::StrCat("sm_", gpu.computeCapabilityMajor, gpu.computeCapabilityMinor);
+    if (std::find(target.cudaArchitectures.begin(), target.cudaArchitectures.end(), gpuArch) ==
+        target.cudaArchitectures.end())
+      return refuse(dir, absl::StrCat("its CUDA code is for ", archs, " but cuda:0 (", gpu.name,
+                                      ") is ", gpuArch,
+                                      "; compile it again with sinter-compile --target cuda "
+                                      "--arch ",
+                                      gpuArch));
+  }
+  std::vector<std::string> have =
+      forThisMachine && !onGpu ? cpuFeatures() : std::vector<std::string>();
   std::vector<std::string> missing;
   for (const std::string &feature : target.features)
     if (!std::binary_search(have.begin(), have.end(), feature))
@@ -306,7 +348,7 @@ StatusOr<std::unique_ptr<Artifact>> Artifact::open(const std::string &path, bool
                                     "; compile it again with sinter-compile --cpu ",
                                     bestLevel(have), " (or --cpu native on this machine)"));
   for (const SharedLibrary &library : artifact->libraries_)
-    if (forThisMachine && !findable(library.soname))
+    if (forThisMachine && !onGpu && !findable(library.soname))
       return refuse(dir, absl::StrCat("its kernels need ", library.soname,
                                       ", which is not installed: apt install ", library.package));
   for (const auto &[name, digest] : hashes) {
@@ -340,8 +382,15 @@ StatusOr<std::unique_ptr<Artifact>> Artifact::open(const std::string &path, bool
         if (!hashes.count(program->library))
           return refuse(dir, absl::StrCat("function ", name, "'s kernels ", program->library,
                                           " are not among the manifest's files"));
-        program->library = dir + "/" + program->library;
-        if (forThisMachine)
+        for (const std::string &arch : target.cudaArchitectures) {
+          const std::string &cubin = cubins[name][arch];
+          if (!hashes.count(cubin))
+            return refuse(dir, absl::StrCat("function ", name, "'s cubin for ", arch, " (",
+                                            cubin.empty() ? "none" : cubin,
+                                            ") is not among the manifest's files"));
+        }
+        program->library = dir + "/" + (onGpu ? cubins[name][gpuArch] : program->library);
+        if (forThisMachine && !onGpu)
           SINTER_RETURN_IF_ERROR(checkLibraryLoads(dir, program->library, artifact->libraries_));
         artifact->names_.push_back(name);
         artifact->programs_.emplace(name, std::move(*program));

@@ -2,6 +2,7 @@
 #include "CApiInternal.h"
 
 #include "sinter/runtime/Artifact.h"
+#include "sinter/runtime/CudaExecutable.h"
 #include "sinter/runtime/StepSession.h"
 
 #include <exception>
@@ -172,7 +173,16 @@ int sinter_session_open(sinter_artifact *artifact, const char *function, sinter_
       return fail(SINTER_ERROR_NOT_FOUND,
                   a.dir() + " has no function '" + function + "'; its functions: " + names);
     }
-    auto session = sinter::runtime::StepSession::open(*program, a.optimizer().schedule, 0);
+    // A CUDA artifact runs on cuda:0: the GPU whose cubin Artifact::open
+    // chose, or the simulator (Note [CUDA artifacts]).
+    sinter::runtime::CudaDevice *device = nullptr;
+    if (a.target().kind == "cuda") {
+      auto cuda = sinter::runtime::cudaDevice(0);
+      if (!cuda.ok())
+        return report(cuda.status());
+      device = *cuda;
+    }
+    auto session = sinter::runtime::StepSession::open(*program, a.optimizer().schedule, 0, device);
     if (!session.ok())
       return report(session.status());
     absl::Status loaded = (*session)->load({a.weightsPath(), a.optimizerPath()});

@@ -361,7 +361,43 @@ Status DriverModule::gemm(const Gemm &gemm, const float *a, const float *b, floa
   return absl::OkStatus();
 }
 
+/// The simulator's device from libsinter_cuda_simulator: the process's
+/// copy when it is loaded, else the library beside this one.
+StatusOr<CudaDevice *> simulatorDevice() {
+  using Entry = CudaDevice *(*)();
+  constexpr const char *kEntry = "sinter_simulated_cuda_device_v1";
+  if (auto entry = reinterpret_cast<Entry>(dlsym(RTLD_DEFAULT, kEntry)))
+    return entry();
+  Dl_info self;
+  std::string library = "libsinter_cuda_simulator.so";
+  if (dladdr(reinterpret_cast<void *>(&simulatorDevice), &self) != 0 && self.dli_fname != nullptr) {
+    std::string path = self.dli_fname;
+    library = path.substr(0, path.rfind('/') + 1) + library;
+  }
+  void *handle = dlopen(library.c_str(), RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE);
+  if (handle == nullptr) {
+    const char *why = dlerror();
+    return absl::FailedPreconditionError(absl::StrCat(
+        "SINTER_CUDA_SIMULATOR is set but the CUDA simulator's library could not be loaded (",
+        why != nullptr ? why : library, "); install it beside libsinter_runtime"));
+  }
+  auto entry = reinterpret_cast<Entry>(dlsym(handle, kEntry));
+  if (entry == nullptr)
+    return absl::FailedPreconditionError(absl::StrCat(library, " has no ", kEntry));
+  return entry();
+}
+
 } // namespace
+
+StatusOr<CudaDevice *> cudaDevice(int ordinal) {
+  if (!environment().cuda_simulator)
+    return driverCudaDevice(ordinal);
+  if (ordinal != 0)
+    return absl::NotFoundError(absl::StrCat("cuda:", ordinal,
+                                            " requested but the CUDA simulator "
+                                            "(SINTER_CUDA_SIMULATOR) has one device, cuda:0"));
+  return simulatorDevice();
+}
 
 StatusOr<CudaDevice *> driverCudaDevice(int ordinal) {
   static std::mutex mutex;

@@ -145,3 +145,9 @@ CudaDevice &simulatedCudaDevice() {
 }
 
 } // namespace sinter::runtime
+
+/// How cudaDevice() in libsinter_runtime finds the simulator without
+/// linking it (Note [Choosing a CUDA device] in CudaExecutable.h).
+extern "C" sinter::runtime::CudaDevice *sinter_simulated_cuda_device_v1() {
+  return &sinter::runtime::simulatedCudaDevice();
+}

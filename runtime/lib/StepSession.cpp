@@ -3,6 +3,7 @@
 
 #include "common/philox.h"
 #include "sinter/runtime/Allocator.h"
+#include "sinter/runtime/CudaExecutable.h"
 #include "sinter/runtime/Files.h"
 #include "sinter/runtime/Safetensors.h"
 
@@ -68,7 +69,10 @@ std::string describe(const Program::Value &value) {
 
 struct StepSession::Impl {
   Program program;
+  /// The CPU's executable, or (a Program of the CUDA target) a CUDA
+  /// executable, which copies the arguments in and the results out.
   std::unique_ptr<CpuExecutable> executable;
+  std::unique_ptr<CudaExecutable> cuda;
   Schedule schedule;
   /// Per argument, its memory: state, inputs and scalars alike.
   std::vector<Block> arguments;
@@ -92,7 +96,19 @@ struct StepSession::Impl {
         return static_cast<int>(r);
     return -1;
   }
-  int64_t argumentBytes(size_t a) const { return executable->argumentBytes(a); }
+  int64_t argumentBytes(size_t a) const {
+    return cuda ? cuda->argumentBytes(a) : executable->argumentBytes(a);
+  }
+  int64_t resultBytes(size_t r) const {
+    return cuda ? cuda->resultBytes(r) : executable->resultBytes(r);
+  }
+  bool resultInArena(size_t r) const { return !cuda && executable->resultInArena(r); }
+  Status runOnce(const std::vector<const void *> &arguments, std::vector<void *> &results,
+                 Communicator *communicator) {
+    if (cuda)
+      return cuda->run(arguments, results);
+    return executable->run(arguments, results, {.communicator = communicator});
+  }
   std::string namesOf(bool (*which)(Program::Role)) const {
     std::vector<std::string> names;
     for (const Program::Value &value : program.signature.arguments)
@@ -103,7 +119,7 @@ struct StepSession::Impl {
 };
 
 StatusOr<std::unique_ptr<StepSession>> StepSession::open(Program program, Schedule schedule,
-                                                         int64_t step) {
+                                                         int64_t step, CudaDevice *device) {
   if (step < 0)
     return absl::InvalidArgumentError(absl::StrCat("a step count of ", step));
   const Program::Signature &signature = program.signature;
@@ -149,9 +165,15 @@ StatusOr<std::unique_ptr<StepSession>> StepSession::open(Program program, Schedu
                        signature.arguments[donor].name, "', which the step gives no new value"));
   auto impl = std::make_unique<Impl>();
   impl->schedule = schedule;
-  StatusOr<std::unique_ptr<CpuExecutable>> executable = CpuExecutable::load(program);
-  SINTER_RETURN_IF_ERROR(executable.status());
-  impl->executable = std::move(*executable);
+  if (device != nullptr) {
+    StatusOr<std::unique_ptr<CudaExecutable>> cuda = CudaExecutable::load(program, *device);
+    SINTER_RETURN_IF_ERROR(cuda.status());
+    impl->cuda = std::move(*cuda);
+  } else {
+    StatusOr<std::unique_ptr<CpuExecutable>> executable = CpuExecutable::load(program);
+    SINTER_RETURN_IF_ERROR(executable.status());
+    impl->executable = std::move(*executable);
+  }
   impl->program = std::move(program);
   for (size_t a = 0; a < impl->program.arguments.size(); ++a) {
     impl->arguments.push_back(Block::of(impl->argumentBytes(a)));
@@ -237,18 +259,18 @@ Status StepSession::run() {
   for (size_t r = 0; r < count; ++r) {
     if (int donor = program.donors[r]; donor >= 0)
       results[r] = s.arguments[donor].data;
-    else if (!s.executable->resultInArena(r)) {
-      fresh[r] = Block::of(s.executable->resultBytes(r));
+    else if (!s.resultInArena(r)) {
+      fresh[r] = Block::of(s.resultBytes(r));
       if (fresh[r].data == nullptr)
-        return absl::ResourceExhaustedError(
-            absl::StrCat("cannot allocate ", s.executable->resultBytes(r), " bytes for result '",
-                         program.signature.results[r].name, "'"));
+        return absl::ResourceExhaustedError(absl::StrCat("cannot allocate ", s.resultBytes(r),
+                                                         " bytes for result '",
+                                                         program.signature.results[r].name, "'"));
       results[r] = fresh[r].data;
     }
   }
-  SINTER_RETURN_IF_ERROR(s.executable->run(arguments, results, {.communicator = communicator_}));
+  SINTER_RETURN_IF_ERROR(s.runOnce(arguments, results, communicator_));
   for (size_t r = 0; r < count; ++r)
-    if (s.executable->resultInArena(r))
+    if (s.resultInArena(r))
       fresh[r] = Block(results[r]);
   // Each result named as a state tensor is its new value. Its memory is a
   // donated argument's (possibly another state tensor's, whose old value
@@ -330,10 +352,10 @@ Status StepSession::output(const std::string &name, void *data, size_t bytes) co
   if (!s.ran)
     return absl::FailedPreconditionError(
         absl::StrCat("output '", name, "' is computed by run(), which has not run yet"));
-  if (static_cast<int64_t>(bytes) != s.executable->resultBytes(r))
+  if (static_cast<int64_t>(bytes) != s.resultBytes(r))
     return absl::InvalidArgumentError(
         absl::StrCat("output '", name, "' is ", describe(s.program.signature.results[r]), ", ",
-                     s.executable->resultBytes(r), " bytes; got room for ", bytes));
+                     s.resultBytes(r), " bytes; got room for ", bytes));
   if (bytes > 0)
     std::memcpy(data, s.results[r].data, bytes);
   return absl::OkStatus();

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace sinter::tools {
 
@@ -32,6 +33,10 @@ struct ZooArtifactOptions {
   /// from random keys of the step count; Note [Random keys across steps]).
   double dropout = 0;
   bool keep_sources = false;
+  /// Empty: the CPU's kernels. Else the step is recorded on cuda:0 (the
+  /// CUDA simulator or a GPU must stand for it) and built for these GPU
+  /// architectures (Note [CUDA artifacts] in sinter/runtime/Artifact.h).
+  std::vector<std::string> cuda_architectures = {};
 };
 
 /// The model's training step and prediction as ArtifactContents: the train

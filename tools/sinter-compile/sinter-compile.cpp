@@ -28,6 +28,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -118,9 +119,10 @@ int compile(const sinter::tools::ZooArtifactOptions &options, const std::string 
             const std::string &target, const std::string &program,
             const std::vector<std::string> &programArgs) {
   if (target == "cuda") {
-    std::fprintf(stderr, "sinter-compile: --target cuda needs the CUDA backend, which this "
-                         "build does not have yet; use --target cpu\n");
-    return 2;
+    // The step is recorded on cuda:0 and compiled, not run: the simulator
+    // stands for the device (Note [CUDA artifacts] in
+    // sinter/runtime/Artifact.h), so no GPU is needed to compile for one.
+    setenv("SINTER_CUDA_SIMULATOR", "1", /*overwrite=*/0);
   }
   {
     // Before compiling: a folder there must be empty or an artifact.
@@ -145,6 +147,14 @@ int compile(const sinter::tools::ZooArtifactOptions &options, const std::string 
         {"SINTER_AOT_OUTPUT", std::filesystem::absolute(output).string()},
         {"SINTER_AOT_CPU", options.cpu},
         {"SINTER_AOT_KEEP_SOURCES", options.keep_sources ? "1" : "0"}};
+    if (target == "cuda") {
+      std::string archs;
+      for (const std::string &arch : options.cuda_architectures)
+        archs += (archs.empty() ? "" : ",") + arch;
+      env.emplace_back("SINTER_DEVICE", "cuda");
+      env.emplace_back("SINTER_CUDA_SIMULATOR", "1");
+      env.emplace_back("SINTER_AOT_CUDA_ARCHS", archs);
+    }
     if (options.memory_budget > 0)
       env.emplace_back("SINTER_MEMORY_BUDGET", std::to_string(options.memory_budget));
     ino_t before = folderId(output);
@@ -177,10 +187,14 @@ int compile(const sinter::tools::ZooArtifactOptions &options, const std::string 
     return 1;
   }
   const sinter::runtime::ArtifactTarget &t = (*artifact)->target();
+  std::string archs;
+  for (const std::string &arch : t.cudaArchitectures)
+    archs += (archs.empty() ? "" : ", ") + arch;
   std::printf(
       "wrote %s: %s for %s (%s)\n", output.c_str(),
       ("model " + (*artifact)->model() + (program.empty() ? "" : " from " + program)).c_str(),
-      t.triple.c_str(), t.cpu.c_str());
+      t.kind == "cuda" ? "CUDA GPUs" : t.triple.c_str(),
+      t.kind == "cuda" ? (archs + "; the CUDA simulator on " + t.triple).c_str() : t.cpu.c_str());
   for (const std::string &name : (*artifact)->functions()) {
     const sinter::runtime::Program &function = *(*artifact)->function(name);
     sinter::runtime::Allocation allocation = sinter::runtime::allocationOf(function);
@@ -195,9 +209,14 @@ int compile(const sinter::tools::ZooArtifactOptions &options, const std::string 
   for (const sinter::runtime::SharedLibrary &library : (*artifact)->sharedLibraries())
     if (packages.find(library.package) == std::string::npos)
       packages += (packages.empty() ? "" : " ") + library.package;
-  std::printf("to run it: libsinter_runtime and its Debian packages (libabsl20220623 "
-              "libssl3), and the kernels': %s\n",
-              packages.c_str());
+  if (t.kind == "cuda")
+    std::printf("to run it on a GPU: libsinter_runtime, the NVIDIA driver and cuBLAS; on the "
+                "CUDA simulator (SINTER_CUDA_SIMULATOR=1) also libsinter_cuda_simulator and: %s\n",
+                packages.c_str());
+  else
+    std::printf("to run it: libsinter_runtime and its Debian packages (libabsl20220623 "
+                "libssl3), and the kernels': %s\n",
+                packages.c_str());
   return 0;
 }
 
@@ -233,8 +252,12 @@ int main(int argc, char **argv) {
       app.add_option("--dropout", options.dropout,
                      "gpt-mini, bert-mini: the fraction of activations dropped in training")
           ->check(CLI::Range(0.0, 0.99))};
-  app.add_option("--target", target, "cpu (the CUDA backend is not built yet)")
+  std::string archs = "sm_80,sm_90";
+  app.add_option("--target", target,
+                 "cpu, or cuda (cubins for --arch, and the CUDA simulator's build)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
+  auto *archOption = app.add_option("--arch", archs,
+                                    "--target cuda: the GPU architectures, sm_NN, comma-separated");
   app.add_option("--cpu", options.cpu, "the CPU level the kernels are built for")
       ->check(CLI::IsMember({"x86-64-v2", "x86-64-v3", "x86-64-v4", "native"}));
   app.add_option("--memory-budget", options.memory_budget,
@@ -257,6 +280,21 @@ int main(int argc, char **argv) {
     if (model->count() > 0 && !programArgs.empty())
       throw CLI::ValidationError("program-args", "are --program's; --model takes none");
     options.schedule = parseSchedule(schedule);
+    if (archOption->count() > 0 && target != "cuda")
+      throw CLI::ValidationError("--arch", "is for --target cuda");
+    options.cuda_architectures.clear();
+    std::stringstream list(archs);
+    for (std::string arch; std::getline(list, arch, ',');) {
+      bool valid = (arch.size() == 5 || arch.size() == 6) && arch.rfind("sm_", 0) == 0 &&
+                   arch.find_first_not_of("0123456789", 3) == std::string::npos;
+      if (!valid)
+        throw CLI::ValidationError("--arch", "'" + arch + "' is not sm_NN (sm_80, sm_90)");
+      options.cuda_architectures.push_back(arch);
+    }
+    if (options.cuda_architectures.empty())
+      throw CLI::ValidationError("--arch", "names no architecture");
+    if (target != "cuda")
+      options.cuda_architectures.clear();
   });
   return sinter::tools::toolMain(
       app, argc, argv, [&] { return compile(options, output, target, program, programArgs); });

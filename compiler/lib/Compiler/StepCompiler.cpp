@@ -163,24 +163,19 @@ std::string outOfMemory(const runtime::Program &program, const StepMemory &memor
 }
 
 /// A Program loaded for its target's device: the CPU's executable, or a
-/// CUDA executable on CUDA device `ordinal` (Note [The CUDA device
-/// interface] in sinter/runtime/CudaExecutable.h): the simulator with
-/// SINTER_CUDA_SIMULATOR, else the GPU through the driver; it copies the
-/// arguments to the device and the results back.
+/// CUDA executable on cuda:`ordinal` (Notes [The CUDA device interface] and
+/// [Choosing a CUDA device] in sinter/runtime/CudaExecutable.h), which
+/// copies the arguments to the device and the results back.
 class Loaded {
 public:
   static StatusOr<std::unique_ptr<Loaded>> load(runtime::Program program,
                                                 const codegen::Target &target, int ordinal) {
     auto loaded = std::make_unique<Loaded>();
     if (target.description().device == runtime::DeviceKind::Cuda) {
-      runtime::CudaDevice *device = &runtime::simulatedCudaDevice();
-      if (!runtime::environment().cuda_simulator) {
-        StatusOr<runtime::CudaDevice *> gpu = runtime::driverCudaDevice(ordinal);
-        if (!gpu.ok())
-          return gpu.status();
-        device = *gpu;
-      }
-      auto cuda = runtime::CudaExecutable::load(std::move(program), *device);
+      StatusOr<runtime::CudaDevice *> device = runtime::cudaDevice(ordinal);
+      if (!device.ok())
+        return device.status();
+      auto cuda = runtime::CudaExecutable::load(std::move(program), **device);
       if (!cuda.ok())
         return cuda.status();
       loaded->cuda_ = std::move(*cuda);
@@ -385,6 +380,15 @@ public:
       return false;
     program = std::move(programs.front());
     source = std::move(build.source);
+    return true;
+  }
+
+  bool build_cuda_module(const std::string &source, int arch, std::string &path,
+                         std::string &why) override {
+    codegen::CompiledLibrary module;
+    if (!codegen::compileCudaModule(source, arch, module, why))
+      return false;
+    path = module.path;
     return true;
   }
 

@@ -26,6 +26,19 @@
 namespace sinter::aot {
 namespace {
 
+/// 90 for "sm_90"; 0 for anything that is not sm_NN or sm_NNN.
+int cudaArchitecture(const std::string &arch) {
+  if (arch.size() < 5 || arch.size() > 6 || arch.rfind("sm_", 0) != 0)
+    return 0;
+  int number = 0;
+  for (char c : arch.substr(3)) {
+    if (c < '0' || c > '9')
+      return 0;
+    number = number * 10 + (c - '0');
+  }
+  return number >= 50 ? number : 0;
+}
+
 std::string lineOf(const std::source_location &loc) {
   std::string file = loc.file_name();
   size_t slash = file.rfind('/');
@@ -225,7 +238,7 @@ void write_artifact(const std::string &dir, const ArtifactContents &contents, Lo
     writeFile((temporary / name).string(), bytes, loc);
     files[name] = runtime::sha256Hex(bytes);
   };
-  Json functions = Json::object();
+  Json functions = Json::object(), cubins = Json::object();
   try {
     for (const ArtifactFunction &function : contents.functions) {
       runtime::Program program = function.program;
@@ -236,10 +249,27 @@ void write_artifact(const std::string &dir, const ArtifactContents &contents, Lo
       program.library = kernels;
       std::string programFile = function.name + ".program.json";
       add(programFile, runtime::writeProgram(program));
+      bool cuda = contents.target.kind == "cuda";
       if (contents.keep_sources) {
         fs::create_directories(temporary / "sources", error);
-        add(cat("sources/", function.name, ".cpp"), function.source);
+        add(cat("sources/", function.name, cuda ? ".cu" : ".cpp"), function.source);
       }
+      SINTER_CHECK(cuda || function.cubins.empty(), loc,
+                   cat("write_artifact: function ", function.name, " has cubins but the target is ",
+                       contents.target.kind));
+      Json images = Json::object();
+      for (const std::string &arch : contents.target.cudaArchitectures) {
+        auto cubin = function.cubins.find(arch);
+        SINTER_CHECK(cubin != function.cubins.end(), loc,
+                     cat("write_artifact: function ", function.name, " has no cubin for ", arch));
+        StatusOr<std::string> image = runtime::readWholeFile(cubin->second, "write_artifact");
+        SINTER_CHECK(image.ok(), loc, std::string(image.status().message()));
+        std::string file = cat("kernels/", function.name, ".", arch, ".cubin");
+        add(file, *image);
+        images[arch] = file;
+      }
+      if (cuda)
+        cubins[function.name] = images;
       Json donations = Json::object();
       for (size_t r = 0; r < program.results.size(); ++r)
         if (program.donors[r] >= 0)
@@ -272,7 +302,7 @@ void write_artifact(const std::string &dir, const ArtifactContents &contents, Lo
         {"sinter_version", kVersion},
         {"target",
          {{"kind", t.kind}, {"triple", t.triple}, {"cpu", t.cpu}, {"features", t.features}}},
-        {"cuda", {{"architectures", t.cudaArchitectures}, {"cubins", Json::object()}}},
+        {"cuda", {{"architectures", t.cudaArchitectures}, {"cubins", cubins}}},
         {"shared_libraries", libraries},
         {"functions", functions},
         {"optimizer",
@@ -326,6 +356,18 @@ std::optional<ArtifactRequest> requested_artifact(Loc loc) {
                    "'; expected x86-64-v2, x86-64-v3, x86-64-v4 or native"));
   const char *keep = std::getenv("SINTER_AOT_KEEP_SOURCES");
   request.keep_sources = keep != nullptr && std::string(keep) == "1";
+  if (const char *archs = std::getenv("SINTER_AOT_CUDA_ARCHS"); archs != nullptr && *archs) {
+    request.cuda_architectures.clear();
+    std::string list = archs;
+    for (size_t start = 0; start <= list.size();) {
+      size_t comma = std::min(list.find(',', start), list.size());
+      request.cuda_architectures.push_back(list.substr(start, comma - start));
+      start = comma + 1;
+    }
+  }
+  for (const std::string &arch : request.cuda_architectures)
+    SINTER_CHECK(cudaArchitecture(arch) > 0, loc,
+                 cat("SINTER_AOT_CUDA_ARCHS names '", arch, "'; expected sm_NN (sm_80, sm_90)"));
   return request;
 }
 
@@ -438,8 +480,28 @@ ArtifactContents training_artifact(const TrainingExport &what, const ArtifactReq
   contents.target.kind = "cpu";
   contents.target.triple = "x86_64-linux-gnu";
   contents.target.cpu = request.cpu;
-  contents.target.features = runtime::cpuTargetFeatures(request.cpu);
-  if (std::shared_ptr<detail::StepCompiler> compiler = detail::step_compiler())
+  std::shared_ptr<detail::StepCompiler> compiler = detail::step_compiler();
+  if (!parameters.empty() && parameters.front().device().isCuda()) {
+    // Note [CUDA artifacts] in sinter/runtime/Artifact.h: the steps were
+    // compiled for the CUDA target (its simulator's build, for this
+    // machine's CPU); the same kernels as cubins for each architecture.
+    SINTER_CHECK(!request.cuda_architectures.empty(), loc,
+                 "training_artifact: the step is on a CUDA device but the request names no GPU "
+                 "architecture (ArtifactRequest::cuda_architectures, sinter-compile --arch)");
+    contents.target.kind = "cuda";
+    contents.target.cpu = "native";
+    contents.target.cudaArchitectures = request.cuda_architectures;
+    for (ArtifactFunction &function : contents.functions)
+      for (const std::string &arch : request.cuda_architectures) {
+        std::string path, why;
+        SINTER_CHECK(
+            compiler->build_cuda_module(function.source, cudaArchitecture(arch), path, why), loc,
+            cat("training_artifact: ", function.name, "'s kernels for ", arch, ": ", why));
+        function.cubins[arch] = path;
+      }
+  }
+  contents.target.features = runtime::cpuTargetFeatures(contents.target.cpu);
+  if (compiler)
     for (const auto &[soname, package] : compiler->kernel_library_dependencies())
       contents.shared_libraries.push_back({soname, package});
   contents.optimizer.kind = kind;

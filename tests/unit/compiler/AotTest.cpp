@@ -17,6 +17,7 @@
 #include "ZooTask.h"
 #include "sinter/Compiler/StepCompiler.h"
 #include "sinter/runtime/Artifact.h"
+#include "sinter/runtime/Environment.h"
 #include "sinter/runtime/Files.h"
 #include "sinter/runtime/ProgramFile.h"
 #include "sinter/runtime/StepSession.h"
@@ -359,9 +360,12 @@ void checkArtifactInABareProcess(const tools::ZooArtifactOptions &options, int s
   EXPECT_EQ(random, options.dropout > 0) << "random keys exactly when the step drops out";
 
   // The just-in-time path: the same model and weights (the same seed), AdamW
-  // from no state, the same schedule, kernels for the same CPU level.
+  // from no state, the same schedule, kernels for the same CPU level (or
+  // the same device: a CUDA artifact's on the simulator's cuda:0).
+  const bool cuda = !options.cuda_architectures.empty();
   compiler::install();
-  Session::Use use({.compiler = {.enabled = true, .allow_fallback = false, .cpu = options.cpu}});
+  Session::Use use({.device = cuda ? Device::cuda(0) : Device::cpu(),
+                    .compiler = {.enabled = true, .allow_fallback = false, .cpu = options.cpu}});
   tools::ZooTask task = tools::makeZooTask(options.model, options.batch, options.length,
                                            options.seed, /*imageSize=*/32, options.dropout);
   optim::AdamW adamw(task.model->parameters(),
@@ -408,6 +412,18 @@ void checkArtifactInABareProcess(const tools::ZooArtifactOptions &options, int s
   // sanitized build) and a fixed OpenMP team.
   std::vector<std::string> env = {"PATH=" + root + "/no-such-bin", "HOME=" + root + "/home",
                                   "LANG=C", "SINTER_ADAPTIVE_THREADS=0"};
+  if (cuda) {
+    // Without the simulator (and without a GPU) the consumer is refused.
+    std::vector<std::string> plain = env;
+    plain.push_back("SINTER_CUDA_DRIVER=/nonexistent/libcuda.so.1");
+    EXPECT_NE(runIn(root + "/work",
+                    {AOT_TRAIN_ARTIFACT, dir, root + "/batches.bin", "1", root + "/work/losses.bin",
+                     root + "/work/checkpoint.safetensors"},
+                    plain),
+              0)
+        << "a CUDA artifact ran with neither a GPU nor the simulator";
+    env.push_back("SINTER_CUDA_SIMULATOR=1");
+  }
   for (const char *name :
        {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS", "OMP_NUM_THREADS"})
     if (const char *value = std::getenv(name))
@@ -463,8 +479,11 @@ void checkArtifactInABareProcess(const tools::ZooArtifactOptions &options, int s
   }
   // Every shared library the kernels need is in the manifest, by soname
   // (with its package), and nothing is found through this machine's paths
-  // but Debian's own folder for OpenBLAS's OpenMP build.
+  // but Debian's own folder for OpenBLAS's OpenMP build (CPU kernels; the
+  // simulator's build of CUDA kernels links the simulator's library).
   for (const char *function : {"train_step", "predict"}) {
+    if (cuda)
+      break;
     std::string kernels = neededOf(dir + "/kernels/" + function + ".so");
     for (size_t at = kernels.find("Shared library: ["); at != std::string::npos;
          at = kernels.find("Shared library: [", at + 1)) {
@@ -507,6 +526,37 @@ TEST(AotArtifact, TrainsInAProcessWithNoCompilerAsTheJustInTimePathToTheBit) {
     for (int i = 0; i < 32; ++i)
       labels.push_back((k * 13 + i * 7) % 10);
     return Batch{from_vector<float>(pixels, {32, 784}), from_vector<int64_t>(labels, {32})};
+  });
+}
+
+// Note [CUDA artifacts]: an artifact of a step on cuda:0 holds cubins for
+// sm_80 and sm_90 and the simulator's build of the same kernels; in a bare
+// process with SINTER_CUDA_SIMULATOR=1 (aot_tests.cuda_simulator) it trains
+// as the just-in-time CUDA path on the simulator, to the bit.
+TEST(AotArtifactOnTheCudaSimulator, TrainsAsTheJustInTimeCudaPathToTheBit) {
+  ASSERT_TRUE(runtime::environment().cuda_simulator)
+      << "run with SINTER_CUDA_SIMULATOR=1 (ctest: aot_tests.cuda_simulator)";
+  constexpr int kSteps = 12;
+  tools::ZooArtifactOptions options;
+  options.model = "mlp";
+  options.batch = 16;
+  options.learning_rate = 2e-3;
+  options.seed = 4;
+  options.cuda_architectures = {"sm_80", "sm_90"};
+  options.schedule = {.kind = runtime::Schedule::Kind::WarmupCosine,
+                      .warmupSteps = 3,
+                      .totalSteps = kSteps,
+                      .minLr = 1e-4};
+  checkArtifactInABareProcess(options, kSteps, [&](int k) {
+    std::mt19937 generator(300 + k);
+    std::normal_distribution<float> normal;
+    std::vector<float> pixels(16 * 784);
+    for (float &p : pixels)
+      p = normal(generator);
+    std::vector<int64_t> labels;
+    for (int i = 0; i < 16; ++i)
+      labels.push_back((k * 5 + i * 3) % 10);
+    return Batch{from_vector<float>(pixels, {16, 784}), from_vector<int64_t>(labels, {16})};
   });
 }
 

@@ -33,6 +33,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -88,6 +89,9 @@ struct ArtifactFunction {
   std::string name;
   runtime::Program program;
   std::string source;
+  /// A CUDA function's cubins by architecture ("sm_90": the file's path),
+  /// the same kernels as `program.library` (built for the CUDA simulator).
+  std::map<std::string, std::string> cubins = {};
 };
 
 /// What an artifact holds (Note [Artifacts] in sinter/runtime/Artifact.h).
@@ -132,6 +136,10 @@ struct ArtifactRequest {
   std::string cpu = "x86-64-v3";
   /// Keep the kernels' source in the artifact (SINTER_AOT_KEEP_SOURCES=1).
   bool keep_sources = false;
+  /// For a step recorded on a CUDA device: the GPU architectures its
+  /// kernels are built for by NVRTC, "sm_NN" (SINTER_AOT_CUDA_ARCHS,
+  /// comma-separated).
+  std::vector<std::string> cuda_architectures = {"sm_80", "sm_90"};
 };
 /// The artifact sinter-compile asks this process for, from its
 /// environment; std::nullopt when it runs to train. Throws sinter::Error

@@ -124,6 +124,14 @@ public:
   virtual bool export_step(const std::vector<lazy::NodePtr> &outputs, const CompilerConfig &config,
                            const std::vector<const lazy::Node *> &donatable,
                            runtime::Program &program, std::string &source, std::string &why) = 0;
+  /// Compiles the CUDA source export_step gave (a step on a CUDA device)
+  /// into a cubin for compute capability `arch` (90: sm_90), or returns
+  /// false with the reason; the cubin's path in `path`.
+  virtual bool build_cuda_module(const std::string &source, int arch, std::string &path,
+                                 std::string &why) {
+    why = "this compiler builds no CUDA code";
+    return false;
+  }
   /// The shared libraries (soname, Debian package) the kernel libraries of
   /// export_step need where they run.
   virtual std::vector<std::pair<std::string, std::string>> kernel_library_dependencies() const {

@@ -8,10 +8,12 @@
 //   manifest.json            what follows, with a SHA-256 per file
 //   <function>.program.json  one Program per function (train_step, predict;
 //                            Note [The Program as a file])
-//   kernels/cpu.so           the CPU kernels, for the CPU level the manifest
-//                            names; the place for CUDA code (cubins per
-//                            architecture, PTX, launch shapes) is the
-//                            manifest's "cuda" object, read by this code
+//   kernels/<function>.so    the CPU kernels, for the CPU level the
+//                            manifest names (a CUDA artifact: the CUDA
+//                            kernels built for the CUDA simulator)
+//   kernels/<function>.<sm_NN>.cubin
+//                            a CUDA artifact's kernels for each GPU
+//                            architecture (the manifest's "cuda" object)
 //   weights.safetensors      the parameters, by the names checkpoints use
 //   optimizer.safetensors    the optimizer state, likewise
 //   sources/                 the kernels' source (--keep-sources; never
@@ -24,6 +26,19 @@
 // a shared library that is not installed (with its Debian package), a CUDA
 // artifact on a machine without its architecture. docs/AOT.md lists every
 // key of the manifest.
+//
+// Note [CUDA artifacts]
+// A step recorded on a CUDA device is compiled for the CUDA target once:
+// one Program, whose kernels are built twice from the same CUDA C++, for
+// the CUDA simulator (kernels/<function>.so, this machine's CPU) and by
+// NVRTC for each architecture asked for (kernels/<function>.sm_90.cubin).
+// Artifact::open chooses for the machine it runs on: with
+// SINTER_CUDA_SIMULATOR, the simulator's build (checked as CPU kernels
+// are); else the cubin of the first GPU's architecture (an artifact without
+// it, or a machine without a GPU, is refused naming both), and nothing of
+// the host's CPU or libraries is asked. Run it on cudaDevice(0) (Note
+// [Choosing a CUDA device] in sinter/runtime/CudaExecutable.h), which makes
+// the same choice: what CI runs on the simulator is the Program a GPU runs.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SINTER_RUNTIME_ARTIFACT_H

@@ -88,6 +88,15 @@ CudaDevice &simulatedCudaDevice();
 /// device).
 StatusOr<CudaDevice *> driverCudaDevice(int ordinal);
 
+/// Note [Choosing a CUDA device]
+/// `cuda:ordinal` as the process sees it: with SINTER_CUDA_SIMULATOR, the
+/// simulator (its one device, cuda:0), opened from libsinter_cuda_simulator
+/// beside libsinter_runtime when the process has not loaded it (the runtime
+/// never links it, so that a GPU machine needs no Boost.Context); else the
+/// GPU through the driver. Every path to a CUDA device (compiled steps,
+/// eager ops, artifacts, the C API) goes through here.
+StatusOr<CudaDevice *> cudaDevice(int ordinal);
+
 /// A Program loaded on a CUDA device, ready to run.
 class CudaExecutable final {
 public:

@@ -36,6 +36,8 @@
 
 namespace sinter::runtime {
 
+class CudaDevice;
+
 /// The "format" of a session's saved state: its state tensors by name, the
 /// step count ("step"), and, from an artifact of a zoo model, the model
 /// ("model", sinter-train's entry point), so that `sinter-train --resume`
@@ -44,11 +46,14 @@ inline constexpr const char *kSessionCheckpointFormat = "sinter-session/1";
 
 class StepSession {
 public:
-  /// Loads `program` (CpuExecutable::load: its kernel library must exist)
-  /// with `schedule` giving the learning rate of its step scalars, at step
-  /// count `step`. The state starts at zero until load() or setState().
-  static StatusOr<std::unique_ptr<StepSession>> open(Program program, Schedule schedule,
-                                                     int64_t step = 0);
+  /// Loads `program` (CpuExecutable::load: its kernel library must exist;
+  /// with a `device`, a Program of the CUDA target: CudaExecutable::load on
+  /// it) with `schedule` giving the learning rate of its step scalars, at
+  /// step count `step`. The state starts at zero until load() or
+  /// setState(); it stays in host memory, copied to the device for each
+  /// run and back.
+  static StatusOr<std::unique_ptr<StepSession>>
+  open(Program program, Schedule schedule, int64_t step = 0, CudaDevice *device = nullptr);
   ~StepSession();
   StepSession(const StepSession &) = delete;
   StepSession &operator=(const StepSession &) = delete;
