@@ -14,9 +14,11 @@
 // The session's device chooses the target (targetFor): the step compiler
 // asks for the target of the device its graph's tensors live on and hands it
 // to the pipeline (sinter/Compiler/Pipeline.h), which names no target
-// itself. A device whose backend this build lacks is refused there, with the
-// reason, before anything is lowered. The CPU target is one per x86-64
-// level the kernels are built for ("native" or an artifact's level).
+// itself. A CUDA device with neither a GPU nor the CUDA simulator is refused
+// there, with the driver's reason, before anything is lowered. The CPU
+// target is one per x86-64 level the kernels are built for ("native" or an
+// artifact's level); the CUDA target one per GPU architecture, and one for
+// the simulator.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SINTER_CODEGEN_TARGET_H
