@@ -11,6 +11,7 @@
 // demands one.
 //
 //===----------------------------------------------------------------------===//
+#include "common/GemmReference.h"
 #include "sinter/runtime/CudaDriver.h"
 #include "sinter/runtime/CudaExecutable.h"
 #include "sinter/runtime/Nvrtc.h"
@@ -104,27 +105,6 @@ TEST(DriverDeviceOnGpu, CopiesFillsAndReusesMemory) {
   device->deallocate(*again);
 }
 
-/// C = alpha op(A) op(B) + beta C (+ bias) in double, column-major, as
-/// Note [Matrix products as data] defines it.
-std::vector<float> productOnHost(const Gemm &g, const std::vector<float> &a,
-                                 const std::vector<float> &b, std::vector<float> c,
-                                 const std::vector<float> &bias) {
-  for (int64_t z = 0; z < g.batch; ++z)
-    for (int64_t j = 0; j < g.n; ++j)
-      for (int64_t i = 0; i < g.m; ++i) {
-        double sum = 0;
-        for (int64_t p = 0; p < g.k; ++p) {
-          double x = g.transa ? a[z * g.strideA + p + i * g.lda] : a[z * g.strideA + i + p * g.lda];
-          double y = g.transb ? b[z * g.strideB + j + p * g.ldb] : b[z * g.strideB + p + j * g.ldb];
-          sum += x * y;
-        }
-        float &out = c[z * g.strideC + i + j * g.ldc];
-        out = static_cast<float>(g.alpha * sum + g.beta * out +
-                                 (g.epilogue == Gemm::Epilogue::Bias ? bias[i] : 0.0));
-      }
-  return c;
-}
-
 /// `values` floats in device memory, given back at the end of the test.
 struct DeviceFloats {
   CudaDevice &device;
@@ -214,7 +194,7 @@ TEST(DriverDeviceOnGpu, MatrixProductsEqualTheHostsInEveryLayout) {
     std::vector<float> b = values(g.strideB ? g.strideB * g.batch : g.ldb * (g.transb ? g.k : g.n));
     std::vector<float> c = values(std::max<int64_t>(g.strideC, g.ldc * g.n) * g.batch);
     std::vector<float> bias = values(g.m);
-    std::vector<float> want = productOnHost(g, a, b, c, bias);
+    std::vector<float> want = test_support::gemmReference(g, a, b, c, bias);
     DeviceFloats da(*device, a), db(*device, b), dc(*device, c), dbias(*device, bias);
     std::vector<float> got(c.size());
     Status status = (*module)->gemm(g, da.data(), db.data(), dc.data(), dbias.data());

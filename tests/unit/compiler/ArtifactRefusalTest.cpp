@@ -11,6 +11,7 @@
 #include "AotScratch.h"
 #include "ZooArtifact.h"
 #include "sinter/runtime/Artifact.h"
+#include "sinter/runtime/CudaDriver.h"
 #include "sinter/runtime/Files.h"
 #include "sinter/runtime/c_api.h"
 #include "sinter/sinter.h"
@@ -101,14 +102,21 @@ TEST(AotArtifact, EachRefusalNamesTheFileAndTheFix) {
        SINTER_ERROR_FAILED_PRECONDITION,
        "its kernels need libsinter-missing.so.9, which is not installed: apt install "
        "libsinter-missing9"},
+      // Without the simulator: no GPU here, or none of the artifact's
+      // architecture (Note [CUDA artifacts]).
       {"a CUDA artifact",
        [](const std::string &d) {
          editManifest(d, [](auto &m) {
            m["target"]["kind"] = "cuda";
-           m["cuda"]["architectures"] = {"sm_90"};
+           m["cuda"]["architectures"] = {"sm_12"};
          });
        },
-       SINTER_ERROR_FAILED_PRECONDITION, "CUDA code (sm_90) needs the CUDA backend"},
+       SINTER_ERROR_FAILED_PRECONDITION,
+       cuda::deviceCount() > 0 ? "its CUDA code is for sm_12 but cuda:0 ("
+                               : "its CUDA code (sm_12) needs a GPU: no CUDA device"},
+      {"a CUDA artifact without architectures",
+       [](const std::string &d) { editManifest(d, [](auto &m) { m["target"]["kind"] = "cuda"; }); },
+       SINTER_ERROR_FAILED_PRECONDITION, "its target is cuda but cuda.architectures names none"},
       {"a missing file",
        [](const std::string &d) { std::filesystem::remove(d + "/predict.program.json"); },
        SINTER_ERROR_FAILED_PRECONDITION,

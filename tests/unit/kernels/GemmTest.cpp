@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "sinter/runtime/Gemm.h"
+#include "common/GemmReference.h"
 
 #include "cpu/gemm.h"
 
@@ -29,27 +30,6 @@ std::vector<float> randomFloats(size_t n, unsigned seed) {
   for (float &x : v)
     x = uniform(rng);
   return v;
-}
-
-/// The descriptor's product by its definition, column-major, in double.
-std::vector<float> reference(const Gemm &g, const std::vector<float> &a, const std::vector<float> &b,
-                             std::vector<float> c, const std::vector<float> &bias) {
-  for (int64_t z = 0; z < g.batch; ++z)
-    for (int64_t j = 0; j < g.n; ++j)
-      for (int64_t i = 0; i < g.m; ++i) {
-        double sum = 0;
-        for (int64_t p = 0; p < g.k; ++p) {
-          double x = g.transa ? a[z * g.strideA + p + i * g.lda] : a[z * g.strideA + i + p * g.lda];
-          double y = g.transb ? b[z * g.strideB + j + p * g.ldb] : b[z * g.strideB + p + j * g.ldb];
-          sum += x * y;
-        }
-        float &out = c[z * g.strideC + i + j * g.ldc];
-        double value = g.alpha * sum + (g.beta == 0 ? 0.0 : g.beta * double(out));
-        if (g.epilogue == Gemm::Epilogue::Bias)
-          value += bias[i];
-        out = static_cast<float>(value);
-      }
-  return c;
 }
 
 /// Elements an operand needs: rows x cols stored with leading dim ld, per matrix.
@@ -85,7 +65,7 @@ void expectMatchesReference(const Case &t, HostGemmChoice choice) {
   std::vector<float> b = randomFloats(spanOf(g.ldb, bCols, g.ldb, g.batch, g.strideB), 2);
   std::vector<float> c = randomFloats(spanOf(g.ldc, g.n, g.ldc, g.batch, g.strideC), 3);
   std::vector<float> bias = randomFloats(static_cast<size_t>(g.m), 4);
-  std::vector<float> want = reference(g, a, b, c, bias);
+  std::vector<float> want = test_support::gemmReference(g, a, b, c, bias);
   runGemmOnHost(&sinter_gemm_v1, g, choice, a.data(), b.data(), c.data(), bias.data());
   int64_t wrong = 0;
   double worst = 0;
@@ -106,7 +86,7 @@ TEST(Gemm, EveryTransposeBatchBetaAndEpilogueMatchesTheDefinition) {
       cases.push_back({ta, tb, 7, 5, 9, 1, false, false, 0.0f, false});
       cases.push_back({ta, tb, 33, 17, 65, 1, false, false, 1.0f, false}); // accumulate
       cases.push_back({ta, tb, 16, 8, 12, 1, false, false, 0.0f, true});   // bias
-      cases.push_back({ta, tb, 6, 10, 4, 3, false, false, 0.0f, false});  // a batch
+      cases.push_back({ta, tb, 6, 10, 4, 3, false, false, 0.0f, false});   // a batch
       cases.push_back({ta, tb, 6, 10, 4, 3, true, false, 0.0f, false});    // shared A
       cases.push_back({ta, tb, 6, 10, 4, 3, false, true, 1.0f, true});     // shared B
     }
@@ -146,8 +126,8 @@ TEST(Gemm, RowMajorProductsMapOntoTheColumnMajorCall) {
                 sum += xv * wv;
               }
               EXPECT_NEAR(c[z * M * N + i * N + j], sum, 1e-5)
-                  << "tx " << tx << " tw " << tw << " shared " << shared << " at " << z << ","
-                  << i << "," << j << " (" << describe(g) << ")";
+                  << "tx " << tx << " tw " << tw << " shared " << shared << " at " << z << "," << i
+                  << "," << j << " (" << describe(g) << ")";
             }
       }
 }

@@ -3,7 +3,8 @@
 // Note [The CUDA device interface]
 // What a Program needs of a CUDA device is one interface, CudaDevice, with
 // two implementations: the CUDA driver's (a GPU: cuMemAlloc, cuMemcpy, a
-// module of cubin and PTX, cuBLAS for the library calls) and the CUDA
+// cubin module, cuBLAS for the library calls; Note [The driver's device] in
+// runtime/lib/DriverDevice.cpp) and the CUDA
 // simulator's (Note [The CUDA simulator] in sinter/runtime/Simt.h: device
 // memory is host memory with guard zones and poisoning after free, a
 // module is the same CUDA C++ built by the host compiler, and the library
