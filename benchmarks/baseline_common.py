@@ -5,8 +5,9 @@ import argparse
 import resource
 
 
-def parse_args(doc, models=None):
+def parse_args(doc, models=None, devices=("cpu",)):
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--device", default="cpu", choices=devices)
     parser.add_argument("--model", default="gpt-mini", choices=models)
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--length", type=int, default=128)

@@ -9,7 +9,9 @@ Usage:
 --weights reads what `sinter-bench --dump-weights DIR` wrote (parameters and
 the batch): both frameworks start from the same model. Reports PyTorch eager
 and, where installed, torch.compile (PyTorch 2.x, Inductor's CPU backend); a
-mode that is not available is reported as skipped, with the reason. Peak memory is the process's peak resident set growth during
+mode that is not available is reported as skipped, with the reason. `--device cuda` runs
+both on the GPU (tools/gpu_check.sh), where peak memory is the caching allocator's own
+peak. On the CPU, peak memory is the process's peak resident set growth during
 the run (parameters, optimizer state and the steps' tensors; PyTorch's CPU
 allocator has no counter of its own), so it is only a bound: memory the
 process had already reached before is not counted again.
@@ -48,7 +50,24 @@ def profiled_step_peak(fn, params, optimizer, inputs, targets):
     return peak
 
 
+def gpu_step_peak(fn, params, optimizer, inputs, targets):
+    """On a GPU: the most bytes one more training step holds beyond what
+    existed when it began, from the caching allocator's own counters."""
+    optimizer.zero_grad(set_to_none=True)
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    loss = fn(params, inputs, targets)
+    loss.backward()
+    optimizer.step()
+    loss.item()
+    return torch.cuda.max_memory_allocated() - before
+
+
 def run(mode, loss_fn, params, inputs, targets, steps, warmup):
+    gpu = inputs.is_cuda
+    if gpu:
+        torch.cuda.reset_peak_memory_stats()
     rss_start = peak_rss_bytes()
     params = {k: v.clone().requires_grad_() for k, v in params.items()}
     optimizer = torch.optim.AdamW(params.values(), lr=1e-3, weight_decay=1e-2)
@@ -66,15 +85,21 @@ def run(mode, loss_fn, params, inputs, targets, steps, warmup):
         if step >= warmup:
             times.append((time.perf_counter() - start) * 1000)
         losses.append(value)
+    if gpu:  # loss.item() above waited for the GPU at every step
+        peak = torch.cuda.max_memory_allocated()
+        return times, losses, peak, gpu_step_peak(fn, params, optimizer, inputs, targets)
     step_peak = profiled_step_peak(fn, params, optimizer, inputs, targets)
     return times, losses, peak_rss_bytes() - rss_start, step_peak
 
 
 def main():
-    args = parse_args(__doc__, sorted(LOSSES))
+    args = parse_args(__doc__, sorted(LOSSES), devices=("cpu", "cuda"))
     # Debian's PyTorch uses one thread unless told.
     torch.set_num_threads(args.threads)
-    tensors = load(args.weights)
+    if args.device == "cuda" and not torch.cuda.is_available():
+        sys.exit("torch_baseline: --device cuda but this PyTorch sees no GPU "
+                 f"(torch {torch.__version__}, built for CUDA {torch.version.cuda})")
+    tensors = {key: t.to(args.device) for key, t in load(args.weights).items()}
     params = {name: t for (kind, name), t in tensors.items() if kind == "param"}
     inputs, targets = tensors[("input", "inputs")], tensors[("input", "targets")]
     if inputs.shape[0] != args.batch_size:
@@ -99,6 +124,7 @@ def main():
                 median = statistics.median(times)
                 record = {"model": args.model, "mode": "torch " + mode, "batch_size": args.batch_size,
                           "length": args.length, "threads": args.threads, "steps": args.steps,
+                          "device": args.device,
                           "step_ms_median": round(median, 3),
                           "samples_per_s": round(1000 * args.batch_size / median, 2),
                           "peak_bytes": peak, "step_peak_bytes": step_peak,

@@ -37,7 +37,7 @@ def attention(x, p, prefix, heads, causal):
     q, k, v = (t.reshape(batch, length, heads, head).transpose(1, 2) for t in qkv.split(dim, -1))
     scores = q @ k.transpose(-2, -1) / math.sqrt(head)
     if causal:
-        mask = torch.ones(length, length, dtype=torch.bool).triu(1)
+        mask = torch.ones(length, length, dtype=torch.bool, device=x.device).triu(1)
         scores = scores.masked_fill(mask, float("-inf"))
     out = (scores.softmax(-1) @ v).transpose(1, 2).reshape(batch, length, dim)
     return F.linear(out, p[prefix + ".out_proj.weight"], p[prefix + ".out_proj.bias"])
@@ -45,7 +45,7 @@ def attention(x, p, prefix, heads, causal):
 
 def gpt(p, ids, targets, layers=4, heads=4):
     length = ids.shape[1]
-    x = p["wte.weight"][ids] + p["wpe.weight"][torch.arange(length)]
+    x = p["wte.weight"][ids] + p["wpe.weight"][torch.arange(length, device=ids.device)]
     for i in range(layers):
         b = f"h.{i}"
         x = x + attention(layer_norm(x, p, b + ".ln_1", 1e-5), p, b + ".attn", heads, True)
@@ -58,7 +58,7 @@ def gpt(p, ids, targets, layers=4, heads=4):
 
 def bert(p, ids, targets, layers=4, heads=4):
     length = ids.shape[1]
-    x = (p["word_embeddings.weight"][ids] + p["position_embeddings.weight"][torch.arange(length)]
+    x = (p["word_embeddings.weight"][ids] + p["position_embeddings.weight"][torch.arange(length, device=ids.device)]
          + p["token_type_embeddings.weight"][0])
     x = layer_norm(x, p, "embeddings_ln", 1e-12)
     for i in range(layers):

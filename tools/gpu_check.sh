@@ -11,7 +11,10 @@
 #      trained through the C API for the bundle's steps, its losses against
 #      the reference losses of the same artifact on the CUDA simulator, and
 #      the time of a step;
-#   4. compute-sanitizer memcheck and racecheck on one step of mlp, where
+#   4. PyTorch eager and torch.compile on gpt-mini's configuration, from the
+#      artifact's weights and first batch (benchmarks/torch_baseline.py
+#      --device cuda), where a PyTorch with CUDA is ($SINTER_PYTHON, python3);
+#   5. compute-sanitizer memcheck and racecheck on one step of mlp, where
 #      compute-sanitizer is installed;
 # and writes $SINTER_GPU_CHECK_OUT (gpu-check/) check.json and table.md.
 # Exit status 0 when everything it ran passed.
@@ -20,7 +23,8 @@
 #
 # With SINTER_CUDA_SIMULATOR=1 the CUDA simulator stands for the GPU (on the
 # build machine): the device tests and compute-sanitizer are skipped, and
-# the artifacts run on the simulator's build of their kernels.
+# the artifacts run on the simulator's build of their kernels (PyTorch is
+# skipped too).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUNDLE=${1:-.gpu-bundle}
@@ -116,6 +120,35 @@ EOF
   [[ $line == *'"result": "passed"'* ]] || status=1
 done
 
+echo "== PyTorch on gpt-mini's configuration"
+# The artifact's weights and first batch as benchmarks/torch_baseline.py
+# reads them (tools/gpu_torch_weights.py), then PyTorch eager and
+# torch.compile on the GPU; its first loss is the artifact's first loss.
+python=${SINTER_PYTHON:-python3}
+if ((simulated)); then
+  echo "skipped: the simulator"
+  record '{"check": "pytorch", "result": "skipped (the simulator)"}'
+elif [[ ! -d $artifacts/gpt-mini.sinter ]] ||
+  ! "$python" -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
+  echo "skipped: no gpt-mini artifact, or no PyTorch with CUDA ($python)"
+  record '{"check": "pytorch", "result": "skipped (no PyTorch with CUDA, or no gpt-mini)"}'
+else
+  read -r batch length < <(/usr/bin/python3 tools/gpu_torch_weights.py \
+    "$artifacts/gpt-mini.sinter" "$artifacts/gpt-mini.batches" "$work/torch-weights")
+  if "$python" benchmarks/torch_baseline.py --model gpt-mini --batch-size "$batch" \
+    --length "$length" --steps 20 --warmup 3 --device cuda --weights "$work/torch-weights" \
+    --json >"$work/torch.jsonl"; then
+    first=$(/usr/bin/python3 -c 'import struct,sys; print(struct.unpack("f", open(sys.argv[1], "rb").read(4))[0])' \
+      "$artifacts/gpt-mini.reference")
+    while read -r line; do
+      record "{\"check\": \"pytorch\", \"result\": \"ran\", \"sinter_first_loss\": $first, \"run\": $line}"
+    done <"$work/torch.jsonl"
+  else
+    record '{"check": "pytorch", "result": "FAILED"}'
+    status=1
+  fi
+fi
+
 echo "== compute-sanitizer"
 if ((simulated)) || ! command -v compute-sanitizer >/dev/null; then
   why="the simulator"
@@ -148,6 +181,13 @@ for r in rows:
                   f"worst {r['worst_of_largest']:.2e} of the largest (tolerance {r['tolerance']}), "
                   f"{r['step_ms']:.2f} ms a step" if "losses" in r else "")
         lines.append(f"| train | {r['model']} | {r['result']} | {detail} |")
+    elif r["check"] == "pytorch" and "run" in r:
+        run = r["run"]
+        detail = (f"skipped: {run['skipped']}" if "skipped" in run else
+                  f"batch {run['batch_size']} x {run['length']}, {run['step_ms_median']:.2f} ms a "
+                  f"step (median of {run['steps']}), first loss {run['first_loss']:.4f} (Sinter's "
+                  f"{r['sinter_first_loss']:.4f}), torch {run['torch']}")
+        lines.append(f"| pytorch | gpt-mini, {run['mode']} | {r['result']} | {detail} |")
     else:
         lines.append(f"| {r['check']} | {r.get('tool', '')} | {r['result']} | |")
 open(out + "/table.md", "w").write("\n".join(lines) + "\n")
