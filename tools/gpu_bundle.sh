@@ -35,14 +35,15 @@ trap 'rm -rf "$OUT/artifacts"' EXIT
 cp "$BUILD/tests/unit/aot_train_artifact" "$BUILD/tests/cuda/cuda_device_tests" \
   "$BUILD/tools/sinter-info/sinter-info" "$OUT/bin/"
 cp "$BUILD/runtime/libsinter_runtime.so" "$BUILD/runtime/libsinter_cuda_simulator.so" "$OUT/lib/"
-# Every library they load but the C and C++ runtimes (glibc, libstdc++,
-# libgcc), which every machine has.
+# Every library they load (Sinter's own included: none needs MLIR) but the
+# C and C++ runtimes (glibc, libstdc++, libgcc), which every machine has.
 for file in "$OUT"/bin/* "$OUT"/lib/*.so; do
   ldd "$file" | awk '$3 ~ /^\// {print $3}'
 done | sort -u | while read -r library; do
+  [[ -e $OUT/lib/$(basename "$library") ]] && continue
   case $(basename "$library") in
   libc.so.* | libm.so.* | libstdc++.so.* | libgcc_s.so.* | ld-linux* | libpthread.so.* | \
-    libdl.so.* | librt.so.* | libsinter_*) ;;
+    libdl.so.* | librt.so.*) ;;
   *) cp -L "$library" "$OUT/lib/" ;;
   esac
 done
