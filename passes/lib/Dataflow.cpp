@@ -31,26 +31,6 @@ int64_t elementBytes(mlir::Value value) {
   return element.isInteger(1) ? 1 : element.getIntOrFloatBitWidth() / 8;
 }
 
-/// The collectives' element type, as translation names it; only equality
-/// matters here (a bucket holds one).
-runtime::ElementType elementTypeOf(mlir::Value value) {
-  mlir::Type element = mlir::cast<mlir::ShapedType>(value.getType()).getElementType();
-  using E = runtime::ElementType;
-  if (element.isF64())
-    return E::F64;
-  if (element.isF16())
-    return E::F16;
-  if (element.isBF16())
-    return E::BF16;
-  if (element.isInteger(1))
-    return E::Bool;
-  if (element.isInteger(32))
-    return E::I32;
-  if (element.isInteger(64))
-    return E::I64;
-  return E::F32;
-}
-
 /// Note [What the IR's dataflow does not know], (4): the all-reduces of
 /// `result` grouped into gradient buckets as translation groups them, by the
 /// same function on the same launches (planner::bucketCollectives, Note
@@ -73,12 +53,14 @@ void bucketAllReduces(FunctionFlow &result) {
     step.inputs = flow.kernels[k].reads;
     step.outputs = flow.kernels[k].writes;
     mlir::Operation *op = result.kernels[k];
-    if (auto reduce = mlir::dyn_cast<ir::AllReduceOp>(op)) {
+    StatusOr<Step> made = mlir::isa<ir::AllReduceOp>(op) ? collectiveStepOf(*op)
+                                                         : StatusOr<Step>(absl::NotFoundError(""));
+    if (made.ok()) { // an element type translation refuses stands alone
       any = true;
-      step.kind = Step::Kind::AllReduce;
-      step.reduce = static_cast<runtime::ReduceOp>(reduce.getReduction());
-      step.elementType = elementTypeOf(op->getOperand(0));
-      step.phase = phaseOf(*op);
+      step.kind = made->kind;
+      step.reduce = made->reduce;
+      step.elementType = made->elementType;
+      step.phase = made->phase;
       for (int v : step.inputs)
         byInput.try_emplace(v, op);
       for (int v : step.outputs)

@@ -149,14 +149,8 @@ void divideBy(void *data, int64_t count, ElementType type, int divisor) {
   }
 }
 
-//===----------------------------------------------------------------------===//
-// The world of one
-//===----------------------------------------------------------------------===//
-
-Communicator::~Communicator() { forgetCollectiveOrder(this); }
-
-// The world of one refuses what the others refuse, so that a program refused
-// on two ranks is refused alone.
+// Every communicator refuses the same requests (the world of one too, so
+// that a program refused on two ranks is refused alone).
 Status checkReduction(ElementType type, ReduceOp op) {
   bool floating = type == ElementType::F32 || type == ElementType::F64 ||
                   type == ElementType::F16 || type == ElementType::BF16;
@@ -165,6 +159,12 @@ Status checkReduction(ElementType type, ReduceOp op) {
         "a mean over ranks needs floating elements, not ", std::string(elementTypeName(type))));
   return absl::OkStatus();
 }
+
+Communicator::~Communicator() { forgetCollectiveOrder(this); }
+
+//===----------------------------------------------------------------------===//
+// The world of one
+//===----------------------------------------------------------------------===//
 
 namespace {
 

@@ -25,6 +25,7 @@ int64_t elementBytes(mlir::Type type) {
   return element.isInteger(1) ? 1 : element.getIntOrFloatBitWidth() / 8;
 }
 
+using passes::dtypeName;
 using passes::phaseOf;
 
 /// Every user line in `loc`, distinct, in order ("model.cpp:40"); the first
@@ -89,17 +90,6 @@ std::string launchLabel(mlir::Operation &op) {
 }
 
 namespace {
-
-/// The dialect's name of a tensor's element type ("f32", "bool").
-std::string dtypeName(mlir::Type type) {
-  mlir::Type element = mlir::cast<mlir::ShapedType>(type).getElementType();
-  if (element.isInteger(1))
-    return "bool";
-  std::string name;
-  llvm::raw_string_ostream os(name);
-  os << element;
-  return name;
-}
 
 /// Whether `value` reaches a random op's key (through a fusion's body).
 bool feedsRandomKey(mlir::Value value) {
@@ -237,27 +227,13 @@ mlir::LogicalResult translateToProgram(mlir::func::FuncOp function, const codege
       // only); the sharded collectives read at their offset and are waited
       // for where they stand.
       using Kind = runtime::Program::Step::Kind;
-      runtime::Program::Step step;
       llvm::StringRef name = op.getName().stripDialect();
-      if (auto reduce = mlir::dyn_cast<ir::AllReduceOp>(op)) {
-        step.kind = Kind::AllReduce;
-        step.reduce = static_cast<runtime::ReduceOp>(reduce.getReduction());
-      } else if (auto scatter = mlir::dyn_cast<ir::ReduceScatterOp>(op)) {
-        step.kind = Kind::ReduceScatter;
-        step.reduce = static_cast<runtime::ReduceOp>(scatter.getReduction());
-        step.ranks = static_cast<int>(scatter.getRanks());
-      } else {
-        step.kind = Kind::AllGather;
-        step.ranks = static_cast<int>(mlir::cast<ir::AllGatherOp>(op).getRanks());
-      }
-      std::string dtype = dtypeName(op.getOperand(0).getType());
-      StatusOr<runtime::ElementType> element = runtime::elementTypeNamed(dtype);
-      if (!element.ok())
-        return op.emitError() << name << " of " << dtype << " elements is not supported";
-      step.elementType = *element;
+      StatusOr<runtime::Program::Step> made = passes::collectiveStepOf(op);
+      if (!made.ok())
+        return op.emitError() << made.status().message();
+      runtime::Program::Step step = std::move(*made);
       step.label = launchLabel(op);
       step.lines = userLines(op.getLoc());
-      step.phase = phaseOf(op);
       for (mlir::Value v : op.getOperands()) {
         if (step.kind != Kind::AllReduce)
           step.inputOffsets.push_back(offsets.lookup(v));
