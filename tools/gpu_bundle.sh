@@ -5,23 +5,24 @@
 # MLIR-free binaries and libraries (libsinter_runtime and its Abseil and
 # OpenSSL libraries, the C API consumer tests/aot/train_artifact.c, the
 # device tests, sinter-info), and, per zoo model, a CUDA artifact
-# (`sinter-compile --target cuda`: cubins for SINTER_GPU_ARCHS, default
-# sm_90), its batches, and its reference losses: the same artifact trained
-# here through the C API on the CUDA simulator (artifacts.tar.gz: a fresh
-# optimizer's zero moments compress to nothing). Prints the folder's size,
+# (`sinter-compile --target cuda`: code for SINTER_GPU_ARCHS, by default a
+# cubin for sm_90 and PTX for later GPUs, compute_90), its batches, and its
+# reference losses: the same artifact trained here through the C API on the
+# CUDA simulator (artifacts.tar.gz: a fresh optimizer's zero moments
+# compress to nothing). Prints the folder's size,
 # which must stay under what the GPU machine takes (64 MiB).
 #
 #   tools/gpu_bundle.sh [OUT]       OUT defaults to .gpu-bundle (ignored by git)
 #
 # SINTER_BUILD_DIR (build), SINTER_GPU_MODELS ("mlp lenet gpt-mini bert-mini"),
-# SINTER_GPU_STEPS (5), SINTER_GPU_ARCHS (sm_90).
+# SINTER_GPU_STEPS (5), SINTER_GPU_ARCHS (sm_90,compute_90).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${SINTER_BUILD_DIR:-build}
 OUT=${1:-.gpu-bundle}
 MODELS=${SINTER_GPU_MODELS:-mlp lenet gpt-mini bert-mini}
 STEPS=${SINTER_GPU_STEPS:-5}
-ARCHS=${SINTER_GPU_ARCHS:-sm_90}
+ARCHS=${SINTER_GPU_ARCHS:-sm_90,compute_90}
 for binary in tests/unit/aot_train_artifact tests/cuda/cuda_device_tests \
     tools/sinter-info/sinter-info tools/sinter-compile/sinter-compile; do
   if [[ ! -x $BUILD/$binary ]]; then

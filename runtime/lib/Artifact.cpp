@@ -325,14 +325,16 @@ StatusOr<std::unique_ptr<Artifact>> Artifact::open(const std::string &path, bool
                                       ") needs a GPU: ", gpus.status().message(),
                                       "; SINTER_CUDA_SIMULATOR=1 runs it on the CUDA simulator"));
     const cuda::DeviceInfo &gpu = gpus->front();
-    gpuArch = absl::StrCat("sm_", gpu.computeCapabilityMajor, gpu.computeCapabilityMinor);
-    if (std::find(target.cudaArchitectures.begin(), target.cudaArchitectures.end(), gpuArch) ==
-        target.cudaArchitectures.end())
+    gpuArch = cudaImageFor(target.cudaArchitectures, gpu.computeCapabilityMajor,
+                           gpu.computeCapabilityMinor);
+    if (gpuArch.empty()) {
+      std::string own = absl::StrCat("sm_", gpu.computeCapabilityMajor, gpu.computeCapabilityMinor);
       return refuse(dir, absl::StrCat("its CUDA code is for ", archs, " but cuda:0 (", gpu.name,
-                                      ") is ", gpuArch,
+                                      ") is ", own,
                                       "; compile it again with sinter-compile --target cuda "
                                       "--arch ",
-                                      gpuArch));
+                                      own));
+    }
   }
   std::vector<std::string> have =
       forThisMachine && !onGpu ? cpuFeatures() : std::vector<std::string>();
@@ -383,10 +385,10 @@ StatusOr<std::unique_ptr<Artifact>> Artifact::open(const std::string &path, bool
           return refuse(dir, absl::StrCat("function ", name, "'s kernels ", program->library,
                                           " are not among the manifest's files"));
         for (const std::string &arch : target.cudaArchitectures) {
-          const std::string &cubin = cubins[name][arch];
-          if (!hashes.count(cubin))
-            return refuse(dir, absl::StrCat("function ", name, "'s cubin for ", arch, " (",
-                                            cubin.empty() ? "none" : cubin,
+          const std::string &image = cubins[name][arch];
+          if (!hashes.count(image))
+            return refuse(dir, absl::StrCat("function ", name, "'s code for ", arch, " (",
+                                            image.empty() ? "none" : image,
                                             ") is not among the manifest's files"));
         }
         program->library = dir + "/" + (onGpu ? cubins[name][gpuArch] : program->library);
@@ -398,6 +400,39 @@ StatusOr<std::unique_ptr<Artifact>> Artifact::open(const std::string &path, bool
   }
   SINTER_RETURN_IF_ERROR(reader.status());
   return artifact;
+}
+
+int cudaArchitectureNumber(const std::string &arch) {
+  std::string digits;
+  if (arch.rfind("sm_", 0) == 0)
+    digits = arch.substr(3);
+  else if (arch.rfind("compute_", 0) == 0)
+    digits = arch.substr(8);
+  if (digits.size() < 2 || digits.size() > 3 ||
+      digits.find_first_not_of("0123456789") != std::string::npos)
+    return 0;
+  int number = std::stoi(digits);
+  return number >= 50 ? number : 0;
+}
+
+std::string cudaImageFor(const std::vector<std::string> &architectures, int major, int minor) {
+  int own = major * 10 + minor;
+  std::string sameMajor, ptx;
+  int sameMajorAt = -1, ptxAt = -1;
+  for (const std::string &arch : architectures) {
+    int number = cudaArchitectureNumber(arch);
+    if (number == 0)
+      continue;
+    if (arch.rfind("sm_", 0) == 0) {
+      if (number == own)
+        return arch;
+      if (number / 10 == major && number < own && number > sameMajorAt)
+        sameMajor = arch, sameMajorAt = number;
+    } else if (number <= own && number > ptxAt) {
+      ptx = arch, ptxAt = number;
+    }
+  }
+  return !sameMajor.empty() ? sameMajor : ptx;
 }
 
 const Program *Artifact::function(const std::string &name) const {

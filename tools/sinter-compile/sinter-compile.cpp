@@ -252,12 +252,13 @@ int main(int argc, char **argv) {
       app.add_option("--dropout", options.dropout,
                      "gpt-mini, bert-mini: the fraction of activations dropped in training")
           ->check(CLI::Range(0.0, 0.99))};
-  std::string archs = "sm_80,sm_90";
+  std::string archs = "sm_80,sm_90,compute_90";
   app.add_option("--target", target,
                  "cpu, or cuda (cubins for --arch, and the CUDA simulator's build)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   auto *archOption = app.add_option("--arch", archs,
-                                    "--target cuda: the GPU architectures, sm_NN, comma-separated");
+                                    "--target cuda: the GPU architectures, comma-separated: sm_NN "
+                                    "(a cubin) or compute_NN (PTX the driver compiles)");
   app.add_option("--cpu", options.cpu, "the CPU level the kernels are built for")
       ->check(CLI::IsMember({"x86-64-v2", "x86-64-v3", "x86-64-v4", "native"}));
   app.add_option("--memory-budget", options.memory_budget,
@@ -285,10 +286,10 @@ int main(int argc, char **argv) {
     options.cuda_architectures.clear();
     std::stringstream list(archs);
     for (std::string arch; std::getline(list, arch, ',');) {
-      bool valid = (arch.size() == 5 || arch.size() == 6) && arch.rfind("sm_", 0) == 0 &&
-                   arch.find_first_not_of("0123456789", 3) == std::string::npos;
-      if (!valid)
-        throw CLI::ValidationError("--arch", "'" + arch + "' is not sm_NN (sm_80, sm_90)");
+      if (sinter::runtime::cudaArchitectureNumber(arch) == 0)
+        throw CLI::ValidationError("--arch", "'" + arch +
+                                                 "' is not sm_NN or compute_NN (sm_80, sm_90, "
+                                                 "compute_90)");
       options.cuda_architectures.push_back(arch);
     }
     if (options.cuda_architectures.empty())

@@ -321,8 +321,9 @@ void sweepTemporaries(const std::string &dir) {
   for (llvm::sys::fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     llvm::StringRef name = llvm::sys::path::filename(it->path());
     bool temporary =
-        name.starts_with("kernel-") && (name.ends_with(".so.tmp") || name.ends_with(".cubin.tmp") ||
-                                        (name.ends_with(".cpp") && name.count('-') == 2));
+        name.starts_with("kernel-") &&
+        (name.ends_with(".so.tmp") || name.ends_with(".cubin.tmp") || name.ends_with(".ptx.tmp") ||
+         (name.ends_with(".cpp") && name.count('-') == 2));
     llvm::sys::fs::file_status status;
     if (!temporary || llvm::sys::fs::status(it->path(), status))
       continue;
@@ -532,7 +533,7 @@ bool compileHostLibrary(const std::string &source, CompiledLibrary &library, std
 }
 
 bool compileCudaModule(const std::string &source, int arch, CompiledLibrary &module,
-                       std::string &error) {
+                       std::string &error, bool ptx) {
   if (arch < 50 || arch > 199) {
     error = "the GPU architecture to build kernels for is " + std::to_string(arch) +
             ", not a compute capability NVRTC knows (sm_80 is 80, sm_90 is 90)";
@@ -543,22 +544,24 @@ bool compileCudaModule(const std::string &source, int arch, CompiledLibrary &mod
     error = std::string(version.status().message());
     return false;
   }
-  std::string key = source + "\nnvrtc " + *version + "\nsm_" + std::to_string(arch) + "\n" +
-                    includedHeaders(true);
+  const std::string kind = ptx ? "ptx" : "cubin";
+  std::string key = source + "\nnvrtc " + *version + "\n" + kind + " " + std::to_string(arch) +
+                    "\n" + includedHeaders(true);
   std::string hash = llvm::utohexstr(llvm::xxh3_64bits(key), /*LowerCase=*/true);
   std::string dir = kernelCacheDir();
-  std::string path = dir + "/kernel-" + hash + ".cubin";
+  std::string path = dir + "/kernel-" + hash + "." + kind;
   if (cached(dir, hash, path, /*load=*/false)) {
     module = {path, true};
     return true;
   }
   if (!prepareCache(dir, error))
     return false;
-  StatusOr<std::string> cubin = cuda::compileWithNvrtc({.path = "kernel-" + hash + ".cu",
-                                                        .source = source,
-                                                        .arch = std::to_string(arch),
-                                                        .output = cuda::NvrtcOutput::Cubin,
-                                                        .includeDirs = {kernelsIncludeDir()}});
+  StatusOr<std::string> cubin =
+      cuda::compileWithNvrtc({.path = "kernel-" + hash + ".cu",
+                              .source = source,
+                              .arch = std::to_string(arch),
+                              .output = ptx ? cuda::NvrtcOutput::Ptx : cuda::NvrtcOutput::Cubin,
+                              .includeDirs = {kernelsIncludeDir()}});
   if (!cubin.ok()) {
     error = std::string(cubin.status().message());
     return false;
@@ -566,7 +569,7 @@ bool compileCudaModule(const std::string &source, int arch, CompiledLibrary &mod
   llvm::SmallString<128> temporary;
   int fd = -1;
   if (std::error_code ec = llvm::sys::fs::createUniqueFile(
-          dir + "/kernel-" + hash + "-%%%%%%%%.cubin.tmp", fd, temporary)) {
+          dir + "/kernel-" + hash + "-%%%%%%%%." + kind + ".tmp", fd, temporary)) {
     error = "cannot create a temporary module in " + dir + ": " + ec.message();
     return false;
   }

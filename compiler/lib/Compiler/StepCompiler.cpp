@@ -17,6 +17,7 @@
 #include "sinter/Compiler/Pipeline.h"
 #include "sinter/lazy/Graph.h"
 #include "sinter/runtime/Allocator.h"
+#include "sinter/runtime/Artifact.h"
 #include "sinter/runtime/ByteCount.h"
 #include "sinter/runtime/CudaExecutable.h"
 #include "sinter/runtime/Environment.h"
@@ -383,10 +384,15 @@ public:
     return true;
   }
 
-  bool build_cuda_module(const std::string &source, int arch, std::string &path,
+  bool build_cuda_module(const std::string &source, const std::string &arch, std::string &path,
                          std::string &why) override {
+    int number = runtime::cudaArchitectureNumber(arch);
+    if (number == 0) {
+      why = "'" + arch + "' is not sm_NN or compute_NN";
+      return false;
+    }
     codegen::CompiledLibrary module;
-    if (!codegen::compileCudaModule(source, arch, module, why))
+    if (!codegen::compileCudaModule(source, number, module, why, arch.starts_with("compute_")))
       return false;
     path = module.path;
     return true;

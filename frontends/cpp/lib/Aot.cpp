@@ -26,19 +26,6 @@
 namespace sinter::aot {
 namespace {
 
-/// 90 for "sm_90"; 0 for anything that is not sm_NN or sm_NNN.
-int cudaArchitecture(const std::string &arch) {
-  if (arch.size() < 5 || arch.size() > 6 || arch.rfind("sm_", 0) != 0)
-    return 0;
-  int number = 0;
-  for (char c : arch.substr(3)) {
-    if (c < '0' || c > '9')
-      return 0;
-    number = number * 10 + (c - '0');
-  }
-  return number >= 50 ? number : 0;
-}
-
 std::string lineOf(const std::source_location &loc) {
   std::string file = loc.file_name();
   size_t slash = file.rfind('/');
@@ -264,7 +251,8 @@ void write_artifact(const std::string &dir, const ArtifactContents &contents, Lo
                      cat("write_artifact: function ", function.name, " has no cubin for ", arch));
         StatusOr<std::string> image = runtime::readWholeFile(cubin->second, "write_artifact");
         SINTER_CHECK(image.ok(), loc, std::string(image.status().message()));
-        std::string file = cat("kernels/", function.name, ".", arch, ".cubin");
+        std::string file = cat("kernels/", function.name, ".", arch,
+                               arch.starts_with("compute_") ? ".ptx" : ".cubin");
         add(file, *image);
         images[arch] = file;
       }
@@ -366,8 +354,9 @@ std::optional<ArtifactRequest> requested_artifact(Loc loc) {
     }
   }
   for (const std::string &arch : request.cuda_architectures)
-    SINTER_CHECK(cudaArchitecture(arch) > 0, loc,
-                 cat("SINTER_AOT_CUDA_ARCHS names '", arch, "'; expected sm_NN (sm_80, sm_90)"));
+    SINTER_CHECK(runtime::cudaArchitectureNumber(arch) > 0, loc,
+                 cat("SINTER_AOT_CUDA_ARCHS names '", arch,
+                     "'; expected sm_NN (a cubin: sm_80, sm_90) or compute_NN (PTX: compute_90)"));
   return request;
 }
 
@@ -494,9 +483,8 @@ ArtifactContents training_artifact(const TrainingExport &what, const ArtifactReq
     for (ArtifactFunction &function : contents.functions)
       for (const std::string &arch : request.cuda_architectures) {
         std::string path, why;
-        SINTER_CHECK(
-            compiler->build_cuda_module(function.source, cudaArchitecture(arch), path, why), loc,
-            cat("training_artifact: ", function.name, "'s kernels for ", arch, ": ", why));
+        SINTER_CHECK(compiler->build_cuda_module(function.source, arch, path, why), loc,
+                     cat("training_artifact: ", function.name, "'s kernels for ", arch, ": ", why));
         function.cubins[arch] = path;
       }
   }

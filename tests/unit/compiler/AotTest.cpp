@@ -542,7 +542,7 @@ TEST(AotArtifactOnTheCudaSimulator, TrainsAsTheJustInTimeCudaPathToTheBit) {
   options.batch = 16;
   options.learning_rate = 2e-3;
   options.seed = 4;
-  options.cuda_architectures = {"sm_80", "sm_90"};
+  options.cuda_architectures = {"sm_80", "sm_90", "compute_90"};
   options.schedule = {.kind = runtime::Schedule::Kind::WarmupCosine,
                       .warmupSteps = 3,
                       .totalSteps = kSteps,

@@ -8,12 +8,14 @@
 //
 //===----------------------------------------------------------------------===//
 #include "sinter/runtime/CudaDriver.h"
+#include "sinter/runtime/Artifact.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 namespace sinter::cuda {
 namespace {
@@ -108,3 +110,27 @@ TEST(CudaLaunch, AShapeOutsideCudasLimitsIsRefusedNamingTheKernel) {
 
 } // namespace
 } // namespace sinter::cuda
+
+namespace sinter::runtime {
+namespace {
+
+// Note [CUDA artifacts]: which of an artifact's codes a GPU runs.
+TEST(CudaImage, AGpuRunsItsCubinElseABinaryCompatibleOneElsePtx) {
+  std::vector<std::string> archs = {"sm_80", "sm_90", "compute_90"};
+  EXPECT_EQ(cudaImageFor(archs, 9, 0), "sm_90");
+  EXPECT_EQ(cudaImageFor(archs, 8, 0), "sm_80");
+  EXPECT_EQ(cudaImageFor(archs, 8, 6), "sm_80");       // same major, a later minor
+  EXPECT_EQ(cudaImageFor(archs, 10, 0), "compute_90"); // a newer GPU compiles the PTX
+  EXPECT_EQ(cudaImageFor(archs, 7, 5), "");            // older than everything
+  EXPECT_EQ(cudaImageFor({"sm_80", "sm_90"}, 10, 0), "");
+  EXPECT_EQ(cudaImageFor({"sm_86"}, 8, 0), "");
+  EXPECT_EQ(cudaImageFor({"compute_80", "compute_90"}, 8, 9), "compute_80");
+  EXPECT_EQ(cudaImageFor({"sm_80", "sm_86", "compute_90"}, 8, 9), "sm_86");
+  EXPECT_EQ(cudaArchitectureNumber("sm_90"), 90);
+  EXPECT_EQ(cudaArchitectureNumber("compute_100"), 100);
+  for (const char *bad : {"sm_9", "sm_90a", "gfx90", "compute_", "sm_1000", "sm_40", ""})
+    EXPECT_EQ(cudaArchitectureNumber(bad), 0) << bad;
+}
+
+} // namespace
+} // namespace sinter::runtime

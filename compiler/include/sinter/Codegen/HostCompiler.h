@@ -46,12 +46,14 @@ bool compileHostLibrary(const std::string &source, CompiledLibrary &library, std
 
 /// Compiles CUDA C++ `source` with NVRTC (opened at first use, Note [Lazy
 /// NVRTC] in sinter/runtime/Nvrtc.h) into a cubin for compute capability
-/// `arch` (90: sm_90), or finds it in the kernel cache: `kernel-<key>.cubin`,
+/// `arch` (90: sm_90), or with `ptx` into PTX for the virtual architecture
+/// (compute_90, which the driver compiles for any GPU of that capability or
+/// later), or finds it in the kernel cache: `kernel-<key>.cubin` or `.ptx`,
 /// keyed by the source, NVRTC's version, the architecture and the kernel
 /// helpers, kept as host libraries are (Note [A kernel cache that survives
 /// crashes] in HostCompiler.cpp). False with NVRTC's log in `error`.
 bool compileCudaModule(const std::string &source, int arch, CompiledLibrary &module,
-                       std::string &error);
+                       std::string &error, bool ptx = false);
 
 /// The kernel cache directory in use: setKernelCacheDir's folder, else
 /// SINTER_CACHE_DIR's, else ~/.cache/sinter; with /kernels appended.

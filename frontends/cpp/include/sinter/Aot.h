@@ -89,8 +89,9 @@ struct ArtifactFunction {
   std::string name;
   runtime::Program program;
   std::string source;
-  /// A CUDA function's cubins by architecture ("sm_90": the file's path),
-  /// the same kernels as `program.library` (built for the CUDA simulator).
+  /// A CUDA function's code by architecture ("sm_90": a cubin's path,
+  /// "compute_90": PTX's), the same kernels as `program.library` (built
+  /// for the CUDA simulator).
   std::map<std::string, std::string> cubins = {};
 };
 
@@ -137,9 +138,10 @@ struct ArtifactRequest {
   /// Keep the kernels' source in the artifact (SINTER_AOT_KEEP_SOURCES=1).
   bool keep_sources = false;
   /// For a step recorded on a CUDA device: the GPU architectures its
-  /// kernels are built for by NVRTC, "sm_NN" (SINTER_AOT_CUDA_ARCHS,
-  /// comma-separated).
-  std::vector<std::string> cuda_architectures = {"sm_80", "sm_90"};
+  /// kernels are built for by NVRTC, "sm_NN" (a cubin) or "compute_NN"
+  /// (PTX, which the driver compiles for that capability and later ones)
+  /// (SINTER_AOT_CUDA_ARCHS, comma-separated).
+  std::vector<std::string> cuda_architectures = {"sm_80", "sm_90", "compute_90"};
 };
 /// The artifact sinter-compile asks this process for, from its
 /// environment; std::nullopt when it runs to train. Throws sinter::Error

@@ -125,10 +125,10 @@ public:
                            const std::vector<const lazy::Node *> &donatable,
                            runtime::Program &program, std::string &source, std::string &why) = 0;
   /// Compiles the CUDA source export_step gave (a step on a CUDA device)
-  /// into a cubin for compute capability `arch` (90: sm_90), or returns
-  /// false with the reason; the cubin's path in `path`.
-  virtual bool build_cuda_module(const std::string &source, int arch, std::string &path,
-                                 std::string &why) {
+  /// for `arch`: "sm_90" (a cubin) or "compute_90" (PTX), or returns false
+  /// with the reason; the file's path in `path`.
+  virtual bool build_cuda_module(const std::string &source, const std::string &arch,
+                                 std::string &path, std::string &why) {
     why = "this compiler builds no CUDA code";
     return false;
   }

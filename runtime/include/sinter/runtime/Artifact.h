@@ -122,6 +122,18 @@ private:
   std::map<std::string, Program> programs_;
 };
 
+/// 90 for "sm_90" (a cubin's real architecture) or "compute_90" (PTX's
+/// virtual one); 0 for anything else.
+int cudaArchitectureNumber(const std::string &arch);
+
+/// Which of a CUDA artifact's `architectures` a GPU of compute capability
+/// `major`.`minor` runs (Note [CUDA artifacts]): the cubin of its own
+/// architecture; else a cubin of its major version and a lower minor one
+/// (binary compatible), the highest; else the PTX of the highest virtual
+/// architecture at or below its own, which the driver compiles; "" when
+/// none.
+std::string cudaImageFor(const std::vector<std::string> &architectures, int major, int minor);
+
 /// The CPU features kernels built for `cpu` need, as /proc/cpuinfo names
 /// them: an x86-64 level's, or for "native" those of this CPU's vector and
 /// bit-manipulation extensions that -march=native may use.
