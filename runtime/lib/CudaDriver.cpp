@@ -65,6 +65,7 @@ StatusOr<Driver> openDriver() {
   SINTER_RETURN_IF_ERROR(loadSymbol(driver.handle, "cuMemsetD16_v2", driver.memsetD16));
   SINTER_RETURN_IF_ERROR(loadSymbol(driver.handle, "cuMemsetD32_v2", driver.memsetD32));
   SINTER_RETURN_IF_ERROR(loadSymbol(driver.handle, "cuMemsetD2D32_v2", driver.memsetD2D32));
+  SINTER_RETURN_IF_ERROR(loadSymbol(driver.handle, "cuMemGetInfo_v2", driver.memGetInfo));
   SINTER_RETURN_IF_ERROR(loadSymbol(driver.handle, "cuModuleLoadData", driver.moduleLoadData));
   SINTER_RETURN_IF_ERROR(loadSymbol(driver.handle, "cuModuleUnload", driver.moduleUnload));
   SINTER_RETURN_IF_ERROR(

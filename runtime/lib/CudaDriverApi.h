@@ -43,6 +43,7 @@ using CuMemsetD8Fn = int (*)(DevicePointer, unsigned char, std::size_t);
 using CuMemsetD16Fn = int (*)(DevicePointer, unsigned short, std::size_t);
 using CuMemsetD32Fn = int (*)(DevicePointer, unsigned, std::size_t);
 using CuMemsetD2D32Fn = int (*)(DevicePointer, std::size_t, unsigned, std::size_t, std::size_t);
+using CuMemGetInfoFn = int (*)(std::size_t *, std::size_t *);
 using CuModuleLoadDataFn = int (*)(void **, const void *);
 using CuModuleUnloadFn = int (*)(void *);
 using CuModuleGetFunctionFn = int (*)(void **, void *, const char *);
@@ -72,6 +73,7 @@ struct Driver {
   CuMemsetD16Fn memsetD16 = nullptr;
   CuMemsetD32Fn memsetD32 = nullptr;
   CuMemsetD2D32Fn memsetD2D32 = nullptr;
+  CuMemGetInfoFn memGetInfo = nullptr;
   CuModuleLoadDataFn moduleLoadData = nullptr;
   CuModuleUnloadFn moduleUnload = nullptr;
   CuModuleGetFunctionFn moduleGetFunction = nullptr;

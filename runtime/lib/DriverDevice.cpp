@@ -247,6 +247,17 @@ public:
     return absl::OkStatus();
   }
 
+  int64_t availableBytes() override {
+    std::size_t free = 0, total = 0;
+    if (!makeCurrent().ok() || driver_.memGetInfo(&free, &total) != 0)
+      return -1;
+    std::lock_guard<std::mutex> lock(mutex_);
+    int64_t cached = 0;
+    for (const auto &[size, block] : cached_)
+      cached += size;
+    return static_cast<int64_t>(free) + cached;
+  }
+
   /// The device's cuBLAS handle, made at the first product.
   StatusOr<void *> cublasHandle() {
     std::lock_guard<std::mutex> lock(mutex_);

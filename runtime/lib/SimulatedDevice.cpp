@@ -7,6 +7,7 @@
 // entry, and the host's sinter_gemm_v1 for the library calls).
 //
 //===----------------------------------------------------------------------===//
+#include "sinter/runtime/Allocator.h"
 #include "sinter/runtime/CudaExecutable.h"
 #include "sinter/runtime/Environment.h"
 #include "sinter/runtime/Simt.h"
@@ -131,6 +132,8 @@ public:
   }
 
   Status synchronize() override { return absl::OkStatus(); }
+
+  int64_t availableBytes() override { return HostAllocator::system_available(); }
 
 private:
   Device device_;

@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -125,11 +126,17 @@ struct Available {
   const char *source = "";
 };
 
-Available availableMemory(const CompilerConfig &config) {
+/// What a step on `cuda` (null: the host) can have: under the memory limit,
+/// else the host's or the CUDA device's free memory and cached blocks.
+Available availableMemory(const CompilerConfig &config, runtime::CudaDevice *cuda) {
   runtime::HostAllocator::Stats stats = runtime::HostAllocator::get().stats();
   if (config.memory_limit > 0)
-    return {std::max<int64_t>(0, config.memory_limit - stats.in_use),
+    return {std::max<int64_t>(0, config.memory_limit - (cuda ? 0 : stats.in_use)),
             "under the memory limit (CompilerConfig::memory_limit, SINTER_MEMORY_LIMIT)"};
+  if (cuda != nullptr) {
+    int64_t bytes = cuda->availableBytes();
+    return {bytes < 0 ? std::numeric_limits<int64_t>::max() : bytes, "on the CUDA device"};
+  }
   return {runtime::HostAllocator::system_available() + stats.cached, "in the system"};
 }
 
@@ -196,6 +203,8 @@ public:
     return cpu_ ? cpu_->resultBytes(i) : cuda_->resultBytes(i);
   }
   bool resultInArena(size_t i) const { return cpu_ && cpu_->resultInArena(i); }
+  /// The CUDA device it runs on; null on the host.
+  runtime::CudaDevice *cudaDevice() const { return cuda_ ? &cuda_->cudaDevice() : nullptr; }
   Status run(const std::vector<const void *> &in, std::vector<void *> &out,
              const runtime::RunOptions &options) {
     if (cpu_)
@@ -328,7 +337,7 @@ public:
       step.out_of_memory = true;
       return false;
     }
-    if (Available available = availableMemory(config);
+    if (Available available = availableMemory(config, executable.cudaDevice());
         step.memory.planned_peak_bytes > available.bytes) {
       why = outOfMemory(executable.program(), step.memory, available);
       step.out_of_memory = true;

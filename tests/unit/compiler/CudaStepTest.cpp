@@ -411,3 +411,44 @@ TEST(CudaSession, TensorsMoveBetweenDevicesAndOneStepStaysOnOne) {
 }
 
 } // namespace
+
+// A step on a CUDA device is held to the memory limit as a whole (the
+// device's memory, not the host's), and refused before it runs.
+TEST(CudaSession, AStepOverTheMemoryLimitIsRefusedBeforeItRuns) {
+  ASSERT_TRUE(runtime::environment().cuda_simulator)
+      << "run with SINTER_CUDA_SIMULATOR=1 (ctest: cuda_step_tests.session)";
+  compiler::install();
+  Settings settings{.device = Device::cuda(0), .compiler = {.allow_fallback = false}};
+  Session::Use use(settings);
+  manual_seed(1);
+  auto model = models::mlp({.in_features = 64, .hidden = {128}, .num_classes = 10});
+  optim::SGD optimizer(model->parameters(), {.lr = 0.1});
+  Tensor x = randn({32, 64});
+  Tensor y = from_vector<int64_t>(std::vector<int64_t>(32, 3), {32});
+  mark_step();
+  optimizer.zero_grad();
+  Tensor loss = nn::functional::cross_entropy((*model)(x), y);
+  loss.backward();
+  optimizer.step();
+  StepMemory planned = plan_step();
+  ASSERT_GT(planned.planned_peak_bytes, 0);
+  Metrics before = metrics();
+  Settings limited = settings;
+  limited.compiler.memory_limit = planned.planned_peak_bytes - 1;
+  try {
+    Session(limited).mark_step();
+    ADD_FAILURE() << "a step over the limit ran";
+  } catch (const Error &error) {
+    std::string message = error.what();
+    EXPECT_NE(message.find("CudaStepTest.cpp"), std::string::npos) << message;
+    EXPECT_NE(message.find("under the memory limit (CompilerConfig::memory_limit, "
+                           "SINTER_MEMORY_LIMIT); nothing was run"),
+              std::string::npos)
+        << message;
+  }
+  EXPECT_EQ(metrics().compiled_steps, before.compiled_steps) << "the refused step ran";
+  limited.compiler.memory_limit = planned.planned_peak_bytes;
+  Session(limited).mark_step();
+  EXPECT_EQ(metrics().compiled_steps, before.compiled_steps + 1);
+  EXPECT_TRUE(std::isfinite(loss.item<float>()));
+}

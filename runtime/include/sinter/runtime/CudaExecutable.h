@@ -73,6 +73,9 @@ public:
   /// Waits for everything issued so far; the first error of a kernel
   /// since the last call.
   virtual Status synchronize() = 0;
+  /// Bytes the device could give a step now: its free memory and the
+  /// blocks it caches (the simulator: the host's).
+  virtual int64_t availableBytes() = 0;
 };
 
 /// The CUDA simulator as a device (one per process; in
@@ -118,6 +121,7 @@ public:
   int64_t resultBytes(size_t i) const { return bytesOf(program_.results[i]); }
   const Program &program() const { return program_; }
   const Device &device() const { return device_.device(); }
+  CudaDevice &cudaDevice() const { return device_; }
 
 private:
   CudaExecutable(Program program, CudaDevice &device)
