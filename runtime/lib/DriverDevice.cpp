@@ -373,7 +373,10 @@ Status DriverModule::gemm(const Gemm &gemm, const float *a, const float *b, floa
 }
 
 /// The simulator's device from libsinter_cuda_simulator: the process's
-/// copy when it is loaded, else the library beside this one.
+/// copy when it is loaded, else the library beside this one (RTLD_LOCAL:
+/// the simulated kernel libraries name it as a dependency and get this
+/// copy; a global open would make glibc grow its global scope, which it
+/// never frees).
 StatusOr<CudaDevice *> simulatorDevice() {
   using Entry = CudaDevice *(*)();
   constexpr const char *kEntry = "sinter_simulated_cuda_device_v1";
@@ -385,7 +388,7 @@ StatusOr<CudaDevice *> simulatorDevice() {
     std::string path = self.dli_fname;
     library = path.substr(0, path.rfind('/') + 1) + library;
   }
-  void *handle = dlopen(library.c_str(), RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE);
+  void *handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (handle == nullptr) {
     const char *why = dlerror();
     return absl::FailedPreconditionError(absl::StrCat(
