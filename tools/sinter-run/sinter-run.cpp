@@ -35,6 +35,8 @@
 
 #include <fcntl.h>
 #include <poll.h>
+
+#include <algorithm>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -92,6 +94,8 @@ constexpr auto kPoll = 200ms;
 /// How long the agent waits, after a worker's failure, for the others'
 /// (Note [The first failure]).
 constexpr auto kSettle = 500ms;
+/// How long the agent reads what its finished workers left in their pipes.
+constexpr auto kDrain = 2s;
 
 /// Whether a worker's last lines say that it lost a peer (its failure may
 /// be that peer's consequence).
@@ -393,8 +397,17 @@ int Agent::run() {
       bool allDone = true;
       for (const Worker &worker : workers_)
         allDone = allDone && worker.exited;
-      if (allDone)
+      if (allDone) {
+        // A worker's last lines may still be in its pipe when it is reaped:
+        // read them to the end (a bounded wait: a process the worker left
+        // behind may hold the pipe open).
+        auto until = Clock::now() + kDrain;
+        while (Clock::now() < until &&
+               std::any_of(workers_.begin(), workers_.end(),
+                           [](const Worker &worker) { return worker.output >= 0; }))
+          (void)watch();
         break;
+      }
       if (Clock::now() >= nextCheck) {
         nextCheck = Clock::now() + kPoll;
         auto failed = store_->check({failureKey(generation, 1)});
