@@ -66,6 +66,7 @@ Dataflow dataflowOf(const runtime::Program &program, const AssignmentRules &rule
   }
   flow.allocationSize = rules.allocationSize;
   flow.alignment = rules.alignment;
+  flow.resultsInArena = rules.resultsInArena;
   return flow;
 }
 
@@ -97,7 +98,8 @@ Status packArena(runtime::Program &program, const std::vector<int> &into,
   const std::vector<Live> &live = lifetimes.live;
   const std::vector<int> &which = lifetimes.held;
   // The first return of a value a kernel writes (not into an argument) is
-  // handed out of the arena; the others are copied out at the end.
+  // handed out of the arena, where the target plans results there (else
+  // every result is the caller's); the others are copied out at the end.
   std::vector<bool> written(n, false), handedOut(n, false);
   for (const runtime::Program::Step *launch : launches)
     for (int b : launch->outputs)
@@ -105,8 +107,8 @@ Status packArena(runtime::Program &program, const std::vector<int> &into,
   program.inArena.assign(program.results.size(), false);
   for (size_t r = 0; r < program.results.size(); ++r) {
     int b = program.results[r];
-    if (written[b] && !flow.argument[b] && !flow.donated[b] && program.buffers[b].bytes > 0 &&
-        !handedOut[b])
+    if (rules.resultsInArena && written[b] && !flow.argument[b] && !flow.donated[b] &&
+        program.buffers[b].bytes > 0 && !handedOut[b])
       handedOut[b] = program.inArena[r] = true;
   }
   std::vector<Live> planned;
@@ -139,8 +141,8 @@ Status packArena(runtime::Program &program, const std::vector<int> &into,
                    [&](size_t a, size_t b) { return planned[a].bytes > planned[b].bytes; });
   std::vector<int> writer = firstWriters(program);
   report += "arena: " + std::to_string(plan.size) + " bytes for " + std::to_string(which.size()) +
-            " buffers over " + std::to_string(launches.size()) +
-            " launches (packed in order of " + packingOrderName(plan.order) + ")\n" +
+            " buffers over " + std::to_string(launches.size()) + " launches (packed in order of " +
+            packingOrderName(plan.order) + ")\n" +
             "buffer      bytes     offset  first   last  written by\n";
   for (size_t i : bySize) {
     int w = writer[which[i]];

@@ -110,6 +110,7 @@ FunctionFlow dataflowOf(mlir::func::FuncOp function, KernelFacts *facts) {
   if (facts) {
     flow.allocationSize = facts->rules().allocationSize;
     flow.alignment = facts->rules().alignment;
+    flow.resultsInArena = facts->rules().resultsInArena;
   }
   auto add = [&](mlir::Value value, bool argument) {
     int id = static_cast<int>(flow.bytes.size());

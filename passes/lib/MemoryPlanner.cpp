@@ -276,6 +276,7 @@ Lifetimes lifetimesOf(const Dataflow &flow, const std::vector<int> &order,
   lifetimes.live.assign(n, {0, end, -1});
   for (size_t v = 0; v < n; ++v) {
     external[v] = flow.argument[v] || donatedValue(flow, v) ||
+                  (flow.returned[v] && !flow.resultsInArena) ||
                   (flow.returned[v] && written[v] && flow.bytes[v] == 0);
     // A result handed out of the arena keeps its size class.
     bool handedOut = flow.returned[v] && written[v] && !external[v];

@@ -415,6 +415,22 @@ int cudaArchitectureNumber(const std::string &arch) {
   return number >= 50 ? number : 0;
 }
 
+StatusOr<std::vector<std::string>> cudaArchitectureList(const std::string &list) {
+  std::vector<std::string> architectures;
+  if (list.empty())
+    return architectures;
+  for (size_t start = 0; start <= list.size();) {
+    size_t comma = std::min(list.find(',', start), list.size());
+    std::string arch = list.substr(start, comma - start);
+    if (cudaArchitectureNumber(arch) == 0)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "'", arch, "' is not sm_NN (a cubin: sm_80, sm_90) or compute_NN (PTX: compute_90)"));
+    architectures.push_back(std::move(arch));
+    start = comma + 1;
+  }
+  return architectures;
+}
+
 std::string cudaImageFor(const std::vector<std::string> &architectures, int major, int minor) {
   int own = major * 10 + minor;
   std::string sameMajor, ptx;

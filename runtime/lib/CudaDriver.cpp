@@ -283,11 +283,21 @@ Status Module::launch(const std::string &name, const runtime::LaunchShape &shape
   const Driver &driver = openedDriver();
   void *function = nullptr;
   SINTER_CUDA_RETURN_IF_ERROR(driver.moduleGetFunction(&function, module_, name.c_str()));
+  return detail::launch(driver, function, name, shape, arguments);
+}
+
+namespace detail {
+
+Status launch(const Driver &driver, void *function, const std::string &name,
+              const runtime::LaunchShape &shape, void **arguments) {
+  SINTER_RETURN_IF_ERROR(runtime::checkCudaLaunchShape(name, shape));
   auto u = [](int64_t value) { return static_cast<unsigned>(value); };
   SINTER_CUDA_RETURN_IF_ERROR(driver.launchKernel(
       function, u(shape.grid[0]), u(shape.grid[1]), u(shape.grid[2]), u(shape.block[0]),
       u(shape.block[1]), u(shape.block[2]), u(shape.sharedBytes), nullptr, arguments, nullptr));
   return absl::OkStatus();
 }
+
+} // namespace detail
 
 } // namespace sinter::cuda

@@ -13,6 +13,7 @@
 #include "sinter/runtime/CudaDriver.h"
 
 #include <cstddef>
+#include <string>
 
 namespace sinter::cuda::detail {
 
@@ -88,6 +89,12 @@ Status setCurrent(void *context);
 
 /// The primary context of device `ordinal`, retained for the process's life.
 StatusOr<void *> primaryContext(int ordinal);
+
+/// Launches `function` (kernel `name`) on `shape` in the current context's
+/// default stream; `arguments` holds the address of each parameter's value,
+/// as cuLaunchKernel takes them. The shape is checked first.
+Status launch(const Driver &driver, void *function, const std::string &name,
+              const runtime::LaunchShape &shape, void **arguments);
 
 } // namespace sinter::cuda::detail
 

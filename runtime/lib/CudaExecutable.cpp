@@ -78,8 +78,8 @@ StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::load(Program program,
   return executable;
 }
 
-Status CudaExecutable::run(const std::vector<const void *> &arguments,
-                           const std::vector<void *> &results) {
+Status CudaExecutable::runOnDevice(const std::vector<const void *> &arguments,
+                                   const std::vector<void *> &results) {
   const Program &p = program_;
   if (arguments.size() != p.arguments.size())
     return absl::InvalidArgumentError(
@@ -97,36 +97,18 @@ Status CudaExecutable::run(const std::vector<const void *> &arguments,
       if (p.buffers[b].offset >= 0)
         at[b] = *arena + p.buffers[b].offset;
   }
-  // Arguments into device memory; a donated result is written into its
-  // argument's (Note [Donation]); another result outside the arena gets
-  // memory of its own.
-  std::vector<uint8_t *> argumentAt(arguments.size(), nullptr);
-  for (size_t i = 0; i < arguments.size(); ++i) {
-    int64_t bytes = argumentBytes(i);
-    StatusOr<uint8_t *> copy = blocks.allocate(bytes, absl::StrCat("argument ", i));
-    if (!copy.ok())
-      return copy.status();
-    SINTER_RETURN_IF_ERROR(device_.copyToDevice(*copy, arguments[i], bytes));
-    argumentAt[i] = *copy;
-    at[p.arguments[i]] = *copy;
-  }
+  // The kernels write a donated argument's memory: it is its result's.
+  for (size_t i = 0; i < arguments.size(); ++i)
+    at[p.arguments[i]] = static_cast<uint8_t *>(const_cast<void *>(arguments[i]));
+  // A result outside the arena is written where the caller wants it; one
+  // in the arena, or one a Copy step writes, is copied there.
   std::vector<bool> copied(results.size(), false);
   for (const Program::Step &step : p.steps)
     if (step.kind == Program::Step::Kind::Copy)
       copied[step.result] = true;
-  for (size_t r = 0; r < results.size(); ++r) {
-    int b = p.results[r];
-    if (at[b] != nullptr || copied[r])
-      continue;
-    if (p.donors[r] >= 0) {
-      at[b] = argumentAt[p.donors[r]];
-      continue;
-    }
-    StatusOr<uint8_t *> memory = blocks.allocate(bytesOf(b), absl::StrCat("result ", r));
-    if (!memory.ok())
-      return memory.status();
-    at[b] = *memory;
-  }
+  for (size_t r = 0; r < results.size(); ++r)
+    if (at[p.results[r]] == nullptr && !copied[r])
+      at[p.results[r]] = static_cast<uint8_t *>(results[r]);
   std::vector<void *> parameters;
   size_t launchIndex = 0, launchCount = launchesOf(p).size();
   for (const Program::Step &step : p.steps) {
@@ -136,9 +118,8 @@ Status CudaExecutable::run(const std::vector<const void *> &arguments,
           device_.fill(at[step.outputs[0]], bytesOf(step.outputs[0]), step.element));
       continue;
     case Program::Step::Kind::Copy:
-      SINTER_RETURN_IF_ERROR(device_.synchronize());
       SINTER_RETURN_IF_ERROR(
-          device_.copyToHost(results[step.result], at[step.inputs[0]], bytesOf(step.inputs[0])));
+          device_.copyOnDevice(results[step.result], at[step.inputs[0]], bytesOf(step.inputs[0])));
       continue;
     case Program::Step::Kind::AllReduce: // refused by load
     case Program::Step::Kind::AllReduceDone:
@@ -168,10 +149,42 @@ Status CudaExecutable::run(const std::vector<const void *> &arguments,
                                                 " failed: ", status.message()));
     ++launchIndex;
   }
-  SINTER_RETURN_IF_ERROR(device_.synchronize());
   for (size_t r = 0; r < results.size(); ++r)
-    if (!copied[r])
-      SINTER_RETURN_IF_ERROR(device_.copyToHost(results[r], at[p.results[r]], resultBytes(r)));
+    if (at[p.results[r]] != results[r] && !copied[r])
+      SINTER_RETURN_IF_ERROR(device_.copyOnDevice(results[r], at[p.results[r]], resultBytes(r)));
+  // The arena goes back to the device when this returns: the run must have
+  // finished with it (and a kernel's error is this step's).
+  return device_.synchronize();
+}
+
+Status CudaExecutable::run(const std::vector<const void *> &arguments,
+                           const std::vector<void *> &results) {
+  const Program &p = program_;
+  if (arguments.size() != p.arguments.size() || results.size() != p.results.size())
+    return runOnDevice(arguments, results); // refused there, with the counts
+  DeviceBlocks blocks(device_);
+  std::vector<const void *> onDevice(arguments.size());
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    StatusOr<uint8_t *> copy = blocks.allocate(argumentBytes(i), absl::StrCat("argument ", i));
+    if (!copy.ok())
+      return copy.status();
+    SINTER_RETURN_IF_ERROR(device_.copyToDevice(*copy, arguments[i], argumentBytes(i)));
+    onDevice[i] = *copy;
+  }
+  std::vector<void *> resultsOnDevice(results.size());
+  for (size_t r = 0; r < results.size(); ++r) {
+    if (p.donors[r] >= 0) {
+      resultsOnDevice[r] = const_cast<void *>(onDevice[p.donors[r]]);
+      continue;
+    }
+    StatusOr<uint8_t *> memory = blocks.allocate(resultBytes(r), absl::StrCat("result ", r));
+    if (!memory.ok())
+      return memory.status();
+    resultsOnDevice[r] = *memory;
+  }
+  SINTER_RETURN_IF_ERROR(runOnDevice(onDevice, resultsOnDevice));
+  for (size_t r = 0; r < results.size(); ++r)
+    SINTER_RETURN_IF_ERROR(device_.copyToHost(results[r], resultsOnDevice[r], resultBytes(r)));
   return absl::OkStatus();
 }
 

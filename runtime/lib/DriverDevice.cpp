@@ -179,6 +179,7 @@ public:
     if (bytes <= 0)
       return absl::OkStatus();
     SINTER_RETURN_IF_ERROR(makeCurrent());
+    countCopy(bytes, 0);
     SINTER_CUDA_RETURN_IF_ERROR(
         driver_.memcpyHtoD(address(device), host, static_cast<std::size_t>(bytes)));
     return absl::OkStatus();
@@ -188,6 +189,7 @@ public:
     if (bytes <= 0)
       return absl::OkStatus();
     SINTER_RETURN_IF_ERROR(makeCurrent());
+    countCopy(0, bytes);
     SINTER_CUDA_RETURN_IF_ERROR(
         driver_.memcpyDtoH(host, address(device), static_cast<std::size_t>(bytes)));
     return absl::OkStatus();
@@ -328,17 +330,13 @@ StatusOr<int> DriverModule::function(const std::string &name) {
 
 Status DriverModule::launch(int function, const LaunchShape &shape,
                             const std::vector<void *> &parameters) {
-  SINTER_RETURN_IF_ERROR(checkCudaLaunchShape(names_[function], shape));
   SINTER_RETURN_IF_ERROR(device_.makeCurrent());
   // cuLaunchKernel takes the address of each argument's value.
   std::vector<void *> arguments(parameters.size());
   for (size_t i = 0; i < parameters.size(); ++i)
     arguments[i] = const_cast<void **>(&parameters[i]);
-  auto u = [](int64_t value) { return static_cast<unsigned>(value); };
-  SINTER_CUDA_RETURN_IF_ERROR(device_.driver().launchKernel(
-      functions_[function], u(shape.grid[0]), u(shape.grid[1]), u(shape.grid[2]), u(shape.block[0]),
-      u(shape.block[1]), u(shape.block[2]), u(shape.sharedBytes), nullptr, arguments.data(),
-      nullptr));
+  SINTER_RETURN_IF_ERROR(cuda::detail::launch(device_.driver(), functions_[function],
+                                              names_[function], shape, arguments.data()));
   if (environment().cuda_sync)
     return device_.synchronize();
   return absl::OkStatus();

@@ -97,11 +97,13 @@ public:
   void deallocate(void *memory) override { memory_.free(memory); }
 
   Status copyToDevice(void *device, const void *host, int64_t bytes) override {
+    countCopy(bytes, 0);
     std::memcpy(device, host, static_cast<std::size_t>(bytes));
     return memory_.check("a copy to the device");
   }
 
   Status copyToHost(void *host, const void *device, int64_t bytes) override {
+    countCopy(0, bytes);
     std::memcpy(host, device, static_cast<std::size_t>(bytes));
     return absl::OkStatus();
   }

@@ -17,26 +17,59 @@
 namespace sinter::runtime {
 namespace {
 
-/// A block of the host allocator, freed with it.
+/// A value's memory: a block of the host allocator or, for a session on a
+/// CUDA device, of the device's memory (the state stays there from run to
+/// run); freed with it.
 struct Block {
   void *data = nullptr;
+  CudaDevice *device = nullptr;
   Block() = default;
-  explicit Block(void *block) : data(block) {}
-  Block(Block &&other) noexcept : data(other.data) { other.data = nullptr; }
+  Block(void *block, CudaDevice *on) : data(block), device(on) {}
+  Block(Block &&other) noexcept : data(other.data), device(other.device) { other.data = nullptr; }
   Block &operator=(Block &&other) noexcept {
     std::swap(data, other.data);
+    std::swap(device, other.device);
     return *this;
   }
   ~Block() {
-    if (data != nullptr)
+    if (data == nullptr)
+      return;
+    if (device != nullptr)
+      device->deallocate(data);
+    else
       HostAllocator::get().deallocate(data);
   }
-  static Block of(int64_t bytes) {
-    // One byte at least: every block has an address of its own.
-    Block block(HostAllocator::get().allocate(std::max<int64_t>(bytes, 1)));
+  /// `bytes` of zeros (one byte at least: every block has an address of its
+  /// own) on `device`, or on the host; data is null when there is no room.
+  static Block of(int64_t bytes, CudaDevice *device) {
+    size_t size = static_cast<size_t>(std::max<int64_t>(bytes, 1));
+    if (device != nullptr) {
+      StatusOr<void *> memory = device->allocate(static_cast<int64_t>(size));
+      if (!memory.ok())
+        return {};
+      Block block(*memory, device);
+      if (!device->fill(block.data, static_cast<int64_t>(size), {0}).ok())
+        return {};
+      return block;
+    }
+    Block block(HostAllocator::get().allocate(static_cast<int64_t>(size)), nullptr);
     if (block.data != nullptr)
-      std::memset(block.data, 0, static_cast<size_t>(std::max<int64_t>(bytes, 1)));
+      std::memset(block.data, 0, size);
     return block;
+  }
+  /// Copies `bytes` from host memory into the block.
+  Status write(const void *from, size_t bytes) {
+    if (device != nullptr)
+      return device->copyToDevice(data, from, static_cast<int64_t>(bytes));
+    std::memcpy(data, from, bytes);
+    return absl::OkStatus();
+  }
+  /// Copies `bytes` of the block into host memory.
+  Status read(void *to, size_t bytes) const {
+    if (device != nullptr)
+      return device->copyToHost(to, data, static_cast<int64_t>(bytes));
+    std::memcpy(to, data, bytes);
+    return absl::OkStatus();
   }
 };
 
@@ -70,9 +103,10 @@ std::string describe(const Program::Value &value) {
 struct StepSession::Impl {
   Program program;
   /// The CPU's executable, or (a Program of the CUDA target) a CUDA
-  /// executable, which copies the arguments in and the results out.
+  /// executable on `device`, where the arguments and results are.
   std::unique_ptr<CpuExecutable> executable;
   std::unique_ptr<CudaExecutable> cuda;
+  CudaDevice *device = nullptr;
   Schedule schedule;
   /// Per argument, its memory: state, inputs and scalars alike.
   std::vector<Block> arguments;
@@ -106,7 +140,7 @@ struct StepSession::Impl {
   Status runOnce(const std::vector<const void *> &arguments, std::vector<void *> &results,
                  Communicator *communicator) {
     if (cuda)
-      return cuda->run(arguments, results);
+      return cuda->runOnDevice(arguments, results);
     return executable->run(arguments, results, {.communicator = communicator});
   }
   std::string namesOf(bool (*which)(Program::Role)) const {
@@ -169,6 +203,7 @@ StatusOr<std::unique_ptr<StepSession>> StepSession::open(Program program, Schedu
     StatusOr<std::unique_ptr<CudaExecutable>> cuda = CudaExecutable::load(program, *device);
     SINTER_RETURN_IF_ERROR(cuda.status());
     impl->cuda = std::move(*cuda);
+    impl->device = device;
   } else {
     StatusOr<std::unique_ptr<CpuExecutable>> executable = CpuExecutable::load(program);
     SINTER_RETURN_IF_ERROR(executable.status());
@@ -176,7 +211,7 @@ StatusOr<std::unique_ptr<StepSession>> StepSession::open(Program program, Schedu
   }
   impl->program = std::move(program);
   for (size_t a = 0; a < impl->program.arguments.size(); ++a) {
-    impl->arguments.push_back(Block::of(impl->argumentBytes(a)));
+    impl->arguments.push_back(Block::of(impl->argumentBytes(a), impl->device));
     if (impl->arguments.back().data == nullptr)
       return absl::ResourceExhaustedError(
           absl::StrCat("cannot allocate ", impl->argumentBytes(a), " bytes for argument '",
@@ -206,7 +241,7 @@ Status StepSession::setInput(const std::string &name, const void *data, size_t b
     return absl::InvalidArgumentError(absl::StrCat("input '", name, "' is ",
                                                    describe(impl_->program.signature.arguments[a]),
                                                    ", ", want, " bytes; got ", bytes));
-  std::memcpy(impl_->arguments[a].data, data, bytes);
+  SINTER_RETURN_IF_ERROR(impl_->arguments[a].write(data, bytes));
   impl_->inputSet[a] = true;
   return absl::OkStatus();
 }
@@ -222,8 +257,7 @@ Status StepSession::setState(const std::string &name, const void *data, size_t b
     return absl::InvalidArgumentError(absl::StrCat("state tensor '", name, "' is ",
                                                    describe(impl_->program.signature.arguments[a]),
                                                    ", ", want, " bytes; got ", bytes));
-  std::memcpy(impl_->arguments[a].data, data, bytes);
-  return absl::OkStatus();
+  return impl_->arguments[a].write(data, bytes);
 }
 
 Status StepSession::run() {
@@ -240,12 +274,12 @@ Status StepSession::run() {
           absl::StrCat("input '", value.name, "' (", describe(value), ") was not set"));
     if (value.role == Program::Role::StepScalar) {
       float scalar = static_cast<float>(value.formula->at(lr, step_ + 1));
-      std::memcpy(s.arguments[a].data, &scalar, sizeof scalar);
+      SINTER_RETURN_IF_ERROR(s.arguments[a].write(&scalar, sizeof scalar));
     }
     if (value.role == Program::Role::RandomKey) {
       int64_t key = static_cast<int64_t>(
           kernels::randomKey(value.random->seed, value.random->streamAt(step_)));
-      std::memcpy(s.arguments[a].data, &key, sizeof key);
+      SINTER_RETURN_IF_ERROR(s.arguments[a].write(&key, sizeof key));
     }
   }
   std::vector<const void *> arguments;
@@ -260,7 +294,7 @@ Status StepSession::run() {
     if (int donor = program.donors[r]; donor >= 0)
       results[r] = s.arguments[donor].data;
     else if (!s.resultInArena(r)) {
-      fresh[r] = Block::of(s.resultBytes(r));
+      fresh[r] = Block::of(s.resultBytes(r), s.device);
       if (fresh[r].data == nullptr)
         return absl::ResourceExhaustedError(absl::StrCat("cannot allocate ", s.resultBytes(r),
                                                          " bytes for result '",
@@ -271,7 +305,7 @@ Status StepSession::run() {
   SINTER_RETURN_IF_ERROR(s.runOnce(arguments, results, communicator_));
   for (size_t r = 0; r < count; ++r)
     if (s.resultInArena(r))
-      fresh[r] = Block(results[r]);
+      fresh[r] = Block(results[r], nullptr);
   // Each result named as a state tensor is its new value. Its memory is a
   // donated argument's (possibly another state tensor's, whose old value
   // died with the step) or a block of its own: the state takes it over.
@@ -314,7 +348,7 @@ Status StepSession::run() {
     if (taken[a]) {
       // Its memory went to another state tensor's new value: an input
       // donated this way must be set again.
-      s.arguments[a] = Block::of(s.argumentBytes(a));
+      s.arguments[a] = Block::of(s.argumentBytes(a), s.device);
       s.inputSet[a] = false;
       if (s.arguments[a].data == nullptr)
         return absl::ResourceExhaustedError(absl::StrCat(
@@ -339,8 +373,7 @@ Status StepSession::output(const std::string &name, void *data, size_t bytes) co
       return absl::InvalidArgumentError(
           absl::StrCat("state tensor '", name, "' is ", describe(s.program.signature.arguments[a]),
                        ", ", s.argumentBytes(a), " bytes; got room for ", bytes));
-    std::memcpy(data, s.arguments[a].data, bytes);
-    return absl::OkStatus();
+    return s.arguments[a].read(data, bytes);
   }
   if (r < 0) {
     std::vector<std::string> names;
@@ -356,9 +389,7 @@ Status StepSession::output(const std::string &name, void *data, size_t bytes) co
     return absl::InvalidArgumentError(
         absl::StrCat("output '", name, "' is ", describe(s.program.signature.results[r]), ", ",
                      s.resultBytes(r), " bytes; got room for ", bytes));
-  if (bytes > 0)
-    std::memcpy(data, s.results[r].data, bytes);
-  return absl::OkStatus();
+  return bytes > 0 ? s.results[r].read(data, bytes) : absl::OkStatus();
 }
 
 Status StepSession::load(const std::vector<std::string> &paths) {
@@ -416,7 +447,7 @@ Status StepSession::load(const std::vector<std::string> &paths) {
   for (size_t a = 0; a < values.size(); ++a)
     if (found[a].second != nullptr) {
       std::string_view data = found[a].first->data(*found[a].second);
-      std::memcpy(s.arguments[a].data, data.data(), data.size());
+      SINTER_RETURN_IF_ERROR(s.arguments[a].write(data.data(), data.size()));
     }
   step_ = step;
   return absl::OkStatus();
@@ -438,8 +469,10 @@ Status StepSession::copyStateFrom(const StepSession &other) {
       return absl::InvalidArgumentError(absl::StrCat("state tensor '", values[a].name, "' is ",
                                                      describe(values[a]), " here and ",
                                                      describe(theirs), " in the other session"));
-    std::memcpy(s.arguments[a].data, o.arguments[from].data,
-                static_cast<size_t>(s.argumentBytes(a)));
+    // Through the host: the sessions may be on different devices.
+    std::string bytes(static_cast<size_t>(s.argumentBytes(a)), '\0');
+    SINTER_RETURN_IF_ERROR(o.arguments[from].read(bytes.data(), bytes.size()));
+    SINTER_RETURN_IF_ERROR(s.arguments[a].write(bytes.data(), bytes.size()));
     ++copied;
   }
   if (copied == 0)
@@ -452,11 +485,20 @@ Status StepSession::save(const std::string &path,
   const Impl &s = *impl_;
   std::vector<SafetensorsWrite> tensors;
   const auto &values = s.program.signature.arguments;
-  for (size_t a = 0; a < values.size(); ++a)
-    if (isState(values[a].role))
-      tensors.push_back({values[a].name, fileDType(values[a].dtype), values[a].shape,
-                         std::string_view(static_cast<const char *>(s.arguments[a].data),
-                                          static_cast<size_t>(s.argumentBytes(a)))});
+  // State on a CUDA device is read into host memory first.
+  std::vector<std::string> read(values.size());
+  for (size_t a = 0; a < values.size(); ++a) {
+    if (!isState(values[a].role))
+      continue;
+    std::string_view bytes(static_cast<const char *>(s.arguments[a].data),
+                           static_cast<size_t>(s.argumentBytes(a)));
+    if (s.device != nullptr) {
+      read[a].resize(bytes.size());
+      SINTER_RETURN_IF_ERROR(s.arguments[a].read(read[a].data(), bytes.size()));
+      bytes = read[a];
+    }
+    tensors.push_back({values[a].name, fileDType(values[a].dtype), values[a].shape, bytes});
+  }
   std::map<std::string, std::string> withStep = metadata;
   withStep["step"] = std::to_string(step_);
   withStep["format"] = kSessionCheckpointFormat;

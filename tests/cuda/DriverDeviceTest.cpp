@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "common/GemmReference.h"
+#include "common/GpuRequired.h"
 #include "sinter/runtime/CudaDriver.h"
 #include "sinter/runtime/CudaExecutable.h"
 #include "sinter/runtime/Nvrtc.h"
@@ -31,10 +32,7 @@
 namespace sinter::runtime {
 namespace {
 
-bool gpuRequired() {
-  const char *expect = std::getenv("SINTER_EXPECT_CUDA");
-  return expect != nullptr && std::string(expect) == "1";
-}
+using test_support::gpuRequired;
 
 /// The first GPU as a device, or null after GTEST_SKIP (no GPU) or a failure
 /// (none where one is required).

@@ -7,6 +7,7 @@
 // (tools/gpu_check.sh) demands one.
 //
 //===----------------------------------------------------------------------===//
+#include "common/GpuRequired.h"
 #include "common/philox.h"
 #include "sinter/runtime/CudaDriver.h"
 #include "sinter/runtime/Nvrtc.h"
@@ -24,10 +25,7 @@
 namespace sinter::cuda {
 namespace {
 
-bool gpuRequired() {
-  const char *expect = std::getenv("SINTER_EXPECT_CUDA");
-  return expect != nullptr && std::string(expect) == "1";
-}
+using test_support::gpuRequired;
 
 /// The source tree's kernels/ (compiled in; SINTER_SOURCE_DIR overrides it
 /// when the test binary runs from another checkout, as on a GPU machine).

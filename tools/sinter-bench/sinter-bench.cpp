@@ -26,6 +26,7 @@
 #include "sinter/Compiler/Pipeline.h"
 #include "sinter/Compiler/StepCompiler.h"
 #include "sinter/runtime/Allocator.h"
+#include "sinter/runtime/Artifact.h"
 #include "sinter/runtime/ByteCount.h"
 #include "sinter/runtime/CoreShare.h"
 #include "sinter/runtime/Nvrtc.h"
@@ -396,13 +397,11 @@ double learningRate(const std::string &flag, int64_t batch) {
 int compileOnly(const std::string &name, int64_t batch, int64_t length, const Options &flags) {
   std::vector<std::string> archs;
   {
-    std::string item;
-    std::istringstream items(flags.arch);
-    while (std::getline(items, item, ',')) {
-      SINTER_CHECK(item.size() == 5 && item.rfind("sm_", 0) == 0 &&
-                       std::isdigit(static_cast<unsigned char>(item[3])) &&
-                       std::isdigit(static_cast<unsigned char>(item[4])),
-                   Loc::current(), "--arch: '" + item + "' is not sm_NN (sm_80, sm_90)");
+    auto list = runtime::cudaArchitectureList(flags.arch);
+    SINTER_CHECK(list.ok(), Loc::current(), "--arch: " + std::string(list.status().message()));
+    for (const std::string &item : *list) {
+      SINTER_CHECK(item.rfind("sm_", 0) == 0, Loc::current(),
+                   "--arch: '" + item + "' is PTX; --compile-only reports cubins (sm_NN)");
       archs.push_back(item.substr(3));
     }
     SINTER_CHECK(!archs.empty(), Loc::current(), "--arch names no architecture");

@@ -283,15 +283,10 @@ int main(int argc, char **argv) {
     options.schedule = parseSchedule(schedule);
     if (archOption->count() > 0 && target != "cuda")
       throw CLI::ValidationError("--arch", "is for --target cuda");
-    options.cuda_architectures.clear();
-    std::stringstream list(archs);
-    for (std::string arch; std::getline(list, arch, ',');) {
-      if (sinter::runtime::cudaArchitectureNumber(arch) == 0)
-        throw CLI::ValidationError("--arch", "'" + arch +
-                                                 "' is not sm_NN or compute_NN (sm_80, sm_90, "
-                                                 "compute_90)");
-      options.cuda_architectures.push_back(arch);
-    }
+    auto list = sinter::runtime::cudaArchitectureList(archs);
+    if (!list.ok())
+      throw CLI::ValidationError("--arch", std::string(list.status().message()));
+    options.cuda_architectures = std::move(*list);
     if (options.cuda_architectures.empty())
       throw CLI::ValidationError("--arch", "names no architecture");
     if (target != "cuda")

@@ -35,12 +35,11 @@
 
 #include <fcntl.h>
 #include <poll.h>
-
-#include <algorithm>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>

@@ -77,6 +77,7 @@ passes::MemoryRules memoryRules(const Target &target) {
       .kernel = [&target](mlir::Operation *op) { return target.kernelMemory(op); },
       .allocationSize = [&target](int64_t bytes) { return target.allocationSize(bytes); },
       .alignment = target.description().alignment,
+      .resultsInArena = target.description().resultsInArena,
   };
 }
 

@@ -105,7 +105,8 @@ private:
   TargetDescription description_{.name = "cuda",
                                  .device = runtime::DeviceKind::Cuda,
                                  .alignment = kGranularity,
-                                 .sourceSuffix = ".cu"};
+                                 .sourceSuffix = ".cu",
+                                 .resultsInArena = false};
 };
 
 } // namespace

@@ -365,6 +365,7 @@ mlir::LogicalResult planFunction(mlir::func::FuncOp function, const codegen::Tar
           },
       .allocationSize = [&](int64_t bytes) { return target.allocationSize(bytes); },
       .alignment = target.description().alignment,
+      .resultsInArena = target.description().resultsInArena,
   };
   Status assigned = planner::assignBuffers(program, donatable, rules, planReport);
   if (!assigned.ok())

@@ -205,21 +205,75 @@ public:
   bool resultInArena(size_t i) const { return cpu_ && cpu_->resultInArena(i); }
   /// The CUDA device it runs on; null on the host.
   runtime::CudaDevice *cudaDevice() const { return cuda_ ? &cuda_->cudaDevice() : nullptr; }
+  /// On the host: `in` and `out` are host memory.
   Status run(const std::vector<const void *> &in, std::vector<void *> &out,
              const runtime::RunOptions &options) {
-    if (cpu_)
-      return cpu_->run(in, out, options);
+    return cpu_->run(in, out, options);
+  }
+  /// On the CUDA device: `in` and `out` are its memory.
+  Status runOnDevice(const std::vector<const void *> &in, const std::vector<void *> &out,
+                     const runtime::RunOptions &options) {
     // Session refuses the combination; a step compiler called directly too.
     if (options.checkNumerics > 0)
       return absl::FailedPreconditionError(
           "check_numerics is not available for steps on a CUDA device yet");
-    return cuda_->run(in, out);
+    return cuda_->runOnDevice(in, out);
   }
 
 private:
   std::unique_ptr<runtime::CpuExecutable> cpu_;
   std::unique_ptr<runtime::CudaExecutable> cuda_;
 };
+
+/// execute() on a CUDA device: the arguments' values in its memory (copied
+/// there by the first step that reads them), the results made there (Note
+/// [Two forms of a value]); a donated result is written into its
+/// argument's memory. `measured`: the arena and the results in the
+/// device's granularity.
+bool executeOnDevice(Loaded &executable, runtime::CudaDevice &device,
+                     const std::vector<const lazy::Value *> &arguments,
+                     const std::vector<const lazy::Node *> &results, std::vector<ValuePtr> &values,
+                     int64_t &measured, std::string &why, int checkNumerics) {
+  int64_t granularity = std::max<int64_t>(device.device().granularity, 1);
+  auto granular = [granularity](int64_t bytes) {
+    return bytes <= 0 ? 0 : (bytes + granularity - 1) / granularity * granularity;
+  };
+  std::vector<lazy::Value::DeviceBytes> in;
+  std::vector<const void *> inAt;
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    in.push_back(arguments[i]->onDevice(device, why));
+    if (in.back() == nullptr) {
+      why = "argument " + std::to_string(i) + ": " + why;
+      return false;
+    }
+    inAt.push_back(in.back().get());
+  }
+  const runtime::Program &program = executable.program();
+  measured = granular(program.arenaBytes);
+  std::vector<lazy::Value::DeviceBytes> out;
+  std::vector<void *> outAt;
+  for (size_t r = 0; r < results.size(); ++r) {
+    if (int donor = program.donors[r]; donor >= 0) {
+      out.push_back(in[donor]);
+    } else {
+      out.push_back(lazy::Value::allocateOn(device, executable.resultBytes(r), why));
+      if (out.back() == nullptr)
+        return false;
+      measured += granular(executable.resultBytes(r));
+    }
+    outAt.push_back(out.back().get());
+  }
+  if (Status status = executable.runOnDevice(inAt, outAt, {.checkNumerics = checkNumerics});
+      !status.ok()) {
+    why = std::string(status.message());
+    return false;
+  }
+  values.clear();
+  for (size_t r = 0; r < results.size(); ++r)
+    values.push_back(std::make_shared<lazy::Value>(device, std::move(out[r]),
+                                                   numel(results[r]->shape), results[r]->dtype));
+  return true;
+}
 
 /// Runs `executable` on `arguments`; `results` describe its results (shape
 /// and dtype), whose values are returned in `values`. `measured` is what the
@@ -239,8 +293,12 @@ bool execute(Loaded &executable, const std::vector<const lazy::Value *> &argumen
             " bytes, the program expects " + std::to_string(executable.argumentBytes(i));
       return false;
     }
-    in.push_back(value.bytes());
   }
+  if (runtime::CudaDevice *device = executable.cudaDevice())
+    return executeOnDevice(executable, *device, arguments, results, values, measured, why,
+                           checkNumerics);
+  for (const lazy::Value *value : arguments)
+    in.push_back(value->bytes());
   runtime::HostAllocator &allocator = runtime::HostAllocator::get();
   allocator.reset_window();
   int64_t before = allocator.stats().in_use;

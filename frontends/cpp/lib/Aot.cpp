@@ -345,18 +345,10 @@ std::optional<ArtifactRequest> requested_artifact(Loc loc) {
   const char *keep = std::getenv("SINTER_AOT_KEEP_SOURCES");
   request.keep_sources = keep != nullptr && std::string(keep) == "1";
   if (const char *archs = std::getenv("SINTER_AOT_CUDA_ARCHS"); archs != nullptr && *archs) {
-    request.cuda_architectures.clear();
-    std::string list = archs;
-    for (size_t start = 0; start <= list.size();) {
-      size_t comma = std::min(list.find(',', start), list.size());
-      request.cuda_architectures.push_back(list.substr(start, comma - start));
-      start = comma + 1;
-    }
+    StatusOr<std::vector<std::string>> list = runtime::cudaArchitectureList(archs);
+    SINTER_CHECK(list.ok(), loc, cat("SINTER_AOT_CUDA_ARCHS: ", list.status().message()));
+    request.cuda_architectures = std::move(*list);
   }
-  for (const std::string &arch : request.cuda_architectures)
-    SINTER_CHECK(runtime::cudaArchitectureNumber(arch) > 0, loc,
-                 cat("SINTER_AOT_CUDA_ARCHS names '", arch,
-                     "'; expected sm_NN (a cubin: sm_80, sm_90) or compute_NN (PTX: compute_90)"));
   return request;
 }
 

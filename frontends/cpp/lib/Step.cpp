@@ -60,7 +60,7 @@ std::vector<const lazy::Node *> donatableInputs(const std::vector<lazy::NodePtr>
     if (node->op != lazy::Op::Data)
       continue;
     bool dies = !survives.count(node) && node->value && node->value.use_count() == 1 &&
-                node->value->sharedBytes().use_count() == 1;
+                !node->value->memoryShared();
     if (dies)
       donatable.push_back(node);
     if (inputs != nullptr)

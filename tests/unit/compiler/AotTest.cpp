@@ -17,6 +17,7 @@
 #include "ZooTask.h"
 #include "sinter/Compiler/StepCompiler.h"
 #include "sinter/runtime/Artifact.h"
+#include "sinter/runtime/CudaExecutable.h"
 #include "sinter/runtime/Environment.h"
 #include "sinter/runtime/Files.h"
 #include "sinter/runtime/ProgramFile.h"
@@ -558,6 +559,84 @@ TEST(AotArtifactOnTheCudaSimulator, TrainsAsTheJustInTimeCudaPathToTheBit) {
       labels.push_back((k * 5 + i * 3) % 10);
     return Batch{from_vector<float>(pixels, {16, 784}), from_vector<int64_t>(labels, {16})};
   });
+}
+
+// A session on a CUDA device keeps its state in the device's memory: after
+// the weights are loaded and the batch set, a run copies only its step
+// scalars to the device and nothing back; the host reads an output or the
+// state only when asked, and a session loaded from its save holds the same
+// state. (That the runs compute the just-in-time path's numbers is the test
+// above.)
+TEST(AotArtifactOnTheCudaSimulator, TheStateStaysOnTheDeviceBetweenRuns) {
+  ASSERT_TRUE(runtime::environment().cuda_simulator)
+      << "run with SINTER_CUDA_SIMULATOR=1 (ctest: aot_tests.cuda_simulator)";
+  tools::ZooArtifactOptions options;
+  options.model = "mlp";
+  options.batch = 8;
+  options.seed = 5;
+  options.cuda_architectures = {"sm_90"};
+  const std::string dir = scratchPath("resident") + "/mlp.sinter";
+  std::filesystem::remove_all(dir);
+  compiler::install();
+  aot::write_artifact(dir, tools::zooArtifact(options));
+  auto artifact = runtime::Artifact::open(dir);
+  ASSERT_TRUE(artifact.ok()) << artifact.status();
+  const runtime::Program &step = *(*artifact)->function("train_step");
+  absl::StatusOr<runtime::CudaDevice *> device = runtime::cudaDevice(0);
+  ASSERT_TRUE(device.ok()) << device.status();
+  runtime::Schedule rates{.baseLr = 1e-3};
+  auto opened = runtime::StepSession::open(step, rates, 0, *device);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  runtime::StepSession &session = **opened;
+  ASSERT_TRUE(session.load({(*artifact)->weightsPath(), (*artifact)->optimizerPath()}).ok());
+  int64_t stateBytes = 0, scalarBytes = 0;
+  for (size_t a = 0; a < step.signature.arguments.size(); ++a) {
+    const runtime::Program::Value &value = step.signature.arguments[a];
+    int64_t bytes = step.buffers[step.arguments[a]].bytes;
+    if (value.role == runtime::Program::Role::Parameter ||
+        value.role == runtime::Program::Role::OptimizerState)
+      stateBytes += bytes;
+    if (value.role == runtime::Program::Role::StepScalar ||
+        value.role == runtime::Program::Role::RandomKey)
+      scalarBytes += bytes;
+    if (value.role == runtime::Program::Role::BatchInput) {
+      std::vector<uint8_t> zeros(static_cast<size_t>(bytes), 0);
+      ASSERT_TRUE(session.setInput(value.name, zeros.data(), zeros.size()).ok());
+    }
+  }
+  ASSERT_GT(stateBytes, 100000) << "mlp's weights and AdamW's moments";
+  ASSERT_GT(scalarBytes, 0);
+  runtime::CudaDevice::Traffic before = (*device)->traffic();
+  constexpr int kRuns = 3;
+  for (int k = 0; k < kRuns; ++k)
+    ASSERT_TRUE(session.run().ok());
+  runtime::CudaDevice::Traffic after = (*device)->traffic();
+  EXPECT_EQ(after.toDevice - before.toDevice, kRuns * scalarBytes)
+      << "each run copies its step scalars in, and nothing else";
+  EXPECT_EQ(after.toHost - before.toHost, 0) << "nothing is read back until it is asked for";
+  float loss = 0;
+  ASSERT_TRUE(session.output("loss", &loss, sizeof loss).ok());
+  EXPECT_EQ((*device)->traffic().toHost - after.toHost, static_cast<int64_t>(sizeof loss));
+  EXPECT_TRUE(std::isfinite(loss)) << loss;
+  // The state read back (and saved) holds the three updates: a session
+  // loaded from the save continues where this one stands.
+  const std::string saved = scratchPath("resident") + "/after.safetensors";
+  ASSERT_TRUE(session.save(saved).ok());
+  auto again = runtime::StepSession::open(step, rates, 0, *device);
+  ASSERT_TRUE(again.ok()) << again.status();
+  ASSERT_TRUE((*again)->load(saved).ok());
+  EXPECT_EQ((*again)->step(), kRuns);
+  for (const runtime::Program::Value &value : step.signature.arguments) {
+    if (value.role != runtime::Program::Role::Parameter)
+      continue;
+    int64_t bytes = 4;
+    for (int64_t d : value.shape)
+      bytes *= d;
+    std::vector<uint8_t> ours(static_cast<size_t>(bytes)), theirs(ours.size());
+    ASSERT_TRUE(session.output(value.name, ours.data(), ours.size()).ok());
+    ASSERT_TRUE((*again)->output(value.name, theirs.data(), theirs.size()).ok());
+    EXPECT_EQ(ours, theirs) << value.name;
+  }
 }
 
 TEST(AotArtifact, AGptWithDropoutTrainsInAProcessWithNoCompilerAsTheJustInTimePathToTheBit) {

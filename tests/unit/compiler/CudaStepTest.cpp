@@ -13,6 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ZooTraining.h"
+#include "common/GpuRequired.h"
+#include "common/MlpStep.h"
 
 #include "sinter/Codegen/CudaRenderer.h"
 #include "sinter/Codegen/HostCompiler.h"
@@ -172,8 +174,7 @@ void checkGpuStep(const std::string &model, int64_t batch, int64_t length, int64
   StatusOr<runtime::CudaDevice *> gpu = runtime::driverCudaDevice(0);
   StatusOr<std::vector<cuda::DeviceInfo>> infos = cuda::listDevices();
   if (!gpu.ok() || !infos.ok()) {
-    const char *expect = std::getenv("SINTER_EXPECT_CUDA");
-    ASSERT_FALSE(expect != nullptr && std::string(expect) == "1") << gpu.status();
+    ASSERT_FALSE(test_support::gpuRequired()) << gpu.status();
     GTEST_SKIP() << "no GPU: " << gpu.status();
   }
   const cuda::DeviceInfo &info = infos->front();
@@ -410,6 +411,62 @@ TEST(CudaSession, TensorsMoveBetweenDevicesAndOneStepStaysOnOne) {
   }
 }
 
+// A model's parameters and optimizer state stay in the device's memory
+// from step to step (Note [Two forms of a value] in sinter/lazy/Node.h):
+// after the first step (which initializes them there) a step copies only
+// its scalars in and nothing out until the host reads a value; its updates
+// are written over their old values (Note [Donation]), so its memory is the
+// plan's, byte for byte.
+TEST(CudaSession, ParametersStayOnTheDeviceFromStepToStep) {
+  ASSERT_TRUE(runtime::environment().cuda_simulator)
+      << "run with SINTER_CUDA_SIMULATOR=1 (ctest: cuda_step_tests.session)";
+  compiler::install();
+  Session::Use use({.device = Device::cuda(0), .compiler = {.allow_fallback = false}});
+  using test_support::MlpStep;
+  MlpStep mlp(2, 16, MlpStep::Optimizer::AdamW);
+  int64_t parameterBytes = 0;
+  for (const Tensor &p : mlp.model->parameters())
+    parameterBytes += p.numel() * 4;
+  auto step = [&] {
+    Tensor loss = mlp.record();
+    mark_step();
+    return loss;
+  };
+  absl::StatusOr<runtime::CudaDevice *> device = runtime::cudaDevice(0);
+  ASSERT_TRUE(device.ok()) << device.status();
+  Tensor first = step();
+  runtime::CudaDevice::Traffic before = (*device)->traffic();
+  constexpr int kSteps = 3;
+  Tensor loss;
+  for (int k = 0; k < kSteps; ++k)
+    loss = step();
+  runtime::CudaDevice::Traffic after = (*device)->traffic();
+  int64_t perStep = (after.toDevice - before.toDevice) / kSteps;
+  EXPECT_LT(perStep, parameterBytes / 100)
+      << perStep << " bytes copied to the device per step; the parameters are " << parameterBytes;
+  EXPECT_EQ(after.toHost, before.toHost) << "nothing is read back until it is asked for";
+  StepMemory memory = metrics().last_step_memory;
+  EXPECT_EQ(memory.measured_peak_bytes, memory.planned_peak_bytes)
+      << "arena " << memory.arena_bytes << ", results " << memory.result_bytes << ", donated "
+      << memory.donated_bytes;
+  float last = loss.item<float>();
+  EXPECT_EQ((*device)->traffic().toHost - after.toHost, 4) << "the loss, read";
+  EXPECT_LT(last, first.item<float>()) << "four AdamW steps on one batch";
+  // What the host reads is the CPU's training, to the simulator tests'
+  // tolerance (the CPU session from the same seed).
+  std::vector<float> weight = mlp.model->parameters().front().to_vector<float>();
+  Session::Use onCpu({.compiler = {.allow_fallback = false}});
+  MlpStep cpu(2, 16, MlpStep::Optimizer::AdamW);
+  for (int k = 0; k < kSteps + 1; ++k) {
+    cpu.record();
+    mark_step();
+  }
+  std::vector<float> cpuWeight = cpu.model->parameters().front().to_vector<float>();
+  ASSERT_EQ(weight.size(), cpuWeight.size());
+  for (size_t i = 0; i < weight.size(); ++i)
+    ASSERT_NEAR(weight[i], cpuWeight[i], 1e-5) << i;
+}
+
 } // namespace
 
 // A step on a CUDA device is held to the memory limit as a whole (the
@@ -420,16 +477,9 @@ TEST(CudaSession, AStepOverTheMemoryLimitIsRefusedBeforeItRuns) {
   compiler::install();
   Settings settings{.device = Device::cuda(0), .compiler = {.allow_fallback = false}};
   Session::Use use(settings);
-  manual_seed(1);
-  auto model = models::mlp({.in_features = 64, .hidden = {128}, .num_classes = 10});
-  optim::SGD optimizer(model->parameters(), {.lr = 0.1});
-  Tensor x = randn({32, 64});
-  Tensor y = from_vector<int64_t>(std::vector<int64_t>(32, 3), {32});
+  test_support::MlpStep mlp(1, 32, test_support::MlpStep::Optimizer::Sgd);
   mark_step();
-  optimizer.zero_grad();
-  Tensor loss = nn::functional::cross_entropy((*model)(x), y);
-  loss.backward();
-  optimizer.step();
+  Tensor loss = mlp.record();
   StepMemory planned = plan_step();
   ASSERT_GT(planned.planned_peak_bytes, 0);
   Metrics before = metrics();

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ZooTask.h"
+#include "common/MlpStep.h"
 
 #include "sinter/Compare.h"
 #include "sinter/Compiler/StepCompiler.h"
@@ -157,16 +158,9 @@ TEST(StepMemory, AStepThatCannotFitIsRefusedBeforeRunning) {
   // memory allows.
   compiler::install();
   Session::Use session(Settings{});
-  manual_seed(1);
-  auto model = models::mlp({.in_features = 64, .hidden = {128}, .num_classes = 10});
-  optim::SGD optimizer(model->parameters(), {.lr = 0.1});
-  Tensor x = randn({32, 64});
-  Tensor y = from_vector<int64_t>(std::vector<int64_t>(32, 3), {32});
+  test_support::MlpStep mlp(1, 32, test_support::MlpStep::Optimizer::Sgd);
   mark_step();
-  optimizer.zero_grad();
-  Tensor loss = nn::functional::cross_entropy((*model)(x), y);
-  loss.backward();
-  optimizer.step();
+  mlp.record();
   StepMemory planned = plan_step();
   Metrics before = metrics();
   // Room for everything held now, and all but a byte of the step.

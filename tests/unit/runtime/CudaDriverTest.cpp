@@ -8,6 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "sinter/runtime/CudaDriver.h"
+
+#include "common/GpuRequired.h"
 #include "sinter/runtime/Artifact.h"
 
 #include <gmock/gmock.h>
@@ -50,8 +52,7 @@ TEST(CudaDriverDefault, ReportsDevicesOrWhyNot) {
   if (driverOverridden())
     GTEST_SKIP() << "SINTER_CUDA_DRIVER is set";
   StatusOr<std::vector<DeviceInfo>> devices = listDevices();
-  const char *expect = std::getenv("SINTER_EXPECT_CUDA");
-  if (expect != nullptr && std::string(expect) == "1") {
+  if (test_support::gpuRequired()) {
     ASSERT_TRUE(devices.ok()) << devices.status();
     ASSERT_GT(devices->size(), 0u);
     EXPECT_FALSE(devices->front().name.empty());

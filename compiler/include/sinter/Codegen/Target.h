@@ -53,6 +53,12 @@ struct TargetDescription {
   int64_t alignment = 64;
   /// The file suffix of its kernels' source (debug dumps): ".cpp", ".cu".
   std::string sourceSuffix = ".cpp";
+  /// Whether a step's results are planned in its arena and handed out of it
+  /// (Note [Results in the arena] in sinter/runtime/Program.h): the host's
+  /// allocator splits the arena's block so each result keeps its part. A
+  /// CUDA device's memory is not split yet, so there a result is the
+  /// caller's, as an argument is: memory of its own that the kernels write.
+  bool resultsInArena = true;
 };
 
 /// A module's kernels, written out: kernel k (in program order: each

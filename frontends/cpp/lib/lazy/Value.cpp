@@ -6,10 +6,13 @@
 //===----------------------------------------------------------------------===//
 #include "sinter/lazy/Node.h"
 #include "sinter/runtime/Allocator.h"
+#include "sinter/runtime/CudaExecutable.h"
 
 #include <cmath>
 #include <cstring>
 #include <new>
+#include <stdexcept>
+#include <string>
 
 namespace sinter::lazy {
 namespace {
@@ -79,20 +82,35 @@ Value::Bytes Value::adopt(void *block) {
                [](uint8_t *p) { runtime::HostAllocator::get().deallocate(p); });
 }
 
+Value::DeviceBytes Value::allocateOn(runtime::CudaDevice &device, int64_t bytes, std::string &why) {
+  StatusOr<void *> memory = device.allocate(std::max<int64_t>(bytes, 1));
+  if (!memory.ok()) {
+    why = "cannot allocate " + std::to_string(bytes) + " bytes on " + device.device().name() +
+          ": " + std::string(memory.status().message());
+    return nullptr;
+  }
+  return DeviceBytes(static_cast<uint8_t *>(*memory),
+                     [&device](uint8_t *p) { device.deallocate(p); });
+}
+
+Value::Value(runtime::CudaDevice &device, DeviceBytes bytes, int64_t count, DType dtype)
+    : dtype_(dtype), count_(count), madeOnDevice_(true), device_(&device),
+      deviceBytes_(std::move(bytes)) {}
+
 Value::Value(std::vector<double> elements, DType dtype)
     : dtype_(dtype), count_(static_cast<int64_t>(elements.size())), elements_(std::move(elements)) {
   std::call_once(elementsOnce_, [] {});
 }
 
 Value::Value(Bytes bytes, int64_t count, DType dtype)
-    : dtype_(dtype), count_(count), bytes_(std::move(bytes)) {
+    : dtype_(dtype), count_(count), bytes_(std::move(bytes)), hostReady_(true) {
   std::call_once(bytesOnce_, [] {});
 }
 
 const std::vector<double> &Value::elements() const {
   std::call_once(elementsOnce_, [this] {
     elements_.resize(count_);
-    const uint8_t *at = bytes_.get();
+    const uint8_t *at = sharedBytes().get();
     size_t size = elementSize(dtype_);
     for (int64_t k = 0; k < count_; ++k, at += size) {
       switch (dtype_) {
@@ -123,7 +141,20 @@ const std::vector<double> &Value::elements() const {
 const Value::Bytes &Value::sharedBytes() const {
   std::call_once(bytesOnce_, [this] {
     size_t size = elementSize(dtype_);
-    bytes_ = allocate(count_ * static_cast<int64_t>(size));
+    Bytes bytes = allocate(count_ * static_cast<int64_t>(size));
+    if (madeOnDevice_) {
+      // Its device form was set at construction and never changes.
+      Status copied =
+          device_->copyToHost(bytes.get(), deviceBytes_.get(), count_ * static_cast<int64_t>(size));
+      if (!copied.ok())
+        throw std::runtime_error("reading a value of " + std::to_string(count_) +
+                                 " elements from " + device_->device().name() + ": " +
+                                 std::string(copied.message()));
+      bytes_ = std::move(bytes);
+      hostReady_ = true;
+      return;
+    }
+    bytes_ = std::move(bytes);
     uint8_t *at = bytes_.get();
     for (int64_t k = 0; k < count_; ++k, at += size) {
       double x = elements_[k];
@@ -148,10 +179,47 @@ const Value::Bytes &Value::sharedBytes() const {
         break;
       }
     }
+    hostReady_ = true;
   });
   return bytes_;
 }
 
 const uint8_t *Value::bytes() const { return sharedBytes().get(); }
+
+Value::DeviceBytes Value::onDevice(runtime::CudaDevice &device, std::string &why) const {
+  std::lock_guard<std::mutex> lock(deviceMutex_);
+  if (deviceBytes_ != nullptr) {
+    if (device_ == &device)
+      return deviceBytes_;
+    why = "the value is on " + device_->device().name() + ", not on " + device.device().name();
+    return nullptr;
+  }
+  int64_t bytes = count_ * static_cast<int64_t>(elementSize(dtype_));
+  DeviceBytes memory = allocateOn(device, bytes, why);
+  if (memory == nullptr)
+    return nullptr;
+  if (Status copied = device.copyToDevice(memory.get(), sharedBytes().get(), bytes); !copied.ok()) {
+    why = "copying " + std::to_string(bytes) + " bytes to " + device.device().name() + ": " +
+          std::string(copied.message());
+    return nullptr;
+  }
+  device_ = &device;
+  deviceBytes_ = std::move(memory);
+  return deviceBytes_;
+}
+
+bool Value::memoryShared() const {
+  // A value made on the device has no host form until it is read; one made
+  // on the host has one already, or converts it from its doubles here.
+  if ((!madeOnDevice_ || hostReady_) && sharedBytes().use_count() > 1)
+    return true;
+  std::lock_guard<std::mutex> lock(deviceMutex_);
+  return deviceBytes_ != nullptr && deviceBytes_.use_count() > 1;
+}
+
+runtime::CudaDevice *Value::device() const {
+  std::lock_guard<std::mutex> lock(deviceMutex_);
+  return device_;
+}
 
 } // namespace sinter::lazy

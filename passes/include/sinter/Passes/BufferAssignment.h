@@ -64,6 +64,10 @@ struct AssignmentRules {
   std::function<int64_t(int64_t bytes)> allocationSize;
   /// Every arena offset is a multiple of this.
   int64_t alignment = 64;
+  /// Whether results are planned in the arena and handed out of it (the
+  /// host), or are the caller's memory, as arguments are (a device whose
+  /// allocator does not split blocks).
+  bool resultsInArena = true;
 };
 
 /// Per buffer, the first launch that writes it, or -1 (arguments, constants).

@@ -126,6 +126,9 @@ struct Dataflow {
   std::function<int64_t(int64_t)> allocationSize = {};
   /// Every buffer in the arena starts at a multiple of this.
   int64_t alignment = 1;
+  /// Whether returned values are held in the arena (and handed out of it);
+  /// false: they are the caller's, as arguments are.
+  bool resultsInArena = true;
 };
 
 /// Note [One memory model]

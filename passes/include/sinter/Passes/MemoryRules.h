@@ -39,6 +39,8 @@ struct MemoryRules {
   std::function<KernelMemory(mlir::Operation *kernel)> kernel;
   std::function<int64_t(int64_t bytes)> allocationSize;
   int64_t alignment = 1;
+  /// Whether results are planned in the arena (else the caller's).
+  bool resultsInArena = true;
 };
 
 } // namespace sinter::passes

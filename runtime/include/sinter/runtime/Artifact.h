@@ -126,6 +126,11 @@ private:
 /// virtual one); 0 for anything else.
 int cudaArchitectureNumber(const std::string &arch);
 
+/// The architectures of a comma-separated list ("sm_80,sm_90,compute_90";
+/// empty: none), or InvalidArgument naming the first that is not sm_NN or
+/// compute_NN (an empty one included).
+StatusOr<std::vector<std::string>> cudaArchitectureList(const std::string &list);
+
 /// Which of a CUDA artifact's `architectures` a GPU of compute capability
 /// `major`.`minor` runs (Note [CUDA artifacts]): the cubin of its own
 /// architecture; else a cubin of its major version and a lower minor one

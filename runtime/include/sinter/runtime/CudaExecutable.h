@@ -14,12 +14,15 @@
 // on the device's one stream; the simulator's are synchronous.
 //
 // Where a Program's values are: its arena, taken from the device for the
-// run; its arguments, copied from the host into device memory at the start
-// of a run; its results, copied back into the caller's host memory at the
-// end (values that stay on the device between steps come with device
-// tensors in the frontend). A launch that fails (an out-of-bounds write on
-// the simulator, a launch error on a GPU) stops the run with the kernel's
-// label and its user's lines.
+// run; its arguments and results, in device memory the caller holds
+// (runOnDevice), so that values stay on the device from step to step: a
+// tensor's value (lazy::Value's device form, Note [Two forms of a value])
+// and a StepSession's state are copied to the host only when they are read.
+// run() is the same with host memory, copied in before and out after. A
+// launch that fails (an out-of-bounds write on the simulator, a launch
+// error on a GPU) stops the run with the kernel's label and its user's
+// lines. Every copy between host and device is counted (traffic()), which
+// the tests of device-resident values read.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SINTER_RUNTIME_CUDAEXECUTABLE_H
@@ -31,6 +34,7 @@
 #include "sinter/runtime/Program.h"
 #include "sinter/runtime/Status.h"
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -57,6 +61,12 @@ public:
 
 class CudaDevice {
 public:
+  /// Bytes copied between the host and the device since the process began.
+  struct Traffic {
+    int64_t toDevice = 0;
+    int64_t toHost = 0;
+  };
+
   virtual ~CudaDevice() = default;
   virtual const Device &device() const = 0;
   /// `bytes` of device memory, aligned to the device's granularity, or
@@ -76,6 +86,19 @@ public:
   /// Bytes the device could give a step now: its free memory and the
   /// blocks it caches (the simulator: the host's).
   virtual int64_t availableBytes() = 0;
+  Traffic traffic() const {
+    return {toDevice_.load(std::memory_order_relaxed), toHost_.load(std::memory_order_relaxed)};
+  }
+
+protected:
+  /// Called by copyToDevice and copyToHost.
+  void countCopy(int64_t toDevice, int64_t toHost) {
+    toDevice_.fetch_add(toDevice, std::memory_order_relaxed);
+    toHost_.fetch_add(toHost, std::memory_order_relaxed);
+  }
+
+private:
+  std::atomic<int64_t> toDevice_{0}, toHost_{0};
 };
 
 /// The CUDA simulator as a device (one per process; in
@@ -110,11 +133,17 @@ public:
   CudaExecutable(const CudaExecutable &) = delete;
   CudaExecutable &operator=(const CudaExecutable &) = delete;
 
-  /// Runs the step: `arguments[i]` points at argumentBytes(i) bytes of host
-  /// memory, copied to the device; every result is copied into
-  /// `results[i]`, resultBytes(i) bytes of host memory (a donated result's
-  /// pointer may be its argument's). Device memory is taken for the run
-  /// and given back at its end.
+  /// Runs the step on values in device memory: `arguments[i]` is
+  /// argumentBytes(i) bytes of this device's memory, `results[i]`
+  /// resultBytes(i) bytes the result is written into (a donated result's
+  /// is its argument's, which the step overwrites; Note [Donation]). Only
+  /// the arena is taken from the device for the run, and given back at its
+  /// end; the run has finished on the device when it returns.
+  Status runOnDevice(const std::vector<const void *> &arguments,
+                     const std::vector<void *> &results);
+  /// The same on host memory: each argument copied to the device, each
+  /// result copied back into `results[i]` (a donated result's pointer may
+  /// be its argument's).
   Status run(const std::vector<const void *> &arguments, const std::vector<void *> &results);
 
   int64_t argumentBytes(size_t i) const { return bytesOf(program_.arguments[i]); }

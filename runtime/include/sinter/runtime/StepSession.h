@@ -50,8 +50,9 @@ public:
   /// with a `device`, a Program of the CUDA target: CudaExecutable::load on
   /// it) with `schedule` giving the learning rate of its step scalars, at
   /// step count `step`. The state starts at zero until load() or
-  /// setState(); it stays in host memory, copied to the device for each
-  /// run and back.
+  /// setState(). On a device, the state, the inputs and the outputs live in
+  /// its memory: a run copies only the step scalars and random keys in, and
+  /// the host reads the state and outputs only when asked (output(), save()).
   static StatusOr<std::unique_ptr<StepSession>>
   open(Program program, Schedule schedule, int64_t step = 0, CudaDevice *device = nullptr);
   ~StepSession();

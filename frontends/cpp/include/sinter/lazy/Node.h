@@ -30,8 +30,13 @@
 #include <mutex>
 #include <optional>
 #include <source_location>
+#include <string>
 #include <string_view>
 #include <vector>
+
+namespace sinter::runtime {
+class CudaDevice;
+} // namespace sinter::runtime
 
 namespace sinter::lazy {
 
@@ -122,6 +127,15 @@ struct Attrs {
 /// compiled programs read and write without a copy. A value is made in one
 /// form; the other is converted on first use and kept. Both forms hold the
 /// same numbers, so which one a value was made in is never observable.
+///
+/// The bytes have a third home: a CUDA device's memory. A step on a CUDA
+/// device makes its results there and reads its arguments there, so that a
+/// model's parameters and optimizer state stay on the device from step to
+/// step; a value made on the host is copied to the device by the first step
+/// that reads it (and kept), and a value made on the device is copied to
+/// the host when the host first reads it (item(), to_vector(), a
+/// checkpoint, a step on the CPU). One device per value: a step on another
+/// is refused by the frontend before it runs.
 class Value {
 public:
   /// Bytes of a dtype, 64-byte aligned, from runtime::HostAllocator.
@@ -129,20 +143,39 @@ public:
   static Bytes allocate(int64_t bytes);
   /// Takes ownership of a block from runtime::HostAllocator.
   static Bytes adopt(void *block);
+  /// Memory of a CUDA device, given back to it when the last holder lets go.
+  using DeviceBytes = std::shared_ptr<uint8_t>;
+  /// `bytes` of `device`'s memory; null, with the reason in `why`, when the
+  /// device has none.
+  static DeviceBytes allocateOn(runtime::CudaDevice &device, int64_t bytes, std::string &why);
 
   /// From doubles already rounded to `dtype`.
   Value(std::vector<double> elements, DType dtype);
   /// From `count` elements of `dtype` in `bytes`.
   Value(Bytes bytes, int64_t count, DType dtype);
+  /// From `count` elements of `dtype` in `device`'s memory.
+  Value(runtime::CudaDevice &device, DeviceBytes bytes, int64_t count, DType dtype);
   Value(const Value &) = delete;
   Value &operator=(const Value &) = delete;
 
   DType dtype() const { return dtype_; }
   int64_t size() const { return count_; }
   const std::vector<double> &elements() const;
+  /// The bytes in host memory (copied from the device at the first call
+  /// for a value made there; a copy that fails throws std::runtime_error).
   const uint8_t *bytes() const;
   /// The bytes, shared (kept alive as long as the caller holds them).
   const Bytes &sharedBytes() const;
+  /// The bytes in `device`'s memory, copied there at the first call for a
+  /// value made elsewhere; null, with the reason in `why`, when the copy
+  /// fails or the value is on another device.
+  DeviceBytes onDevice(runtime::CudaDevice &device, std::string &why) const;
+  /// The device the value's bytes are on (made there or copied), or null.
+  runtime::CudaDevice *device() const;
+  /// Whether anything but this value holds its memory (its host bytes or
+  /// its device bytes): a step writes a result over a value's memory only
+  /// when nothing does (Note [Donation]). Copies nothing.
+  bool memoryShared() const;
 
 private:
   DType dtype_;
@@ -150,6 +183,12 @@ private:
   mutable std::once_flag elementsOnce_, bytesOnce_;
   mutable std::vector<double> elements_;
   mutable Bytes bytes_;
+  const bool madeOnDevice_ = false;
+  /// Set once the host form exists (bytes_ is then never written again).
+  mutable std::atomic<bool> hostReady_ = false;
+  mutable std::mutex deviceMutex_;
+  mutable runtime::CudaDevice *device_ = nullptr;
+  mutable DeviceBytes deviceBytes_;
 };
 
 /// Which part of a training step recorded a node: the memory report sorts
