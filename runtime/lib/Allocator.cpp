@@ -17,6 +17,16 @@ HostAllocator &HostAllocator::get() {
   return *allocator;
 }
 
+HostAllocator::HostAllocator()
+    : cache_({.acquire =
+                  [](int64_t bytes) { return std::aligned_alloc(64, static_cast<size_t>(bytes)); },
+              .release = [](void *segment, int64_t) { std::free(segment); },
+              // Note [Poisoned arenas]: the bytes asked for can be touched,
+              // not the size class's tail.
+              .onHandOut = [](void *memory, int64_t bytes) { unpoison(memory, bytes); },
+              .onFree = [](void *memory, int64_t bytes) { poison(memory, bytes); },
+              .alignment = 64}) {}
+
 int64_t HostAllocator::system_available() {
   return static_cast<int64_t>(sysconf(_SC_AVPHYS_PAGES)) *
          static_cast<int64_t>(sysconf(_SC_PAGESIZE));
@@ -26,14 +36,20 @@ int64_t HostAllocator::size_class(int64_t bytes) {
   return (std::max<int64_t>(bytes, 64) + 63) / 64 * 64;
 }
 
-HostAllocator::Block *HostAllocator::bestFit(int64_t size, int64_t limit) {
+BlockCache::~BlockCache() {
+  releaseFreeSegmentsLocked();
+  for (auto &[base, block] : blocks_)
+    delete block;
+}
+
+BlockCache::Block *BlockCache::bestFit(int64_t size, int64_t limit) {
   auto found = free_.lower_bound({size, 0});
   if (found == free_.end() || found->first > limit)
     return nullptr;
   return blocks_.at(reinterpret_cast<const void *>(found->second));
 }
 
-void *HostAllocator::take(Block *block, int64_t size) {
+void *BlockCache::take(Block *block, int64_t size) {
   free_.erase(freeKey(block));
   stats_.cached -= block->size;
   if (block->size > size) { // the rest stays free
@@ -53,12 +69,12 @@ void *HostAllocator::take(Block *block, int64_t size) {
   return block->base;
 }
 
-void HostAllocator::forget(Block *block) {
+void BlockCache::forget(Block *block) {
   blocks_.erase(block->base);
   delete block;
 }
 
-void HostAllocator::absorb(Block *left, Block *right) {
+void BlockCache::absorb(Block *left, Block *right) {
   left->size += right->size;
   left->next = right->next;
   if (right->next != nullptr)
@@ -66,8 +82,9 @@ void HostAllocator::absorb(Block *left, Block *right) {
   forget(right);
 }
 
-void HostAllocator::release(Block *block) {
-  poison(block->base, block->size); // Note [Poisoned arenas]
+void BlockCache::release(Block *block) {
+  if (source_.onFree)
+    source_.onFree(block->base, block->size);
   block->free = true;
   stats_.in_use -= block->size;
   stats_.cached += block->size;
@@ -83,36 +100,37 @@ void HostAllocator::release(Block *block) {
   free_.insert(freeKey(block));
 }
 
-void *HostAllocator::allocate(int64_t bytes) {
-  int64_t size = size_class(bytes);
+void *BlockCache::allocate(int64_t bytes) {
+  int64_t size = sizeClass(bytes);
   std::lock_guard<std::mutex> lock(mutex_);
-  // Note [Poisoned arenas]: the bytes asked for can be touched, not the
-  // size class's tail.
   auto handOut = [&](Block *block) {
     void *base = take(block, size);
-    unpoison(base, bytes);
+    if (source_.onHandOut)
+      source_.onHandOut(base, bytes);
     return base;
   };
   if (Block *block = bestFit(size, 2 * size))
     return handOut(block);
-  void *memory = std::aligned_alloc(64, static_cast<size_t>(size));
+  void *memory = source_.acquire(size);
   if (memory == nullptr) {
-    releaseFreeSegments();
-    memory = std::aligned_alloc(64, static_cast<size_t>(size));
+    releaseFreeSegmentsLocked();
+    memory = source_.acquire(size);
   }
   if (memory == nullptr) {
     Block *block = bestFit(size, std::numeric_limits<int64_t>::max());
     return block == nullptr ? nullptr : handOut(block);
   }
-  poison(memory, size);
+  if (source_.onFree)
+    source_.onFree(memory, size);
   auto *block = new Block{static_cast<uint8_t *>(memory), size, true, nullptr, nullptr};
   blocks_[block->base] = block;
   free_.insert(freeKey(block));
   stats_.cached += size;
+  ++stats_.segments;
   return handOut(block);
 }
 
-HostAllocator::Block *HostAllocator::handedOut(void *memory, const char *what) {
+BlockCache::Block *BlockCache::handedOut(void *memory, const char *what) {
   auto found = blocks_.find(memory);
   if (found == blocks_.end() || found->second->free) {
     std::fprintf(stderr, "sinter: internal error: %s %p, which is not an allocated block\n", what,
@@ -122,14 +140,12 @@ HostAllocator::Block *HostAllocator::handedOut(void *memory, const char *what) {
   return found->second;
 }
 
-void HostAllocator::deallocate(void *memory) {
-  if (memory == nullptr)
-    return;
+void BlockCache::deallocate(void *memory) {
   std::lock_guard<std::mutex> lock(mutex_);
   release(handedOut(memory, "freeing"));
 }
 
-void HostAllocator::split(void *memory, const std::vector<Part> &parts) {
+void BlockCache::split(void *memory, const std::vector<Part> &parts) {
   std::lock_guard<std::mutex> lock(mutex_);
   Block *block = handedOut(memory, "splitting");
   int64_t size = block->size;
@@ -146,7 +162,8 @@ void HostAllocator::split(void *memory, const std::vector<Part> &parts) {
     }
   };
   for (const Part &part : parts) {
-    if (part.offset < at || part.offset % 64 != 0 || part.bytes % 64 != 0 || part.bytes <= 0 ||
+    int64_t a = source_.alignment;
+    if (part.offset < at || part.offset % a != 0 || part.bytes % a != 0 || part.bytes <= 0 ||
         part.offset + part.bytes > size) {
       std::fprintf(stderr, "sinter: internal error: part [%lld, +%lld) of a %lld-byte block\n",
                    static_cast<long long>(part.offset), static_cast<long long>(part.bytes),
@@ -178,7 +195,7 @@ void HostAllocator::split(void *memory, const std::vector<Part> &parts) {
       release(pieces[i]);
 }
 
-void HostAllocator::releaseFreeSegments() {
+void BlockCache::releaseFreeSegmentsLocked() {
   for (auto it = free_.begin(); it != free_.end();) {
     Block *block = blocks_.at(reinterpret_cast<const void *>(it->second));
     if (block->prev != nullptr || block->next != nullptr) {
@@ -187,28 +204,30 @@ void HostAllocator::releaseFreeSegments() {
     }
     it = free_.erase(it);
     stats_.cached -= block->size;
-    unpoison(block->base, block->size);
-    std::free(block->base);
+    --stats_.segments;
+    if (source_.onHandOut)
+      source_.onHandOut(block->base, block->size);
+    source_.release(block->base, block->size);
     forget(block);
   }
 }
 
-void HostAllocator::release_cache() {
+void BlockCache::releaseFreeSegments() {
   std::lock_guard<std::mutex> lock(mutex_);
-  releaseFreeSegments();
+  releaseFreeSegmentsLocked();
 }
 
-HostAllocator::Stats HostAllocator::stats() const {
+BlockCache::Stats BlockCache::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return stats_;
 }
 
-void HostAllocator::reset_peak() {
+void BlockCache::resetPeak() {
   std::lock_guard<std::mutex> lock(mutex_);
   stats_.peak_in_use = stats_.in_use;
 }
 
-void HostAllocator::reset_window() {
+void BlockCache::resetWindow() {
   std::lock_guard<std::mutex> lock(mutex_);
   stats_.window_peak = stats_.in_use;
 }

@@ -21,6 +21,7 @@ namespace sinter::cuda::detail {
 constexpr int kCudaErrorStubLibrary = 34;
 constexpr int kCudaErrorNoDevice = 100;
 constexpr int kCudaErrorOutOfMemory = 2;
+constexpr int kCudaErrorInvalidContext = 201;
 constexpr int kAttrComputeCapabilityMajor = 75;
 constexpr int kAttrComputeCapabilityMinor = 76;
 

@@ -5,11 +5,13 @@
 // (sinter/runtime/CudaExecutable.h) on a GPU: the CUDA driver, opened at
 // first use (Note [Lazy CUDA]), and cuBLAS, opened the same way at the first
 // matrix product (libcublas.so.13, or SINTER_CUBLAS).
-// - Memory: cuMemAlloc'd blocks, cached by size. A block given back is kept
-//   for the next request of its size (a training step asks for the same
-//   arena and arguments every step, so after the first step no step calls
-//   cuMemAlloc or cuMemFree, which synchronise the device); when cuMemAlloc
-//   runs out, the cached blocks are freed and it is asked once more.
+// - Memory: cuMemAlloc'd segments cut into blocks and cached, as the host's
+//   (Note [Blocks and segments] in sinter/runtime/Allocator.h: best fit,
+//   freed neighbours merged, 256-byte granularity). A training step asks
+//   for the same arena and values every step, so after the first step no
+//   step calls cuMemAlloc or cuMemFree, which synchronise the device; when
+//   cuMemAlloc runs out, the free segments are freed and it is asked once
+//   more, then any free block that holds the request is used.
 // - A module is the Program's cubin (the CUDA target's GPU build, Note [The
 //   CUDA target]), loaded with cuModuleLoadData; its functions are looked
 //   up once, when the executable loads.
@@ -31,6 +33,7 @@
 
 #include "CudaDriverApi.h"
 
+#include "sinter/runtime/Allocator.h"
 #include "sinter/runtime/Environment.h"
 #include "sinter/runtime/Files.h"
 
@@ -144,35 +147,15 @@ public:
   Status makeCurrent() const { return cuda::detail::setCurrent(context_); }
 
   StatusOr<void *> allocate(int64_t bytes) override {
-    int64_t size = std::max<int64_t>(bytes, 1);
-    size = (size + device_.granularity - 1) / device_.granularity * device_.granularity;
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (auto cached = cached_.find(size); cached != cached_.end()) {
-      DevicePointer block = cached->second;
-      cached_.erase(cached);
-      return reinterpret_cast<void *>(block);
-    }
-    SINTER_RETURN_IF_ERROR(makeCurrent());
-    DevicePointer block = 0;
-    int result = driver_.memAlloc(&block, static_cast<std::size_t>(size));
-    if (result == cuda::detail::kCudaErrorOutOfMemory && !cached_.empty()) {
-      SINTER_RETURN_IF_ERROR(releaseCachedLocked());
-      result = driver_.memAlloc(&block, static_cast<std::size_t>(size));
-    }
-    if (result != 0)
-      return absl::ResourceExhaustedError(
-          cuda::driverError(result, "cuMemAlloc", __FILE__, __LINE__).message());
-    sizes_[block] = size;
-    return reinterpret_cast<void *>(block);
+    if (void *block = cache_.allocate(std::max<int64_t>(bytes, 1)))
+      return block;
+    return absl::ResourceExhaustedError(
+        cuda::driverError(lastAllocation_, "cuMemAlloc", __FILE__, __LINE__).message());
   }
 
   void deallocate(void *memory) override {
-    if (memory == nullptr)
-      return;
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto size = sizes_.find(address(memory));
-    if (size != sizes_.end())
-      cached_.emplace(size->second, size->first);
+    if (memory != nullptr)
+      cache_.deallocate(memory);
   }
 
   Status copyToDevice(void *device, const void *host, int64_t bytes) override {
@@ -253,11 +236,7 @@ public:
     std::size_t free = 0, total = 0;
     if (!makeCurrent().ok() || driver_.memGetInfo(&free, &total) != 0)
       return -1;
-    std::lock_guard<std::mutex> lock(mutex_);
-    int64_t cached = 0;
-    for (const auto &[size, block] : cached_)
-      cached += size;
-    return static_cast<int64_t>(free) + cached;
+    return static_cast<int64_t>(free) + cache_.stats().cached;
   }
 
   /// The device's cuBLAS handle, made at the first product.
@@ -291,23 +270,27 @@ public:
   }
 
 private:
-  Status releaseCachedLocked() {
-    SINTER_RETURN_IF_ERROR(makeCurrent());
-    for (const auto &[size, block] : cached_) {
-      sizes_.erase(block);
-      SINTER_CUDA_RETURN_IF_ERROR(driver_.memFree(block));
-    }
-    cached_.clear();
-    return absl::OkStatus();
-  }
-
   const Driver &driver_;
   void *context_;
   Device device_;
   std::mutex mutex_;
-  /// Every block cuMemAlloc gave, with its size; those given back, by size.
-  std::map<DevicePointer, int64_t> sizes_;
-  std::multimap<int64_t, DevicePointer> cached_;
+  /// The last cuMemAlloc's result, for the error of a request that failed.
+  static inline thread_local int lastAllocation_ = 0;
+  /// Device memory (device addresses as pointers: never dereferenced here).
+  BlockCache cache_{{
+      .acquire = [this](int64_t bytes) -> void * {
+        DevicePointer segment = 0;
+        lastAllocation_ = makeCurrent().ok()
+                              ? driver_.memAlloc(&segment, static_cast<std::size_t>(bytes))
+                              : cuda::detail::kCudaErrorInvalidContext;
+        return lastAllocation_ == 0 ? reinterpret_cast<void *>(segment) : nullptr;
+      },
+      .release =
+          [this](void *segment, int64_t) {
+            (void)(makeCurrent().ok() && driver_.memFree(address(segment)));
+          },
+      .alignment = 256,
+  }};
   void *cublasHandle_ = nullptr;
   DevicePointer ones_ = 0;
   int64_t onesCount_ = 0;

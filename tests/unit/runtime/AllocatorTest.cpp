@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -208,6 +209,105 @@ TEST(HostAllocator, ThreadsAllocatingAtOnceNeverShareABlock) {
   EXPECT_EQ(allocator.stats().in_use, before);
   allocator.release_cache();
   EXPECT_EQ(allocator.stats().cached, 0) << "a segment did not merge back into one free block";
+}
+
+// A BlockCache over memory of its own kind, as a CUDA device's (Note [The
+// driver's device]): 256-byte blocks from segments of a source with a fixed
+// capacity, which refuses what it cannot hold as cuMemAlloc does.
+class CappedSource {
+public:
+  explicit CappedSource(int64_t capacity) : capacity_(capacity) {}
+  ~CappedSource() { EXPECT_EQ(held_, 0) << "a segment was not given back"; }
+  sinter::runtime::BlockCache::Source source() {
+    return {.acquire = [this](int64_t bytes) -> void * {
+              ++acquired;
+              if (held_ + bytes > capacity_)
+                return nullptr;
+              held_ += bytes;
+              return std::aligned_alloc(256, static_cast<size_t>(bytes));
+            },
+            .release =
+                [this](void *segment, int64_t bytes) {
+                  held_ -= bytes;
+                  std::free(segment);
+                },
+            .alignment = 256};
+  }
+  int acquired = 0;
+
+private:
+  int64_t capacity_, held_ = 0;
+};
+
+TEST(BlockCache, AStepsRequestsAreServedFromTheCacheAfterTheFirst) {
+  CappedSource memory(1 << 24);
+  {
+    sinter::runtime::BlockCache cache(memory.source());
+    EXPECT_EQ(cache.sizeClass(1), 256);
+    EXPECT_EQ(cache.sizeClass(257), 512);
+    // A step: its arena, then its results, then the arena given back; the
+    // parameters' old values given back after it.
+    std::vector<void *> parameters = {cache.allocate(40000), cache.allocate(1000)};
+    auto step = [&] {
+      void *arena = cache.allocate(300000);
+      std::vector<void *> results = {cache.allocate(40000), cache.allocate(1000),
+                                     cache.allocate(4)};
+      for (void *block : results)
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(block) % 256, 0u);
+      cache.deallocate(arena);
+      for (void *&parameter : parameters)
+        cache.deallocate(parameter);
+      parameters = {results[0], results[1]};
+      cache.deallocate(results[2]);
+    };
+    step();
+    int acquired = memory.acquired;
+    sinter::runtime::BlockCache::Stats first = cache.stats();
+    for (int k = 0; k < 5; ++k)
+      step();
+    EXPECT_EQ(memory.acquired, acquired) << "no segment acquired after the first step";
+    EXPECT_EQ(cache.stats().segments, first.segments);
+    EXPECT_EQ(cache.stats().in_use, cache.sizeClass(40000) + cache.sizeClass(1000));
+    for (void *parameter : parameters)
+      cache.deallocate(parameter);
+    EXPECT_EQ(cache.stats().in_use, 0);
+    cache.releaseFreeSegments();
+    EXPECT_EQ(cache.stats().cached, 0);
+    EXPECT_EQ(cache.stats().segments, 0);
+  }
+}
+
+TEST(BlockCache, WhenTheSourceIsFullFreeSegmentsGoBackAndFreeBlocksAreUsed) {
+  CappedSource memory(1 << 20);
+  sinter::runtime::BlockCache cache(memory.source());
+  // Two segments of 256 KiB, freed: cached.
+  void *a = cache.allocate(1 << 18), *b = cache.allocate(1 << 18);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  cache.deallocate(a);
+  cache.deallocate(b);
+  EXPECT_EQ(cache.stats().cached, 1 << 19);
+  // 768 KiB does not fit beside them: they are given back and it is asked
+  // again.
+  void *large = cache.allocate(3 << 18);
+  ASSERT_NE(large, nullptr);
+  EXPECT_EQ(cache.stats().segments, 1);
+  // A small request the source cannot hold takes a free block that can,
+  // even one far larger than it (the best fit limit is lifted).
+  cache.deallocate(large);
+  void *all = cache.allocate(1 << 20);
+  ASSERT_NE(all, nullptr);
+  EXPECT_EQ(cache.stats().segments, 1);
+  cache.split(all, {{0, 1 << 19}});
+  void *small = cache.allocate(1000);
+  ASSERT_NE(small, nullptr);
+  EXPECT_EQ(static_cast<uint8_t *>(small), static_cast<uint8_t *>(all) + (1 << 19))
+      << "the freed half of the segment";
+  // Nothing holds more than what is left: refused, with null.
+  EXPECT_EQ(cache.allocate(1 << 20), nullptr);
+  cache.deallocate(small);
+  cache.deallocate(all);
+  cache.releaseFreeSegments();
 }
 
 TEST(HostAllocatorDeathTest, FreeingWhatIsNotABlockAborts) {

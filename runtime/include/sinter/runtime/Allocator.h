@@ -26,7 +26,9 @@
 
 #include "sinter/runtime/Device.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <unordered_map>
@@ -50,53 +52,72 @@ public:
   virtual int64_t sizeClass(int64_t bytes) const = 0;
 };
 
-/// The host's allocator, caching (Note [Blocks and segments]).
-class HostAllocator final : public Allocator {
+/// Note [Blocks and segments] over any memory: the blocks of the segments
+/// a Source gives, cached. The host's allocator and the CUDA driver's device
+/// memory are both one (Note [The driver's device]); thread-safe.
+class BlockCache {
 public:
-  /// The process's allocator.
-  static HostAllocator &get();
-
-  /// A block of size_class(`bytes`) bytes, or null when the system has no
-  /// memory left.
-  void *allocate(int64_t bytes) override;
-  /// Returns a block from allocate() or split() to the cache.
-  void deallocate(void *block) override;
-  /// A part of a block: `bytes` from `offset`, both multiples of 64.
+  struct Source {
+    /// A segment of `bytes` bytes aligned to `alignment`, or null when the
+    /// memory is exhausted.
+    std::function<void *(int64_t bytes)> acquire;
+    /// Gives a segment from acquire() back.
+    std::function<void(void *segment, int64_t bytes)> release;
+    /// Optional: called on the bytes a block hands out as it does, and on a
+    /// block's bytes as they are freed (the host poisons freed memory for
+    /// AddressSanitizer, Note [Poisoned arenas]).
+    std::function<void(void *memory, int64_t bytes)> onHandOut = {};
+    std::function<void(void *memory, int64_t bytes)> onFree = {};
+    /// Every block's size and offset is a multiple of this.
+    int64_t alignment = 64;
+  };
+  /// A part of a block: `bytes` from `offset`, both multiples of the
+  /// alignment.
   struct Part {
     int64_t offset = 0;
     int64_t bytes = 0;
   };
+  struct Stats {
+    int64_t in_use = 0;      // bytes in blocks handed out
+    int64_t peak_in_use = 0; // the most in use since the start or resetPeak()
+    int64_t cached = 0;      // bytes in free blocks kept for reuse
+    int64_t window_peak = 0; // the most in use since resetWindow()
+    int64_t segments = 0;    // segments held (in use or cached)
+  };
+
+  explicit BlockCache(Source source) : source_(std::move(source)) {}
+  BlockCache(const BlockCache &) = delete;
+  BlockCache &operator=(const BlockCache &) = delete;
+  /// Gives back the free segments (the owner frees its blocks first).
+  ~BlockCache();
+
+  /// The size of the block a request of `bytes` gets: a multiple of the
+  /// alignment (best fit and merging, not coarse classes, make blocks
+  /// reusable).
+  int64_t sizeClass(int64_t bytes) const {
+    int64_t a = source_.alignment;
+    return (std::max<int64_t>(bytes, a) + a - 1) / a * a;
+  }
+  /// A block of sizeClass(`bytes`) bytes, or null when the source has no
+  /// memory left (after the free segments were given back and any free
+  /// block that holds it was tried).
+  void *allocate(int64_t bytes);
+  /// Returns a block from allocate() or split() to the cache; aborts on
+  /// anything else (a double free, a pointer into a block).
+  void deallocate(void *block);
   /// Splits a block from allocate() into `parts` (in increasing offset, not
   /// overlapping, inside the block), each a block of its own from now on,
   /// freed with deallocate(block + offset); the rest of the block is freed.
   void split(void *block, const std::vector<Part> &parts);
-  /// Returns every segment with no block in use to the system.
-  void release_cache();
-
-  struct Stats {
-    int64_t in_use = 0;      // bytes in blocks handed out
-    int64_t peak_in_use = 0; // the most in use since the start or reset_peak()
-    int64_t cached = 0;      // bytes in free blocks kept for reuse
-    int64_t window_peak = 0; // the most in use since reset_window()
-  };
+  /// Gives every segment with no block in use back to the source.
+  void releaseFreeSegments();
   Stats stats() const;
-  void reset_peak();
-  /// Starts a measuring window (a step's run) without disturbing peak_in_use.
-  void reset_window();
-
-  /// The size of the block a request of `bytes` gets: a multiple of 64
-  /// bytes (best fit and merging, not coarse classes, make blocks reusable).
-  static int64_t size_class(int64_t bytes);
-  int64_t sizeClass(int64_t bytes) const override { return size_class(bytes); }
-  const Device &device() const override { return hostDevice(); }
-
-  /// Bytes of memory the system has free now (not counting this allocator's
-  /// cached blocks).
-  static int64_t system_available();
+  void resetPeak();
+  void resetWindow();
 
 private:
-  /// A block of a segment (Note [Blocks and segments]); `prev` and `next`
-  /// are its neighbours in the segment, null at the segment's ends.
+  /// A block of a segment; `prev` and `next` are its neighbours in the
+  /// segment, null at the segment's ends.
   struct Block {
     uint8_t *base = nullptr;
     int64_t size = 0;
@@ -106,7 +127,7 @@ private:
   /// The smallest free block of at least `size` bytes, at most `limit`.
   Block *bestFit(int64_t size, int64_t limit);
   /// The block handed out at `memory`; aborts, naming `what` was being
-  /// done, when there is none (a double free, a pointer into a block).
+  /// done, when there is none.
   Block *handedOut(void *memory, const char *what);
   /// Hands out `size` bytes from the start of free block `block`.
   void *take(Block *block, int64_t size);
@@ -118,13 +139,54 @@ private:
   static std::pair<int64_t, uintptr_t> freeKey(const Block *block) {
     return {block->size, reinterpret_cast<uintptr_t>(block->base)};
   }
-  /// Returns the segments that are one free block to the system.
-  void releaseFreeSegments();
+  void releaseFreeSegmentsLocked();
 
+  Source source_;
   mutable std::mutex mutex_;
   std::unordered_map<const void *, Block *> blocks_; // every block, by its base
   std::set<std::pair<int64_t, uintptr_t>> free_;     // free blocks: size, base
   Stats stats_;
+};
+
+/// The host's allocator, caching (Note [Blocks and segments]): a
+/// BlockCache of 64-byte-aligned segments from the C library.
+class HostAllocator final : public Allocator {
+public:
+  /// The process's allocator.
+  static HostAllocator &get();
+
+  /// A block of size_class(`bytes`) bytes, or null when the system has no
+  /// memory left.
+  void *allocate(int64_t bytes) override { return cache_.allocate(bytes); }
+  /// Returns a block from allocate() or split() to the cache.
+  void deallocate(void *block) override {
+    if (block != nullptr)
+      cache_.deallocate(block);
+  }
+  using Part = BlockCache::Part;
+  /// BlockCache::split.
+  void split(void *block, const std::vector<Part> &parts) { cache_.split(block, parts); }
+  /// Returns every segment with no block in use to the system.
+  void release_cache() { cache_.releaseFreeSegments(); }
+
+  using Stats = BlockCache::Stats;
+  Stats stats() const { return cache_.stats(); }
+  void reset_peak() { cache_.resetPeak(); }
+  /// Starts a measuring window (a step's run) without disturbing peak_in_use.
+  void reset_window() { cache_.resetWindow(); }
+
+  /// The size of the block a request of `bytes` gets: a multiple of 64.
+  static int64_t size_class(int64_t bytes);
+  int64_t sizeClass(int64_t bytes) const override { return size_class(bytes); }
+  const Device &device() const override { return hostDevice(); }
+
+  /// Bytes of memory the system has free now (not counting this allocator's
+  /// cached blocks).
+  static int64_t system_available();
+
+private:
+  HostAllocator();
+  BlockCache cache_;
 };
 
 } // namespace sinter::runtime
