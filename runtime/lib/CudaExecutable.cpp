@@ -152,9 +152,9 @@ Status CudaExecutable::runOnDevice(const std::vector<const void *> &arguments,
   for (size_t r = 0; r < results.size(); ++r)
     if (at[p.results[r]] != results[r] && !copied[r])
       SINTER_RETURN_IF_ERROR(device_.copyOnDevice(results[r], at[p.results[r]], resultBytes(r)));
-  // The arena goes back to the device when this returns: the run must have
-  // finished with it (and a kernel's error is this step's).
-  return device_.synchronize();
+  // The arena goes back to the device's cache while the run may still be
+  // going: whatever is given it next runs after this run (stream order).
+  return absl::OkStatus();
 }
 
 Status CudaExecutable::run(const std::vector<const void *> &arguments,

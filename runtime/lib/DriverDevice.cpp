@@ -15,11 +15,13 @@
 // - A module is the Program's cubin (the CUDA target's GPU build, Note [The
 //   CUDA target]), loaded with cuModuleLoadData; its functions are looked
 //   up once, when the executable loads.
-// - Everything is in the order of the legacy default stream; copies from
-//   and to pageable host memory wait for the copy, and synchronize() waits
-//   for the kernels. With SINTER_CUDA_SYNC=1 every launch is waited for, so
-//   a kernel's fault is reported at that kernel (the executable names it and
-//   its user's lines) rather than at the next copy.
+// - Everything is in the order of the legacy default stream (Note [Steps
+//   in stream order] in sinter/runtime/CudaExecutable.h: a step is queued,
+//   not waited for); copies from and to pageable host memory wait for the
+//   work before them, and synchronize() waits for the kernels. With
+//   SINTER_CUDA_SYNC=1 every launch is waited for, so a kernel's fault is
+//   reported at that kernel (the executable names it and its user's lines)
+//   rather than at the next wait.
 // - Matrix products (Note [Matrix products as data]) are handed to
 //   cublasSgemmStridedBatched_64 with the descriptor's own fields, which
 //   are cuBLAS's; cuBLAS's default math mode computes in full f32 (TF32 would
@@ -53,6 +55,21 @@ using cuda::DevicePointer;
 using cuda::detail::Driver;
 
 DevicePointer address(const void *pointer) { return reinterpret_cast<DevicePointer>(pointer); }
+
+/// The result of `call`, a driver call that waits for the work queued
+/// before it: with steps in stream order (Note [Steps in stream order] in
+/// sinter/runtime/CudaExecutable.h) an error may be an earlier kernel's.
+Status atWait(int result, const char *call) {
+  if (result == 0)
+    return absl::OkStatus();
+  Status status = cuda::driverError(result, call, __FILE__, __LINE__);
+  if (environment().cuda_sync)
+    return status;
+  return Status(status.code(),
+                absl::StrCat(status.message(),
+                             " (a kernel queued before this wait may have caused it: "
+                             "SINTER_CUDA_SYNC=1 reports a fault at its kernel)"));
+}
 
 //===----------------------------------------------------------------------===//
 // cuBLAS, opened at the first product
@@ -163,9 +180,8 @@ public:
       return absl::OkStatus();
     SINTER_RETURN_IF_ERROR(makeCurrent());
     countCopy(bytes, 0);
-    SINTER_CUDA_RETURN_IF_ERROR(
-        driver_.memcpyHtoD(address(device), host, static_cast<std::size_t>(bytes)));
-    return absl::OkStatus();
+    return atWait(driver_.memcpyHtoD(address(device), host, static_cast<std::size_t>(bytes)),
+                  "cuMemcpyHtoD");
   }
 
   Status copyToHost(void *host, const void *device, int64_t bytes) override {
@@ -173,9 +189,8 @@ public:
       return absl::OkStatus();
     SINTER_RETURN_IF_ERROR(makeCurrent());
     countCopy(0, bytes);
-    SINTER_CUDA_RETURN_IF_ERROR(
-        driver_.memcpyDtoH(host, address(device), static_cast<std::size_t>(bytes)));
-    return absl::OkStatus();
+    return atWait(driver_.memcpyDtoH(host, address(device), static_cast<std::size_t>(bytes)),
+                  "cuMemcpyDtoH");
   }
 
   Status copyOnDevice(void *to, const void *from, int64_t bytes) override {
@@ -228,8 +243,7 @@ public:
 
   Status synchronize() override {
     SINTER_RETURN_IF_ERROR(makeCurrent());
-    SINTER_CUDA_RETURN_IF_ERROR(driver_.ctxSynchronize());
-    return absl::OkStatus();
+    return atWait(driver_.ctxSynchronize(), "cuCtxSynchronize");
   }
 
   int64_t availableBytes() override {

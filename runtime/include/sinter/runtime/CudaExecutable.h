@@ -24,6 +24,20 @@
 // lines. Every copy between host and device is counted (traffic()), which
 // the tests of device-resident values read.
 //
+// Note [Steps in stream order]
+// A step on a GPU is queued, not waited for: runOnDevice returns once its
+// launches are issued, so the host records and compiles the next step while
+// the device runs this one (as PyTorch's CUDA ops and PyTorch/XLA's
+// asynchronous execution). Everything on the device is in the order of its
+// one stream, so no wait is needed for correctness: memory a step gives
+// back (its arena, a value that died) is handed out again only to work
+// queued after it; a copy to the host waits for what came before it. The
+// host waits only where it reads: a copy to the host, synchronize(). The
+// cost is where a kernel's fault is reported: at the next wait, naming
+// that wait, unless SINTER_CUDA_SYNC=1, which waits for every launch so
+// the fault is reported at its kernel with its user's lines. (The
+// simulator runs every launch as it is issued.)
+//
 //===----------------------------------------------------------------------===//
 #ifndef SINTER_RUNTIME_CUDAEXECUTABLE_H
 #define SINTER_RUNTIME_CUDAEXECUTABLE_H
@@ -138,7 +152,8 @@ public:
   /// resultBytes(i) bytes the result is written into (a donated result's
   /// is its argument's, which the step overwrites; Note [Donation]). Only
   /// the arena is taken from the device for the run, and given back at its
-  /// end; the run has finished on the device when it returns.
+  /// end. Asynchronous (Note [Steps in stream order]): the run may still be
+  /// going on the device when this returns.
   Status runOnDevice(const std::vector<const void *> &arguments,
                      const std::vector<void *> &results);
   /// The same on host memory: each argument copied to the device, each
