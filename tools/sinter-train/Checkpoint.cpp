@@ -19,7 +19,6 @@ namespace sinter::tools {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-
 namespace {
 
 // Version 2 added the data's fingerprint and the count of optimizer tensors.
