@@ -219,7 +219,13 @@ void BlockCache::releaseFreeSegments() {
 
 BlockCache::Stats BlockCache::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return stats_;
+  Stats stats = stats_;
+  for (const auto &[size, base] : free_) {
+    const Block *block = blocks_.at(reinterpret_cast<const void *>(base));
+    if (block->prev == nullptr && block->next == nullptr)
+      stats.releasable += size;
+  }
+  return stats;
 }
 
 void BlockCache::resetPeak() {

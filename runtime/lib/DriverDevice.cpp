@@ -250,7 +250,9 @@ public:
     std::size_t free = 0, total = 0;
     if (!makeCurrent().ok() || driver_.memGetInfo(&free, &total) != 0)
       return -1;
-    return static_cast<int64_t>(free) + cache_.stats().cached;
+    // Free blocks between blocks in use may be too small or scattered for a
+    // step's arena: only whole free segments count.
+    return static_cast<int64_t>(free) + cache_.stats().releasable;
   }
 
   /// The device's cuBLAS handle, made at the first product.

@@ -2,7 +2,7 @@
 //
 // The driver's device (Note [The driver's device] in
 // runtime/lib/DriverDevice.cpp) against what the host computes: copies,
-// fills of every element size, the size-keyed cache of device memory,
+// fills of every element size, the cache of device memory (a BlockCache),
 // matrix products through cuBLAS (every transpose, a batch with a shared
 // operand, the bias epilogue) against plain loops in double, and a Program
 // of a kernel compiled by NVRTC, a fill and a product run by CudaExecutable.

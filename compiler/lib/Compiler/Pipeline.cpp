@@ -180,7 +180,11 @@ bool lowerAndPlan(const std::vector<std::vector<lazy::NodePtr>> &graphs,
   // arena's share, the pipeline runs again from the lowered module with the
   // share lowered by the excess (at most kBudgetAttempts times). Not when
   // the estimate stayed over the share: the pass ran out of trades, and
-  // every lower share trades the same.
+  // every lower share trades the same. On a target whose results are the
+  // caller's (TargetDescription::resultsInArena false: a CUDA device) the
+  // arena's share starts at the whole budget too, so a step whose results
+  // push it over is planned twice: the second time with the share lowered
+  // by their bytes.
   constexpr int kBudgetAttempts = 5;
   bool budgeted = memoryBudget > 0 && graphs.size() == 1;
   int64_t arenaBudget = budgeted ? memoryBudget : 0;

@@ -172,8 +172,8 @@ std::string outOfMemory(const runtime::Program &program, const StepMemory &memor
 
 /// A Program loaded for its target's device: the CPU's executable, or a
 /// CUDA executable on cuda:`ordinal` (Notes [The CUDA device interface] and
-/// [Choosing a CUDA device] in sinter/runtime/CudaExecutable.h), which
-/// copies the arguments to the device and the results back.
+/// [Choosing a CUDA device] in sinter/runtime/CudaExecutable.h), which runs
+/// on values in the device's memory (executeOnDevice).
 class Loaded {
 public:
   static StatusOr<std::unique_ptr<Loaded>> load(runtime::Program program,
@@ -229,11 +229,13 @@ private:
 /// there by the first step that reads them), the results made there (Note
 /// [Two forms of a value]); a donated result is written into its
 /// argument's memory. `measured`: the arena and the results in the
-/// device's granularity.
+/// device's granularity. A run that fails after it may have written over a
+/// donated argument sets `inputsOverwritten`.
 bool executeOnDevice(Loaded &executable, runtime::CudaDevice &device,
                      const std::vector<const lazy::Value *> &arguments,
                      const std::vector<const lazy::Node *> &results, std::vector<ValuePtr> &values,
-                     int64_t &measured, std::string &why, int checkNumerics) {
+                     int64_t &measured, std::string &why, int checkNumerics,
+                     bool &inputsOverwritten) {
   int64_t granularity = std::max<int64_t>(device.device().granularity, 1);
   auto granular = [granularity](int64_t bytes) {
     return bytes <= 0 ? 0 : (bytes + granularity - 1) / granularity * granularity;
@@ -266,6 +268,8 @@ bool executeOnDevice(Loaded &executable, runtime::CudaDevice &device,
   if (Status status = executable.runOnDevice(inAt, outAt, {.checkNumerics = checkNumerics});
       !status.ok()) {
     why = std::string(status.message());
+    inputsOverwritten = std::any_of(program.donors.begin(), program.donors.end(),
+                                    [](int donor) { return donor >= 0; });
     return false;
   }
   values.clear();
@@ -283,7 +287,7 @@ bool executeOnDevice(Loaded &executable, runtime::CudaDevice &device,
 bool execute(Loaded &executable, const std::vector<const lazy::Value *> &arguments,
              const std::vector<const lazy::Node *> &results, std::vector<ValuePtr> &values,
              int64_t &measured, std::string &why, runtime::Communicator *communicator,
-             int checkNumerics, bool &nonFinite, bool checkInputs = true) {
+             int checkNumerics, bool &nonFinite, bool &inputsOverwritten, bool checkInputs = true) {
   std::vector<const void *> in;
   for (size_t i = 0; i < arguments.size(); ++i) {
     const lazy::Value &value = *arguments[i];
@@ -296,7 +300,7 @@ bool execute(Loaded &executable, const std::vector<const lazy::Value *> &argumen
   }
   if (runtime::CudaDevice *device = executable.cudaDevice())
     return executeOnDevice(executable, *device, arguments, results, values, measured, why,
-                           checkNumerics);
+                           checkNumerics, inputsOverwritten);
   for (const lazy::Value *value : arguments)
     in.push_back(value->bytes());
   runtime::HostAllocator &allocator = runtime::HostAllocator::get();
@@ -321,6 +325,7 @@ bool execute(Loaded &executable, const std::vector<const lazy::Value *> &argumen
   if (!status.ok()) {
     why = std::string(status.message());
     nonFinite = absl::IsOutOfRange(status);
+    inputsOverwritten = std::any_of(donors.begin(), donors.end(), [](int d) { return d >= 0; });
     return false;
   }
   for (size_t i = 0; i < results.size(); ++i)
@@ -403,7 +408,7 @@ public:
     }
     return execute(*compiled->executable, arguments, results, values,
                    step.memory.measured_peak_bytes, why, communicator, config.check_numerics,
-                   step.non_finite);
+                   step.non_finite, step.inputs_overwritten);
   }
 
   bool plan(const std::vector<lazy::NodePtr> &outputs, uint64_t structure,
@@ -531,7 +536,7 @@ public:
       bool fromData = std::any_of(ops[k].operands.begin(), ops[k].operands.end(),
                                   [](const lazy::Node *n) { return n->op == lazy::Op::Data; });
       if (!execute(executable, arguments, {node}, result, measured, why, communicator,
-                   config.check_numerics, step.non_finite, fromData))
+                   config.check_numerics, step.non_finite, step.inputs_overwritten, fromData))
         return false;
       computed[node] = std::move(result.front());
       for (const lazy::Node *operand : ops[k].operands)

@@ -163,6 +163,12 @@ void Session::mark_step(Loc loc) const {
       throwError("mark_step: " + why, loc);
     if (step.non_finite) // stopped at the kernel; the tensors are still pending
       throwError(cat("mark_step: step ", metrics().steps, ": ", why), loc);
+    if (step.inputs_overwritten)
+      throwError(cat("mark_step: step ", metrics().steps, ": ", why,
+                     "; the step may have written updates over its parameters' or optimizer "
+                     "state's memory (Note [Donation]), so it cannot be run another way: "
+                     "reload them from a checkpoint"),
+                 loc);
     if (compiled)
       for (size_t i = 0; i < pending.size(); ++i)
         pending[i]->node->value = values[i];
@@ -185,6 +191,26 @@ void Session::mark_step(Loc loc) const {
   }
   detail::addRun(step, secondsSince(start));
   detail::recordStepEnd(compiled, config.enabled, step.memory);
+}
+
+const std::vector<double> &detail::hostElements(const lazy::Value &value, Loc loc) {
+  try {
+    return value.elements();
+  } catch (const Error &) {
+    throw;
+  } catch (const std::runtime_error &error) {
+    throwError(cat("reading a tensor: ", error.what()), loc);
+  }
+}
+
+const uint8_t *detail::hostBytes(const lazy::Value &value, Loc loc) {
+  try {
+    return value.bytes();
+  } catch (const Error &) {
+    throw;
+  } catch (const std::runtime_error &error) {
+    throwError(cat("reading a tensor: ", error.what()), loc);
+  }
 }
 
 /// The value of a tensor that is read (to_vector, item, printing), at the

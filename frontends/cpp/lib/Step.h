@@ -30,6 +30,12 @@ void checkShape(const char *op, const Shape &shape, Loc loc);
 /// The value of a tensor that is read (to_vector, item, printing), at the
 /// user's `loc`.
 std::shared_ptr<const lazy::Value> valueOf(const Tensor &tensor, Loc loc);
+/// A value's elements and bytes in host memory, for the user's read at
+/// `loc`: a value on a CUDA device is copied to the host (Note [Two forms of
+/// a value]); a copy that fails (a fault of a kernel queued before it: Note
+/// [Steps in stream order]) throws sinter::Error at `loc`.
+const std::vector<double> &hostElements(const lazy::Value &value, Loc loc);
+const uint8_t *hostBytes(const lazy::Value &value, Loc loc);
 
 // Distributed.cpp
 /// Note [The same step on every rank] (in Distributed.cpp): throws at `loc`,

@@ -162,7 +162,7 @@ template <typename T> std::vector<T> Tensor::to_vector(Loc loc) const {
   std::shared_ptr<const lazy::Value> value = detail::valueOf(*this, loc);
   std::vector<T> out;
   out.reserve(value->size());
-  for (double x : value->elements()) {
+  for (double x : detail::hostElements(*value, loc)) {
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
       // Saturate instead of the undefined behaviour of an out-of-range cast.
       constexpr double lo = static_cast<double>(std::numeric_limits<T>::min());

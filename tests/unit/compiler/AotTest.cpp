@@ -21,6 +21,7 @@
 #include "sinter/runtime/Environment.h"
 #include "sinter/runtime/Files.h"
 #include "sinter/runtime/ProgramFile.h"
+#include "sinter/runtime/Safetensors.h"
 #include "sinter/runtime/StepSession.h"
 #include "sinter/runtime/c_api.h"
 #include "sinter/sinter.h"
@@ -618,8 +619,24 @@ TEST(AotArtifactOnTheCudaSimulator, TheStateStaysOnTheDeviceBetweenRuns) {
   ASSERT_TRUE(session.output("loss", &loss, sizeof loss).ok());
   EXPECT_EQ((*device)->traffic().toHost - after.toHost, static_cast<int64_t>(sizeof loss));
   EXPECT_TRUE(std::isfinite(loss)) << loss;
-  // The state read back (and saved) holds the three updates: a session
-  // loaded from the save continues where this one stands.
+  // The state read back (and saved) holds the three updates: it differs
+  // from the weights it was loaded with, and a session loaded from the save
+  // holds it.
+  auto firstWeights =
+      runtime::parseSafetensors(*runtime::readWholeFile((*artifact)->weightsPath(), "the weights"));
+  ASSERT_TRUE(firstWeights.ok()) << firstWeights.status();
+  int changed = 0;
+  for (const runtime::Program::Value &value : step.signature.arguments) {
+    if (value.role != runtime::Program::Role::Parameter)
+      continue;
+    const runtime::SafetensorsTensor *loaded = firstWeights->find(value.name);
+    ASSERT_NE(loaded, nullptr) << value.name;
+    std::string_view before = firstWeights->data(*loaded);
+    std::string now(before.size(), '\0');
+    ASSERT_TRUE(session.output(value.name, now.data(), now.size()).ok());
+    changed += now != before;
+  }
+  EXPECT_GT(changed, 0) << "three AdamW steps changed no parameter";
   const std::string saved = scratchPath("resident") + "/after.safetensors";
   ASSERT_TRUE(session.save(saved).ok());
   auto again = runtime::StepSession::open(step, rates, 0, *device);

@@ -285,8 +285,10 @@ TEST(BlockCache, WhenTheSourceIsFullFreeSegmentsGoBackAndFreeBlocksAreUsed) {
   ASSERT_NE(a, nullptr);
   ASSERT_NE(b, nullptr);
   cache.deallocate(a);
+  EXPECT_EQ(cache.stats().releasable, 1 << 18);
   cache.deallocate(b);
   EXPECT_EQ(cache.stats().cached, 1 << 19);
+  EXPECT_EQ(cache.stats().releasable, 1 << 19);
   // 768 KiB does not fit beside them: they are given back and it is asked
   // again.
   void *large = cache.allocate(3 << 18);
@@ -299,6 +301,8 @@ TEST(BlockCache, WhenTheSourceIsFullFreeSegmentsGoBackAndFreeBlocksAreUsed) {
   ASSERT_NE(all, nullptr);
   EXPECT_EQ(cache.stats().segments, 1);
   cache.split(all, {{0, 1 << 19}});
+  EXPECT_EQ(cache.stats().cached, 1 << 19);
+  EXPECT_EQ(cache.stats().releasable, 0) << "its segment holds a block in use";
   void *small = cache.allocate(1000);
   ASSERT_NE(small, nullptr);
   EXPECT_EQ(static_cast<uint8_t *>(small), static_cast<uint8_t *>(all) + (1 << 19))

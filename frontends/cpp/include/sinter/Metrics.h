@@ -120,6 +120,10 @@ struct StepMetrics {
   /// checked (Note [Checked numerics] in sinter/runtime/Program.h): an
   /// error, not a reason to fall back.
   bool non_finite = false;
+  /// The run failed after it may have written results over the memory of
+  /// inputs it was given (Note [Donation]: parameters, optimizer state):
+  /// an error, since no other way can compute the step from them now.
+  bool inputs_overwritten = false;
 };
 
 struct Metrics {

@@ -217,9 +217,4 @@ bool Value::memoryShared() const {
   return deviceBytes_ != nullptr && deviceBytes_.use_count() > 1;
 }
 
-runtime::CudaDevice *Value::device() const {
-  std::lock_guard<std::mutex> lock(deviceMutex_);
-  return device_;
-}
-
 } // namespace sinter::lazy

@@ -329,12 +329,12 @@ Tensor Tensor::to(Device device, Loc loc) const {
     return *this;
   device.ensureAvailable(loc);
   this->device().ensureAvailable(loc);
-  // Both devices keep values in host memory (the CPU, and the CUDA
-  // simulator between steps): the move is a copy of the value, which the
-  // step that reads it next copies to its device.
+  // The move is a copy of the value in host memory (read from a CUDA
+  // device's memory where it lives there), which a step on a CUDA device
+  // copies there when it first reads it (Note [Two forms of a value]).
   std::shared_ptr<const lazy::Value> value = detail::valueOf(*this, loc);
   lazy::Value::Bytes bytes = lazy::Value::allocate(value->size() * elementSize(dtype()));
-  std::memcpy(bytes.get(), value->bytes(), value->size() * elementSize(dtype()));
+  std::memcpy(bytes.get(), detail::hostBytes(*value, loc), value->size() * elementSize(dtype()));
   return detail::fromValue(std::make_shared<lazy::Value>(std::move(bytes), value->size(), dtype()),
                            shape(), dtype(), device, loc);
 }

@@ -83,6 +83,10 @@ public:
     int64_t cached = 0;      // bytes in free blocks kept for reuse
     int64_t window_peak = 0; // the most in use since resetWindow()
     int64_t segments = 0;    // segments held (in use or cached)
+    /// Of `cached`: bytes in segments with no block in use, which
+    /// releaseFreeSegments() gives back whole (the rest are free blocks
+    /// between blocks in use).
+    int64_t releasable = 0;
   };
 
   explicit BlockCache(Source source) : source_(std::move(source)) {}

@@ -98,7 +98,7 @@ public:
   /// since the last call.
   virtual Status synchronize() = 0;
   /// Bytes the device could give a step now: its free memory and the
-  /// blocks it caches (the simulator: the host's).
+  /// cached segments with no block in use (the simulator: the host's).
   virtual int64_t availableBytes() = 0;
   Traffic traffic() const {
     return {toDevice_.load(std::memory_order_relaxed), toHost_.load(std::memory_order_relaxed)};

@@ -262,7 +262,10 @@ struct Program {
 /// class, so its block is what allocate() would have given it. The other
 /// results are the caller's: written into a donated argument's memory, or
 /// copied into a block the caller allocates (an argument returned as is, a
-/// constant, a value returned twice, an empty result).
+/// constant, a value returned twice, an empty result). On a CUDA device,
+/// whose memory is not split yet, every result is the caller's
+/// (TargetDescription::resultsInArena): the kernels write it into memory of
+/// its own, and the arena holds none.
 
 /// The steps of `program` that launch (kernels and library calls), in order:
 /// the time memory planning counts in.

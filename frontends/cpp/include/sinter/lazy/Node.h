@@ -170,11 +170,10 @@ public:
   /// value made elsewhere; null, with the reason in `why`, when the copy
   /// fails or the value is on another device.
   DeviceBytes onDevice(runtime::CudaDevice &device, std::string &why) const;
-  /// The device the value's bytes are on (made there or copied), or null.
-  runtime::CudaDevice *device() const;
   /// Whether anything but this value holds its memory (its host bytes or
   /// its device bytes): a step writes a result over a value's memory only
-  /// when nothing does (Note [Donation]). Copies nothing.
+  /// when nothing does (Note [Donation]). Copies nothing from a device (a
+  /// value made from doubles gets its bytes).
   bool memoryShared() const;
 
 private:
