@@ -1,12 +1,14 @@
 //===- SessionTest.cpp - settings held by sessions, current per thread ----===//
 //
-// Note [Sessions] in sinter/Session.h. No step compiler is installed here:
-// a step runs on the reference executor, and a session that allows no
+// Note [Sessions] in sinter/Session.h. No step compiler is installed here
+// (but by the one test that installs a failing one for its duration): a
+// step runs on the reference executor, and a session that allows no
 // fallback refuses it, which tells which session's settings a step used.
 //
 //===----------------------------------------------------------------------===//
 #include "sinter/Session.h"
 #include "GradCheck.h"
+#include "sinter/Compiler.h"
 #include "sinter/runtime/Environment.h"
 #include "sinter/sinter.h"
 
@@ -159,6 +161,66 @@ TEST(Session, ReadingATensorFallsBackByTheStepsRule) {
   Tensor z = x * 3.0;
   EXPECT_EQ(z.to_vector<float>(), (std::vector<float>{3, 6, 9}));
   EXPECT_EQ(metrics().fallbacks, before + 1);
+}
+
+/// A step compiler whose runs fail after they may have written over the
+/// inputs they were given to write into (as a step on a CUDA device whose
+/// kernel faults once its updates began, Note [Donation]).
+class FailsAfterWriting : public detail::StepCompiler {
+public:
+  bool run(const std::vector<lazy::NodePtr> &, uint64_t, const CompilerConfig &,
+           const std::vector<const lazy::Node *> &donatable, runtime::Communicator *,
+           std::vector<std::shared_ptr<const lazy::Value>> &, StepMetrics &step,
+           std::string &why) override {
+    why = "launch 3 of 9 on cuda:0 failed: a kernel wrote out of bounds";
+    step.inputs_overwritten = !donatable.empty();
+    return false;
+  }
+  bool plan(const std::vector<lazy::NodePtr> &, uint64_t, const CompilerConfig &,
+            const std::vector<const lazy::Node *> &, bool, StepMemory &, StepMetrics &,
+            std::string &why) override {
+    why = "not planned";
+    return false;
+  }
+  bool export_step(const std::vector<lazy::NodePtr> &, const CompilerConfig &,
+                   const std::vector<const lazy::Node *> &, runtime::Program &, std::string &,
+                   std::string &why) override {
+    why = "not exported";
+    return false;
+  }
+  bool run_eager(const std::vector<lazy::NodePtr> &, const CompilerConfig &,
+                 runtime::Communicator *, std::vector<std::shared_ptr<const lazy::Value>> &,
+                 StepMetrics &, std::string &why) override {
+    why = "not eager";
+    return false;
+  }
+};
+
+TEST(Session, AStepThatFailedAfterWritingOverItsInputsIsAnErrorNotAFallback) {
+  struct Installed {
+    Installed() { detail::register_step_compiler(std::make_shared<FailsAfterWriting>()); }
+    ~Installed() { detail::register_step_compiler(nullptr); }
+  } installed;
+  Session::Use lenient({.compiler = {.allow_fallback = true}});
+  // An update whose old value nothing else holds: the step was given its
+  // memory, so after the failure nothing may compute the step from it.
+  Tensor w = from_vector<float>({1, 2, 3}, {3});
+  w = w * 2.0;
+  int64_t fallbacks = metrics().fallbacks;
+  EXPECT_THAT(errorOf([] { mark_step(); }),
+              HasSubstr("a kernel wrote out of bounds; the step may have written updates over "
+                        "its parameters' or optimizer state's memory"));
+  EXPECT_EQ(metrics().fallbacks, fallbacks) << "it fell back";
+  w = Tensor(); // pending still: not part of the next step
+  // The old value held elsewhere: nothing was given away, and the same
+  // failure falls back to the reference executor.
+  Tensor v = from_vector<float>({1, 2, 3}, {3});
+  Tensor held = v;
+  v = v * 2.0;
+  mark_step();
+  EXPECT_EQ(metrics().fallbacks, fallbacks + 1);
+  EXPECT_EQ(v.to_vector<float>(), (std::vector<float>{2, 4, 6}));
+  EXPECT_EQ(held.to_vector<float>(), (std::vector<float>{1, 2, 3}));
 }
 
 TEST(Session, TheReferenceExecutorRefusesToCheckNumerics) {
