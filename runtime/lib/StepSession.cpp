@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 #include <set>
@@ -302,7 +303,17 @@ Status StepSession::run() {
       results[r] = fresh[r].data;
     }
   }
-  SINTER_RETURN_IF_ERROR(s.runOnce(arguments, results, communicator_));
+  if (Status ran = s.runOnce(arguments, results, communicator_); !ran.ok()) {
+    // Updates written into the state's memory (Note [Donation]) may have
+    // begun.
+    bool donated = std::any_of(program.donors.begin(), program.donors.end(),
+                               [](int donor) { return donor >= 0; });
+    if (!donated)
+      return ran;
+    return Status(ran.code(),
+                  absl::StrCat(ran.message(), "; the state may be partly updated: load it again "
+                                              "before the next run"));
+  }
   for (size_t r = 0; r < count; ++r)
     if (s.resultInArena(r))
       fresh[r] = Block(results[r], nullptr);

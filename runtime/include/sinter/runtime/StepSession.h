@@ -75,7 +75,9 @@ public:
   /// rank's session has its process group's); null: none, and such a step
   /// is refused. It must outlive the session's runs.
   void setCommunicator(Communicator *communicator) { communicator_ = communicator; }
-  /// Runs one step: every batch input must have been set.
+  /// Runs one step: every batch input must have been set. The updates are
+  /// written into the state's memory (Note [Donation]), so a run that fails
+  /// may leave the state partly updated (its error says so): load it again.
   Status run();
   /// Copies output or state tensor `name` (after a run) into `data`.
   Status output(const std::string &name, void *data, size_t bytes) const;
