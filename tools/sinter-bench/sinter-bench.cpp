@@ -29,6 +29,7 @@
 #include "sinter/runtime/Artifact.h"
 #include "sinter/runtime/ByteCount.h"
 #include "sinter/runtime/CoreShare.h"
+#include "sinter/runtime/CudaExecutable.h"
 #include "sinter/runtime/Nvrtc.h"
 
 #include <nlohmann/json.hpp>
@@ -86,6 +87,10 @@ struct Result {
   int64_t fallbacks = 0;
   /// The last step's memory (Note [Step memory]); compiled mode only.
   std::optional<StepMemory> memory;
+  /// On a CUDA device: bytes copied to it and back a measured step (the
+  /// values stay there, Note [Two forms of a value]: the step scalars in,
+  /// the loss read out).
+  std::optional<runtime::CudaDevice::Traffic> traffic;
 };
 
 using Json = nlohmann::ordered_json;
@@ -173,10 +178,18 @@ Result bench(Run &run, int64_t batch, int64_t steps, int64_t warmup, int64_t hel
   result.mode = run.mode;
   std::vector<double> times;
   int64_t launchedBefore = 0;
+  const Device device = run.session.device();
+  runtime::CudaDevice *cuda = nullptr;
+  if (device.isCuda())
+    if (StatusOr<runtime::CudaDevice *> opened = runtime::cudaDevice(device.index()); opened.ok())
+      cuda = *opened;
+  runtime::CudaDevice::Traffic copiedBefore;
   for (int64_t step = 0; step < warmup + steps; ++step) {
     if (step == warmup) {
       allocator.reset_peak();
       launchedBefore = metrics().kernels_launched;
+      if (cuda != nullptr)
+        copiedBefore = cuda->traffic();
     }
     auto [loss, ms] = run.step();
     if (step >= warmup)
@@ -192,6 +205,11 @@ Result bench(Run &run, int64_t batch, int64_t steps, int64_t warmup, int64_t hel
   result.compileSeconds = m.compile.total();
   if (run.mode == "compiled")
     result.memory = m.last_step_memory;
+  if (cuda != nullptr && steps > 0) {
+    runtime::CudaDevice::Traffic copied = cuda->traffic();
+    result.traffic = runtime::CudaDevice::Traffic{(copied.toDevice - copiedBefore.toDevice) / steps,
+                                                  (copied.toHost - copiedBefore.toHost) / steps};
+  }
   result.fallbacks = m.fallbacks;
   bool ran = run.mode == "compiled" ? m.compiled_steps == m.steps : m.eager_steps == m.steps;
   if (!ran || m.fallbacks != 0)
@@ -586,28 +604,31 @@ int run(const Options &flags) {
       Json threadCount = threads == "all"              ? Json(nullptr)
                          : end != nullptr && *end == 0 ? Json(count)
                                                        : Json(threads);
-      printJson({{"model", model},
-                 {"mode", r.mode},
-                 {"batch_size", batch},
-                 {"length", length},
-                 {"threads", threadCount},
-                 {"steps", steps},
-                 {"step_ms_median", rounded(r.stepMsMedian, 1e3)},
-                 {"samples_per_s", rounded(r.samplesPerSecond, 1e2)},
-                 {"peak_bytes", r.peakBytes},
-                 {"kernels_per_step", rounded(r.kernelsPerStep, 10)},
-                 {"compile_s", rounded(r.compileSeconds, 1e3)},
-                 {"fallbacks", r.fallbacks},
-                 {"first_loss", r.firstLoss},
-                 {"last_loss", r.lastLoss},
-                 {"planned_peak_bytes", orNull(r.memory, &StepMemory::planned_peak_bytes)},
-                 {"measured_peak_bytes", orNull(r.memory, &StepMemory::measured_peak_bytes)},
-                 {"persistent_bytes", orNull(r.memory, &StepMemory::persistent_bytes)},
-                 {"pipeline_runs", orNull(r.memory, &StepMemory::pipeline_runs)},
-                 {"memory_budget", orNull(r.memory, &StepMemory::memory_budget)},
-                 {"over_budget_bytes", orNull(r.memory, &StepMemory::over_budget_bytes)},
-                 {"chosen_batch_size", chosen},
-                 {"machine_busy", busy.has_value()}});
+      printJson(
+          {{"model", model},
+           {"mode", r.mode},
+           {"batch_size", batch},
+           {"length", length},
+           {"threads", threadCount},
+           {"steps", steps},
+           {"step_ms_median", rounded(r.stepMsMedian, 1e3)},
+           {"samples_per_s", rounded(r.samplesPerSecond, 1e2)},
+           {"peak_bytes", r.peakBytes},
+           {"kernels_per_step", rounded(r.kernelsPerStep, 10)},
+           {"compile_s", rounded(r.compileSeconds, 1e3)},
+           {"fallbacks", r.fallbacks},
+           {"first_loss", r.firstLoss},
+           {"last_loss", r.lastLoss},
+           {"planned_peak_bytes", orNull(r.memory, &StepMemory::planned_peak_bytes)},
+           {"measured_peak_bytes", orNull(r.memory, &StepMemory::measured_peak_bytes)},
+           {"persistent_bytes", orNull(r.memory, &StepMemory::persistent_bytes)},
+           {"pipeline_runs", orNull(r.memory, &StepMemory::pipeline_runs)},
+           {"memory_budget", orNull(r.memory, &StepMemory::memory_budget)},
+           {"over_budget_bytes", orNull(r.memory, &StepMemory::over_budget_bytes)},
+           {"bytes_to_device_per_step", r.traffic ? Json(r.traffic->toDevice) : Json(nullptr)},
+           {"bytes_to_host_per_step", r.traffic ? Json(r.traffic->toHost) : Json(nullptr)},
+           {"chosen_batch_size", chosen},
+           {"machine_busy", busy.has_value()}});
     } else {
       std::printf("%-9s %s batch %lld, threads %s: median step %.2f ms, %.1f samples/s, peak "
                   "%.1f MiB, %.1f kernels/step, compile %.2f s, %lld fallbacks, loss %.4f -> "
@@ -615,6 +636,10 @@ int run(const Options &flags) {
                   r.mode.c_str(), model.c_str(), static_cast<long long>(batch), threads.c_str(),
                   r.stepMsMedian, r.samplesPerSecond, r.peakBytes / 1048576.0, r.kernelsPerStep,
                   r.compileSeconds, static_cast<long long>(r.fallbacks), r.firstLoss, r.lastLoss);
+      if (r.traffic)
+        std::printf("          copies per step: %lld bytes to %s, %lld bytes back\n",
+                    static_cast<long long>(r.traffic->toDevice), device.toString().c_str(),
+                    static_cast<long long>(r.traffic->toHost));
       // A CUDA device's memory is the executable's, which the host's
       // allocator does not see: planned only.
       if (r.memory && device.isCuda())
