@@ -88,8 +88,13 @@ int sinter_session_save(sinter_session *session, const char *safetensors_path);
    session takes a train session's parameters, without a file). */
 int sinter_session_copy_state(sinter_session *to, const sinter_session *from);
 
+/* Copies a batch input in (into the GPU's memory for a CUDA artifact). */
 int sinter_session_set_input(sinter_session *session, const char *name, const void *data,
                              size_t bytes);
+/* Runs one step. On a GPU the state stays in its memory from run to run and
+   the run is queued, not waited for: reading an output or saving waits.
+   The updates are written into the state's memory, so a run that fails may
+   leave it partly updated (the error says so): load it again. */
 int sinter_session_run(sinter_session *session);
 int sinter_session_get_output(sinter_session *session, const char *name, void *data,
                               size_t bytes);
