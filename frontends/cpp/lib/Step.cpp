@@ -193,24 +193,26 @@ void Session::mark_step(Loc loc) const {
   detail::recordStepEnd(compiled, config.enabled, step.memory);
 }
 
-const std::vector<double> &detail::hostElements(const lazy::Value &value, Loc loc) {
+namespace {
+/// `read()` of a value's host form; a failed copy from a CUDA device (a
+/// std::runtime_error from lazy::Value) as sinter::Error at `loc`.
+template <typename Read> decltype(auto) readOnHost(Read read, Loc loc) {
   try {
-    return value.elements();
+    return read();
   } catch (const Error &) {
     throw;
   } catch (const std::runtime_error &error) {
     throwError(cat("reading a tensor: ", error.what()), loc);
   }
 }
+} // namespace
+
+const std::vector<double> &detail::hostElements(const lazy::Value &value, Loc loc) {
+  return readOnHost([&]() -> const std::vector<double> & { return value.elements(); }, loc);
+}
 
 const uint8_t *detail::hostBytes(const lazy::Value &value, Loc loc) {
-  try {
-    return value.bytes();
-  } catch (const Error &) {
-    throw;
-  } catch (const std::runtime_error &error) {
-    throwError(cat("reading a tensor: ", error.what()), loc);
-  }
+  return readOnHost([&] { return value.bytes(); }, loc);
 }
 
 /// The value of a tensor that is read (to_vector, item, printing), at the
