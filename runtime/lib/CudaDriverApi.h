@@ -20,7 +20,6 @@ namespace sinter::cuda::detail {
 // Values from cuda.h that the runtime interprets.
 constexpr int kCudaErrorStubLibrary = 34;
 constexpr int kCudaErrorNoDevice = 100;
-constexpr int kCudaErrorOutOfMemory = 2;
 constexpr int kCudaErrorInvalidContext = 201;
 constexpr int kAttrComputeCapabilityMajor = 75;
 constexpr int kAttrComputeCapabilityMinor = 76;
