@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 #include "sinter/runtime/Simt.h"
 
+#include "Poison.h"
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
@@ -95,8 +97,15 @@ public:
   StackPool(const StackPool &) = delete;
   StackPool &operator=(const StackPool &) = delete;
   ~StackPool() {
-    for (ctx::stack_context &stack : stacks_)
+    // The frames that ran on a stack leave their redzones poisoned, and
+    // AddressSanitizer (GCC 12's) does not clear the shadow of unmapped
+    // memory: whatever is mapped there next (its own symbolizer's buffers,
+    // at the leak check) would be reported as a stack overflow.
+    for (ctx::stack_context &stack : stacks_) {
+      runtime::unpoison(static_cast<const char *>(stack.sp) - stack.size,
+                        static_cast<int64_t>(stack.size));
       allocator_.deallocate(stack);
+    }
   }
   ctx::stack_context at(std::size_t i) {
     while (stacks_.size() <= i)
