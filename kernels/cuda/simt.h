@@ -47,6 +47,9 @@ using dim3 = ::sinter::simt::Dim3;
 constexpr int warpSize = 32;
 
 inline void __syncthreads() { ::sinter::simt::syncthreads(); }
+/// Every write before it is seen by every thread before any write after it
+/// (the blocks of a launch run on several host threads).
+inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 
 namespace sinter::simt::detail {
 

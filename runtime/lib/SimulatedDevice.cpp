@@ -19,6 +19,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <mutex>
 
 namespace sinter::runtime {
 namespace {
@@ -30,7 +31,8 @@ class SimulatedDevice;
 
 class SimulatedModule final : public CudaModule {
 public:
-  SimulatedModule(void *handle, simt::Memory &memory) : handle_(handle), memory_(memory) {
+  SimulatedModule(void *handle, simt::Memory &memory, std::mutex &stream)
+      : handle_(handle), memory_(memory), stream_(stream) {
     hostGemm_ = reinterpret_cast<HostGemm>(dlsym(handle_, kHostGemmSymbol));
   }
 
@@ -41,6 +43,8 @@ public:
       return absl::NotFoundError(absl::StrCat("no kernel ", name));
     kernels_.push_back(kernel);
     names_.push_back(name);
+    resets_.push_back(
+        reinterpret_cast<void (*)()>(dlsym(handle_, absl::StrCat(name, "_reset").c_str())));
     return static_cast<int>(kernels_.size() - 1);
   }
 
@@ -50,7 +54,13 @@ public:
     options.shuffled = environment().cuda_simulator_shuffled;
     options.seed = launches_.fetch_add(1);
     Status status = absl::OkStatus();
+    // One stream: launches run one at a time, as a GPU's on its stream
+    // (a kernel's split-reduction counters are the module's, Note [Split
+    // column reductions]).
+    std::lock_guard<std::mutex> lock(stream_);
     kernels_[function](&shape, &options, parameters.data(), &status);
+    if (!status.ok() && resets_[function] != nullptr)
+      resets_[function]();
     SINTER_RETURN_IF_ERROR(status);
     return memory_.check(names_[function]);
   }
@@ -61,6 +71,7 @@ public:
       return absl::FailedPreconditionError(
           absl::StrCat("the simulated module has no ", kHostGemmSymbol, " for matrix products"));
     SINTER_RETURN_IF_ERROR(checkGemm(gemm));
+    std::lock_guard<std::mutex> lock(stream_);
     runGemmOnHost(hostGemm_, gemm, {}, a, b, c, bias);
     return memory_.check("a matrix product");
   }
@@ -68,8 +79,10 @@ public:
 private:
   void *handle_;
   simt::Memory &memory_;
+  std::mutex &stream_;
   HostGemm hostGemm_ = nullptr;
   std::vector<SimulatedKernel> kernels_;
+  std::vector<void (*)()> resets_; // per kernel, what zeroes its counters, or null
   std::vector<std::string> names_;
   std::atomic<uint64_t> launches_{0};
 };
@@ -130,7 +143,7 @@ public:
       const char *why = dlerror();
       return absl::FailedPreconditionError(why ? why : "dlopen failed");
     }
-    return std::make_unique<SimulatedModule>(handle, memory_);
+    return std::make_unique<SimulatedModule>(handle, memory_, stream_);
   }
 
   Status synchronize() override { return absl::OkStatus(); }
@@ -140,6 +153,7 @@ public:
 private:
   Device device_;
   simt::Memory memory_;
+  std::mutex stream_; // held by each launch
 };
 
 } // namespace

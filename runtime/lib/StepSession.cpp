@@ -306,9 +306,7 @@ Status StepSession::run() {
   if (Status ran = s.runOnce(arguments, results, communicator_); !ran.ok()) {
     // Updates written into the state's memory (Note [Donation]) may have
     // begun.
-    bool donated = std::any_of(program.donors.begin(), program.donors.end(),
-                               [](int donor) { return donor >= 0; });
-    if (!donated)
+    if (!program.writesIntoArguments())
       return ran;
     return Status(ran.code(),
                   absl::StrCat(ran.message(), "; the state may be partly updated: load it again "

@@ -236,6 +236,7 @@ int main(int argc, char **argv) {
     // the plan may write over an input (Note [In-place kernels]) written
     // over it, as buffer assignment may place it.
     enum class Run { InOrder, Shuffled, InPlace };
+    std::vector<std::vector<unsigned char>> inOrder; // the first run's results
     for (Run run : {Run::InOrder, Run::Shuffled, Run::InPlace}) {
       const bool shuffled = run == Run::Shuffled;
       std::vector<int> overInput(dtypes.size(), -1);
@@ -273,8 +274,11 @@ int main(int argc, char **argv) {
         expectedPointers.push_back(expected[r].data());
         buffers.push_back(got[r]);
       }
-      // The CPU's kernel takes its plan's scratch buffers after its results
-      // (a CUDA kernel keeps a row's values in registers).
+      // The CUDA kernel takes its own plan's scratch buffers after its
+      // results (split reductions' partials), the CPU's its plan's.
+      if (cuda.plans[k])
+        for (int64_t bytes : cuda.plans[k]->scratchBytes)
+          buffers.push_back(memory.allocate(static_cast<size_t>(bytes)));
       std::vector<std::vector<unsigned char>> scratch;
       for (int64_t bytes : rendered->scratch[k])
         scratch.emplace_back(static_cast<size_t>(bytes) + 64);
@@ -301,6 +305,18 @@ int main(int argc, char **argv) {
                        : run == Run::InPlace ? " (written in place)"
                                              : "",
                        r, dtypes[r].c_str(), static_cast<long long>(sizes[r]), why.c_str());
+          ++failures;
+        }
+        // Every reduction runs in a fixed order: the shuffled run's bits
+        // are the first run's.
+        size_t bytes = static_cast<size_t>(sizes[r]) * elementBytes(dtypes[r]);
+        if (run == Run::InOrder)
+          inOrder.emplace_back(got[r], got[r] + bytes);
+        else if (run == Run::Shuffled && std::memcmp(inOrder[r].data(), got[r], bytes) != 0) {
+          std::fprintf(stderr,
+                       "%s (shuffled): result %zu differs in its bits from the run in "
+                       "order\n",
+                       name.c_str(), r);
           ++failures;
         }
       }

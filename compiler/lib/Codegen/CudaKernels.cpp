@@ -164,6 +164,15 @@ std::string renderLibraryKernel(Operation *op, const std::string &name, std::str
 KernelPlan planCudaKernel(ir::FusionOp fusion) {
   KernelPlan plan = planCpuKernel(fusion);
   keepCudaInPlacePairs(plan);
+  // A CUDA kernel recomputes what the CPU's keeps in scratch; its scratch
+  // buffers are split reductions' partials (Note [Split column
+  // reductions]).
+  for (KernelPlan::Value &value : plan.values)
+    if (value.storage == KernelPlan::Storage::Scratch) {
+      value.storage = KernelPlan::Storage::Function;
+      value.scratch = -1;
+    }
+  plan.scratchBytes = cudaScratchBytes(plan);
   return plan;
 }
 

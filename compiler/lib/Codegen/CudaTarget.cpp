@@ -4,8 +4,9 @@
 // Kernels are the CUDA renderer's (Note [The CUDA renderer]: every fusion,
 // every library op but matrix products, which are library calls: cuBLAS on
 // a GPU, the host's GEMM on the simulator); plans are the CPU analysis with
-// the CUDA kernel's in-place choices (planCudaKernel), and take no scratch
-// (a row's values live in registers); buffers are aligned to 256 bytes and
+// the CUDA kernel's in-place choices and scratch (planCudaKernel: a row's
+// values live in registers, and the only scratch is split reductions'
+// partials, Note [Split column reductions]); buffers are aligned to 256 bytes and
 // allocated in multiples of 256 (the device's granularity). One target per
 // build: for the CUDA simulator (cudaTarget(), Note [The CUDA simulator]),
 // the CUDA C++ built by the host compiler with SINTER_SIMULATED, after the
@@ -59,8 +60,10 @@ public:
   }
 
   passes::KernelMemory kernelMemory(mlir::Operation *op) const override {
-    if (auto fusion = mlir::dyn_cast<ir::FusionOp>(op))
-      return {planCudaKernel(fusion).inPlace, {}};
+    if (auto fusion = mlir::dyn_cast<ir::FusionOp>(op)) {
+      KernelPlan plan = planCudaKernel(fusion);
+      return {std::move(plan.inPlace), std::move(plan.scratchBytes)};
+    }
     return {};
   }
 
@@ -82,6 +85,9 @@ public:
     kernels.source = std::move(cuda.source);
     kernels.count = cuda.count;
     kernels.scratch.assign(static_cast<size_t>(cuda.count), {});
+    for (int64_t k = 0; k < cuda.count; ++k)
+      if (cuda.plans[k])
+        kernels.scratch[k] = cuda.plans[k]->scratchBytes;
     kernels.plans = std::move(cuda.plans);
     kernels.shapes = std::move(cuda.shapes);
     return kernels;

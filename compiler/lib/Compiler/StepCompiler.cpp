@@ -268,8 +268,7 @@ bool executeOnDevice(Loaded &executable, runtime::CudaDevice &device,
   if (Status status = executable.runOnDevice(inAt, outAt, {.checkNumerics = checkNumerics});
       !status.ok()) {
     why = std::string(status.message());
-    inputsOverwritten = std::any_of(program.donors.begin(), program.donors.end(),
-                                    [](int donor) { return donor >= 0; });
+    inputsOverwritten = program.writesIntoArguments();
     return false;
   }
   values.clear();
@@ -325,7 +324,7 @@ bool execute(Loaded &executable, const std::vector<const lazy::Value *> &argumen
   if (!status.ok()) {
     why = std::string(status.message());
     nonFinite = absl::IsOutOfRange(status);
-    inputsOverwritten = std::any_of(donors.begin(), donors.end(), [](int d) { return d >= 0; });
+    inputsOverwritten = executable.program().writesIntoArguments();
     return false;
   }
   for (size_t i = 0; i < results.size(); ++i)

@@ -19,6 +19,17 @@ namespace {
 constexpr int64_t kThreads = kCudaThreads;
 constexpr int64_t kWarps = kThreads / 32;
 constexpr int64_t kSharedBytes = 48 * 1024;
+/// Rows of at least this many columns take a block each, shorter ones a
+/// warp (Note [Row kernels on the GPU]).
+constexpr int64_t kBlockRowColumns = 2048;
+/// Split column reductions (Note [Split column reductions]): outputs a
+/// tile, reduced elements a split at least (and the fewest for the walk),
+/// blocks to aim for (a GPU's worth: 132 SMs of 8 blocks on an H100), and
+/// the most splits.
+constexpr int64_t kColumnTile = 32;
+constexpr int64_t kSplitElements = 64;
+constexpr int64_t kFillBlocks = 1024;
+constexpr int64_t kMaxSplits = 1024;
 
 /// Note [Loops of a CUDA kernel]
 /// A CUDA kernel is one or more grid-stride loops, each writing some of the
@@ -32,8 +43,9 @@ constexpr int64_t kSharedBytes = 48 * 1024;
 ///    that the plan does not hold row by row, such as batch-norm statistics
 ///    over N, H and W: the lanes of a warp read neighbouring elements of
 ///    one output's block and combine them by shuffles);
-///  - Rows: a warp per row of `cols` columns (Note [Row kernels on the
-///    GPU]): the row's reductions once, into registers, then its columns.
+///  - Rows: a warp per row of `cols` columns, or a block per row of many
+///    columns (Note [Row kernels on the GPU]): the row's reductions once,
+///    into registers, then its columns.
 /// The loops of an elementwise plan are its independent parts (which share
 /// no full-size input, so no loop reads what another writes in place),
 /// merged where they walk alike; a per-result plan's are its results (it
@@ -58,14 +70,16 @@ constexpr int64_t kSharedBytes = 48 * 1024;
 /// 48 KiB of shared memory; fusion makes no such loop in the zoo's steps
 /// (it is the CPU's stored values' case, which split reductions will serve
 /// at full speed).
-enum class Walk : uint8_t { Elements, WarpElements, Rows, Block };
+enum class Walk : uint8_t { Elements, WarpElements, Rows, Block, Columns };
 
 struct Loop {
   std::vector<size_t> results;
   Walk walk = Walk::Elements;
   int64_t elements = 0; // Elements and WarpElements: the results' size
   int64_t rows = 0, cols = 0;
-  std::vector<bool> needed; // the values its results read
+  bool blockPerRow = false;      // Rows: a block per row, not a warp
+  int64_t tiles = 0, splits = 1; // Columns: tiles of outputs, splits of the reduced
+  std::vector<bool> needed;      // the values its results read
 };
 
 bool isReduction(const KernelPlan::Value &value) {
@@ -149,25 +163,45 @@ public:
     names.assign(plan.values.size(), "");
     int64_t blocks = 1;
     bool warpOperations = false;
-    for (const Loop &loop : loops) {
+    for (size_t l = 0; l < loops.size(); ++l) {
+      const Loop &loop = loops[l];
       body << "  {\n";
-      std::optional<RenderProblem> problem = loop.walk == Walk::Rows    ? renderRows(loop)
-                                             : loop.walk == Walk::Block ? renderBlock(loop)
-                                                                        : renderElements(loop);
+      std::optional<RenderProblem> problem =
+          loop.walk == Walk::Rows      ? renderRows(loop)
+          : loop.walk == Walk::Block   ? renderBlock(loop)
+          : loop.walk == Walk::Columns ? renderColumns(loop, name + "_arrivals" + std::to_string(l))
+                                       : renderElements(loop);
       if (problem)
         return problem;
       body << "  }\n";
       int64_t wanted = loop.walk == Walk::Elements       ? (loop.elements + kThreads - 1) / kThreads
                        : loop.walk == Walk::WarpElements ? (loop.elements + kWarps - 1) / kWarps
-                       : loop.walk == Walk::Rows         ? (loop.rows + kWarps - 1) / kWarps
-                                                         : 1;
+                       : loop.walk == Walk::Columns      ? loop.tiles * loop.splits
+                       : loop.walk != Walk::Rows         ? 1
+                       : loop.blockPerRow                ? loop.rows
+                                                         : (loop.rows + kWarps - 1) / kWarps;
       blocks = std::max(blocks, wanted);
       warpOperations |= loop.walk != Walk::Elements;
     }
     shape = cudaLaunchShape(blocks);
-    os << cudaKernelText(name, parameters, casts, body.str(), warpOperations);
+    // The split reductions' partials, scratch buffers after the results.
+    for (size_t k = 0; k < scratchTypes.size(); ++k) {
+      parameters.push_back(scratchTypes[k] + " *__restrict__ scratch" + std::to_string(k));
+      casts.push_back("static_cast<" + scratchTypes[k] + " *>(buffers[" +
+                      std::to_string(plan.inputs.size() + plan.results.size() + k) + "])");
+    }
+    os << globals.str() << cudaKernelText(name, parameters, casts, body.str(), warpOperations);
+    if (!globals.str().empty()) {
+      // After a failed launch on the simulator the counters are zeroed
+      // again (a GPU's context does not survive a failed kernel).
+      os << "#ifdef SINTER_SIMULATED\nextern \"C\" void " << name << "_reset() {\n"
+         << resets.str() << "}\n#endif\n";
+    }
     return std::nullopt;
   }
+
+  /// The bytes of each scratch buffer the kernel takes (after render()).
+  const std::vector<int64_t> &scratch() const { return scratchBytes; }
 
 private:
   std::string typeOf(int v) const { return cppElementTypeOf(plan.dtypeOf(v)); }
@@ -217,8 +251,8 @@ private:
     for (size_t a = 0; a < loops.size(); ++a)
       for (size_t b = a + 1; b < loops.size();) {
         if (loops[b].walk != loops[a].walk || loops[a].walk == Walk::Block ||
-            loops[b].elements != loops[a].elements || loops[b].rows != loops[a].rows ||
-            loops[b].cols != loops[a].cols) {
+            loops[a].walk == Walk::Columns || loops[b].elements != loops[a].elements ||
+            loops[b].rows != loops[a].rows || loops[b].cols != loops[a].cols) {
           ++b;
           continue;
         }
@@ -274,6 +308,7 @@ private:
         loop.rows = elements(firstRow);
         loop.cols = loop.rows == 0 ? 0 : elements(plan.values[firstRow].operands.at(0)) / loop.rows;
       }
+      loop.blockPerRow = loop.cols >= kBlockRowColumns;
       return checkRows(loop);
     }
     loop.walk = innermost ? Walk::WarpElements : Walk::Elements;
@@ -295,7 +330,39 @@ private:
           return refused(static_cast<int>(v), "a reduction read at many elements (split "
                                               "reductions are not written yet)");
     }
+    if (!innermost)
+      splitColumns(loop, reductions, fromReduction);
     return std::nullopt;
+  }
+
+  /// Makes an Elements loop of column reductions a Columns walk (Note
+  /// [Split column reductions]) where each output reduces enough elements
+  /// and everything computed from a reduction is read at its own index.
+  void splitColumns(Loop &loop, const std::vector<bool> &reductions,
+                    const std::vector<bool> &fromReduction) const {
+    int64_t most = 0;
+    for (size_t v = 0; v < plan.values.size(); ++v) {
+      if (!loop.needed[v])
+        continue;
+      if (reductions[v]) {
+        int64_t kept = elements(static_cast<int>(v));
+        most = std::max(most, kept == 0 ? 0 : elements(plan.values[v].operands.at(0)) / kept);
+        if (kept != loop.elements)
+          return;
+      }
+      const KernelPlan::Value &value = plan.values[v];
+      bool sameIndex = !value.hasIndexMap || value.op == "reshape";
+      for (int operand : value.operands)
+        if (operand >= 0 && fromReduction[operand] && !sameIndex)
+          return;
+    }
+    if (most < kSplitElements || loop.elements == 0)
+      return;
+    loop.walk = Walk::Columns;
+    loop.tiles = (loop.elements + kColumnTile - 1) / kColumnTile;
+    loop.splits = std::clamp<int64_t>(
+        std::min((kFillBlocks + loop.tiles - 1) / loop.tiles, most / kSplitElements), 1,
+        kMaxSplits);
   }
 
   /// A row loop's results are rows or whole rows, and every value computed
@@ -512,26 +579,181 @@ private:
   /// is a register of the warp, not scratch memory; the row's reductions
   /// are done (each ends in a shuffle every lane takes part in) before any
   /// lane stores, so a result written over an input never changes what a
-  /// reduction reads. Rows of up to a few thousand columns; longer rows
-  /// want a block per row (next).
+  /// reduction reads.
+  ///
+  /// A row of kBlockRowColumns (2048) columns or more takes a block of
+  /// kThreads (256) instead, the rows of a grid-stride loop over blocks:
+  /// thread t takes columns t, t + 256, ... in order; a reduction combines
+  /// each warp's lanes by the butterfly, lane 0 of each warp puts the
+  /// warp's value in shared memory, and after a barrier every thread
+  /// combines the eight warps' values in warp order (the same bits in every
+  /// thread, run after run); a second barrier keeps the array until all
+  /// have read it. The choice is the one llm.c's softmax and layer-norm
+  /// kernels and XLA's row-reduction emitter make: a warp per row keeps a
+  /// short row's reduction in registers and shuffles, with no barrier and
+  /// no shared memory, and fills the GPU when there are many rows; a long
+  /// row (a language model's logits over its vocabulary: 4096 columns in
+  /// gpt-mini, 50257 in GPT-2) would leave each lane a serial loop of
+  /// cols / 32 loads and, with few rows, most of the GPU idle, where a block
+  /// gives each thread cols / 256 and eight times the parallelism per row.
+  /// Rows of 2048 columns are 64 loads a lane in a warp, 8 a thread in a
+  /// block. Several short rows per warp (rows of a few columns) are not
+  /// done yet: such a row wastes lanes.
   std::optional<RenderProblem> renderRows(const Loop &loop) {
     const int64_t rows = loop.rows, cols = loop.cols;
-    body << "  const int64_t lane = threadIdx.x % 32;\n"
-         << "  const int64_t warps = static_cast<int64_t>(gridDim.x) * (blockDim.x / 32);\n"
-         << "  for (int64_t r = static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + "
-            "threadIdx.x / 32; r < "
-         << rows << "; r += warps) {\n";
+    blockRows = loop.blockPerRow;
+    const std::string first = blockRows ? "threadIdx.x" : "lane";
+    const std::string step = blockRows ? std::to_string(kThreads) : "32";
+    body << "  const int64_t lane = threadIdx.x % 32;\n";
+    if (blockRows)
+      body << "  const int64_t warp = threadIdx.x / 32;\n"
+           << "  for (int64_t r = blockIdx.x; r < " << rows << "; r += gridDim.x) {\n";
+    else
+      body << "  const int64_t warps = static_cast<int64_t>(gridDim.x) * (blockDim.x / 32);\n"
+           << "  for (int64_t r = static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + "
+              "threadIdx.x / 32; r < "
+           << rows << "; r += warps) {\n";
     if (std::optional<RenderProblem> problem = emitValues(loop))
       return problem;
-    body << "  for (int64_t c = lane; c < " << cols << "; c += 32) {\n    const int64_t i = r * "
-         << cols << " + c;\n";
+    body << "  for (int64_t c = " << first << "; c < " << cols << "; c += " << step
+         << ") {\n    const int64_t i = r * " << cols << " + c;\n";
     auto [values, stores] = results(loop, "i", rows * cols, "    ");
     body << values << stores << "  }\n";
     auto [rowValues, rowStores] = results(loop, "r", rows, "    ");
     if (rows * cols != rows && !rowValues.empty())
-      body << "  if (lane == 0) {\n" << rowValues << rowStores << "  }\n";
+      body << "  if (" << first << " == 0) {\n" << rowValues << rowStores << "  }\n";
     body << "  }\n";
+    if (blockRows)
+      body << "  (void)lane;\n  (void)warp;\n";
+    blockRows = false;
     return std::nullopt;
+  }
+
+  /// Note [Split column reductions]
+  /// A loop of reductions that keep the innermost dim (a bias gradient's
+  /// column sums over the rows, a layer norm's weight gradient) has few
+  /// outputs, each the sum of many elements: a thread per output leaves
+  /// most of a GPU idle (768 columns of 8192 rows: 768 threads, each adding
+  /// 8192 numbers one after another). Where each output reduces at least
+  /// kSplitElements (64) elements, the loop is split two ways (a Columns
+  /// walk, as XLA's and Inductor's split reductions and CUB's two-pass
+  /// reductions do):
+  ///  - outputs in tiles of 32 (a warp's lanes take 32 neighbouring
+  ///    outputs, so a row's loads are coalesced), and each output's
+  ///    reduced elements in `splits` runs of equal length, so that the
+  ///    (tile, split) pairs, one block each, fill the GPU (about
+  ///    kFillBlocks, 1024: eight blocks on each of an H100's 132 SMs), with
+  ///    at least 64 elements a split;
+  ///  - in a block, warp w adds elements w, w + 8, ... of its split's run;
+  ///    the eight warps' values meet in shared memory and warp 0 combines
+  ///    them in warp order, and writes the split's value into a scratch
+  ///    buffer of splits x outputs (planned in the arena like any scratch);
+  ///  - the last block of a tile to finish (a counter per tile, counted by
+  ///    an atomic after a __threadfence, as the CUDA guide's "last block"
+  ///    pattern) combines the splits' values in split order, then computes
+  ///    and stores the loop's results for the tile's outputs, and sets the
+  ///    counter back to 0 for the next launch.
+  /// Every output's elements are combined in one fixed order whichever
+  /// block is last (within a warp's stride, then warps, then splits): the
+  /// same bits run after run, on any grid, in the simulator's shuffled
+  /// mode too. With one split there is no scratch and no counter (warp 0
+  /// combines and stores). The counters are globals of the module, zero
+  /// when it is loaded and after every launch that completes (kernels of
+  /// one device run in stream order); the simulator zeroes them after a
+  /// launch that fails. What is computed from a reduction must be read at
+  /// its own output (the last block of a tile knows only its tile's);
+  /// other loops keep a thread per output. Reductions over the innermost
+  /// dim (a warp per output, batch-norm statistics in NCHW) and
+  /// reductions read at many elements (the Block walk) are not split yet.
+  std::optional<RenderProblem> renderColumns(const Loop &loop, const std::string &counter) {
+    columns = &loop;
+    const int64_t outputs = loop.elements, splits = loop.splits;
+    const std::string o = std::to_string(outputs), s = std::to_string(splits);
+    std::vector<int> reductions;
+    for (int v = 0; v < static_cast<int>(plan.values.size()); ++v)
+      if (loop.needed[v] && isReduction(plan.values[v]))
+        reductions.push_back(v);
+    struct Combine {
+      std::string t, init, rule;
+    };
+    std::vector<Combine> rules;
+    for (int v : reductions) {
+      Combine c{typeOf(v), "", ""};
+      if (c.t.empty() ||
+          !combineRule(plan.values[v].op == "reduce_sum", c.t, false, c.init, c.rule))
+        return RenderProblem{RenderProblem::Kind::UnsupportedType, v};
+      rules.push_back(c);
+    }
+    body << "  const int64_t lane = threadIdx.x % 32, warp = threadIdx.x / 32;\n";
+    for (size_t r = 0; r < reductions.size(); ++r)
+      body << "  __shared__ " << rules[r].t << " v" << reductions[r] << "_warps[" << kWarps
+           << "][32];\n";
+    if (splits > 1) {
+      body << "  __shared__ bool last;\n";
+      globals << "__device__ unsigned int " << counter << "[" << loop.tiles << "];\n";
+      resets << "  for (int k = 0; k < " << loop.tiles << "; ++k)\n    " << counter
+             << "[k] = 0u;\n";
+    }
+    body << "  for (int64_t item = blockIdx.x; item < " << loop.tiles * splits
+         << "; item += gridDim.x) {\n"
+         << "  const int64_t tile = item / " << s << ", split = item % " << s << ";\n"
+         << "  const int64_t o = tile * 32 + lane;\n  (void)split;\n";
+    for (size_t r = 0; r < reductions.size(); ++r)
+      body << "  " << rules[r].t << " v" << reductions[r] << "_total = " << rules[r].init << ";\n";
+    if (std::optional<RenderProblem> problem = emitValues(loop))
+      return problem;
+    for (size_t r = 0; r < reductions.size(); ++r) {
+      std::string n = "v" + std::to_string(reductions[r]);
+      body << "  " << n << "_warps[warp][lane] = o < " << o << " ? " << n
+           << "_part(o) : " << rules[r].init << ";\n";
+    }
+    body << "  __syncthreads();\n";
+    // Warp 0's lane combines its output's eight warps' values in order.
+    auto warps = [&](size_t r, const std::string &to) {
+      std::string n = "v" + std::to_string(reductions[r]), t = rules[r].t;
+      return "      {\n        " + t + " acc = " + n + "_warps[0][lane];\n" +
+             "        for (int w = 1; w < " + std::to_string(kWarps) + "; ++w) {\n          " + t +
+             " x = " + n + "_warps[w][lane];\n          " + rules[r].rule +
+             "\n        }\n        " + to + " = acc;\n      }\n";
+    };
+    auto [values, stores] = results(loop, "o", outputs, "      ");
+    if (splits == 1) {
+      body << "  if (warp == 0 && o < " << o << ") {\n";
+      for (size_t r = 0; r < reductions.size(); ++r)
+        body << warps(r, "v" + std::to_string(reductions[r]) + "_total");
+      body << values << stores << "  }\n";
+    } else {
+      body << "  if (warp == 0 && o < " << o << ") {\n";
+      for (size_t r = 0; r < reductions.size(); ++r) {
+        body << warps(r, "scratch" + std::to_string(scratchTypes.size() + r) + "[split * " + o +
+                             " + o]");
+      }
+      body << "    __threadfence();\n  }\n  __syncthreads();\n"
+           << "  if (threadIdx.x == 0)\n    last = atomicAdd(&" << counter
+           << "[tile], 1u) == " << splits - 1 << "u;\n  __syncthreads();\n  if (last) {\n"
+           << "    if (warp == 0 && o < " << o << ") {\n";
+      for (size_t r = 0; r < reductions.size(); ++r) {
+        std::string n = "v" + std::to_string(reductions[r]), t = rules[r].t;
+        body << "      {\n        const volatile " << t << " *p = scratch"
+             << scratchTypes.size() + r << ";\n        " << t << " acc = p[o];\n"
+             << "        for (int64_t k = 1; k < " << s << "; ++k) {\n          " << t
+             << " x = p[k * " << o << " + o];\n          " << rules[r].rule
+             << "\n        }\n        " << n << "_total = acc;\n      }\n";
+      }
+      body << values << stores << "    }\n    if (threadIdx.x == 0)\n      " << counter
+           << "[tile] = 0u;\n  }\n";
+      for (size_t r = 0; r < reductions.size(); ++r) {
+        scratchTypes.push_back(rules[r].t);
+        scratchBytes.push_back(splits * outputs * static_cast<int64_t>(elementBytes(rules[r].t)));
+      }
+    }
+    body << "  __syncthreads();\n  }\n";
+    columns = nullptr;
+    return std::nullopt;
+  }
+
+  static int64_t elementBytes(const std::string &t) {
+    return t == "int64_t" || t == "double" ? 8 : t == "bool" || t == "uint8_t" ? 1 : 4;
   }
 
   /// Makes `loop` a Block walk (Note [Loops of a CUDA kernel]), or says
@@ -630,15 +852,17 @@ private:
   /// lanes of a warp (Note [Row kernels on the GPU]), assigned by `to`
   /// (`"v_row = "`), or nullopt for a type without a maximum's identity.
   std::optional<std::string> rowReduction(int v, const std::string &t, const std::string &to,
-                                          const std::string &indent) const {
+                                          const std::string &indent,
+                                          const std::string &first = "lane",
+                                          const std::string &step = "32") const {
     const KernelPlan::Value &value = plan.values[v];
     int operand = value.operands.at(0);
     int64_t rows = elements(v), cols = rows == 0 ? 0 : elements(operand) / rows;
     std::string init, combine;
     if (!combineRule(value.op == "reduce_sum", t, cols == 0, init, combine))
       return std::nullopt;
-    return indent + t + " acc = " + init + ";\n" + indent + "for (int64_t c = lane; c < " +
-           std::to_string(cols) + "; c += 32) {\n" + indent + "  " + t +
+    return indent + t + " acc = " + init + ";\n" + indent + "for (int64_t c = " + first + "; c < " +
+           std::to_string(cols) + "; c += " + step + ") {\n" + indent + "  " + t +
            " x = " + call(operand, "r * " + std::to_string(cols) + " + c") + ";\n" + indent + "  " +
            combine + "\n" + indent + "}\n" + butterfly(t, combine, to, indent);
   }
@@ -647,10 +871,27 @@ private:
   /// value, in a register every lane holds.
   std::optional<RenderProblem> emitRowReduction(int v, const std::string &t) {
     std::string n = "v" + std::to_string(v) + "_row";
-    std::optional<std::string> row = rowReduction(v, t, n + " = ", "      ");
-    if (!row)
-      return RenderProblem{RenderProblem::Kind::UnsupportedType, v};
-    body << "    " << t << " " << n << ";\n    {\n" << *row << "    }\n";
+    if (blockRows) {
+      // A block per row: the warps' values through shared memory.
+      std::string init, combine, warps = "v" + std::to_string(v) + "_warps";
+      combineRule(plan.values[v].op == "reduce_sum", t, false, init, combine);
+      std::optional<std::string> row =
+          rowReduction(v, t, "acc = ", "      ", "threadIdx.x", std::to_string(kThreads));
+      if (!row)
+        return RenderProblem{RenderProblem::Kind::UnsupportedType, v};
+      body << "    __shared__ " << t << " " << warps << "[" << kWarps << "];\n    " << t << " " << n
+           << ";\n    {\n"
+           << *row << "      if (lane == 0)\n        " << warps << "[warp] = acc;\n"
+           << "      __syncthreads();\n      acc = " << warps << "[0];\n"
+           << "      for (int w = 1; w < " << kWarps << "; ++w) {\n        " << t
+           << " x = " << warps << "[w];\n        " << combine << "\n      }\n      " << n
+           << " = acc;\n      __syncthreads();\n    }\n";
+    } else {
+      std::optional<std::string> row = rowReduction(v, t, n + " = ", "      ");
+      if (!row)
+        return RenderProblem{RenderProblem::Kind::UnsupportedType, v};
+      body << "    " << t << " " << n << ";\n    {\n" << *row << "    }\n";
+    }
     names[v] = "v" + std::to_string(v);
     body << "    auto " << names[v] << " = [&](int64_t i) -> " << t
          << " {\n      (void)i;\n      return " << n << ";\n    };\n";
@@ -715,6 +956,26 @@ private:
       }
       return text;
     };
+    if (walk == Walk::Columns) {
+      // Warp `warp`'s share of split `split` of output i's elements (every
+      // eighth of the split's run, in order); the reduction itself is
+      // `total`, combined after every split's share is in (Note [Split
+      // column reductions]).
+      const std::string chunk = std::to_string((count + columns->splits - 1) / columns->splits),
+                        n = std::to_string(count), name = "v" + std::to_string(v);
+      body << "  auto " << name << "_part = [&](int64_t i) -> " << t << " {\n"
+           << "    int64_t base = 0;\n"
+           << decompose(false, "i", "base", "    ") << "    " << t << " acc = " << init << ";\n"
+           << "    const int64_t j_end = (split + 1) * " << chunk << " < " << n
+           << " ? (split + 1) * " << chunk << " : " << n << ";\n"
+           << "    for (int64_t j = split * " << chunk << " + warp; j < j_end; j += " << kWarps
+           << ") {\n      int64_t at = base;\n"
+           << decompose(true, "j", "at", "      ") << "      " << t
+           << " x = " << call(operand, "at") << ";\n      " << combine
+           << "\n    }\n    return acc;\n  };\n";
+      define(v, "    return " + name + "_total;\n", false);
+      return std::nullopt;
+    }
     const bool warp = walk == Walk::WarpElements;
     std::string text = "    int64_t base = 0;\n" + decompose(false, "i", "base", "    ") + "    " +
                        t + " acc = " + init + ";\n    for (int64_t j = " + (warp ? "lane" : "0") +
@@ -730,6 +991,11 @@ private:
   const KernelPlan &plan;
   std::ostringstream os, body;
   std::vector<std::string> names;
+  bool blockRows = false;                // a Rows loop of a block per row is being written
+  const Loop *columns = nullptr;         // the Columns loop being written
+  std::ostringstream globals, resets;    // Columns: the counters, and their zeroing
+  std::vector<std::string> scratchTypes; // per scratch buffer, its element type
+  std::vector<int64_t> scratchBytes;
 };
 
 } // namespace
@@ -774,9 +1040,19 @@ std::optional<RenderProblem> renderCudaKernel(const KernelPlan &plan, const std:
                                               std::string &source, runtime::LaunchShape &shape) {
   CudaRenderer renderer(plan);
   std::optional<RenderProblem> problem = renderer.render(name, shape);
+  if (!problem && renderer.scratch() != plan.scratchBytes)
+    problem = RenderProblem{RenderProblem::Kind::ScratchMismatch, -1};
   if (!problem)
     source += renderer.text();
   return problem;
+}
+
+std::vector<int64_t> cudaScratchBytes(const KernelPlan &plan) {
+  CudaRenderer renderer(plan);
+  runtime::LaunchShape shape;
+  if (renderer.render("scratch", shape))
+    return {};
+  return renderer.scratch();
 }
 
 } // namespace sinter::codegen

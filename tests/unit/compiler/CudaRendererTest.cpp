@@ -67,11 +67,12 @@ Rendered render(const Plan &plan) {
 }
 
 TEST(CudaRenderer, AColumnSumTakesAThreadPerColumnAndAChannelSumAWarpPerChannel) {
-  // A bias gradient: the sum of 64 rows of 32 columns.
+  // A bias gradient: the sum of 48 rows of 32 columns (too few rows to
+  // split: Note [Split column reductions]).
   Rendered columns = render(
-      elementwise({{"f32", {64, 32}}}, {reduction({32}, -1, {0}, Plan::Reduction::ColumnBlocks)}));
+      elementwise({{"f32", {48, 32}}}, {reduction({32}, -1, {0}, Plan::Reduction::ColumnBlocks)}));
   ASSERT_FALSE(columns.problem) << columns.problem->detail;
-  EXPECT_NE(columns.source.find("for (int64_t j = 0; j < 64; j += 1)"), std::string::npos)
+  EXPECT_NE(columns.source.find("for (int64_t j = 0; j < 48; j += 1)"), std::string::npos)
       << columns.source;
   EXPECT_EQ(columns.source.find("__shfl"), std::string::npos) << columns.source;
   EXPECT_EQ(columns.shape.block[0], 256);
@@ -196,6 +197,110 @@ TEST(CudaRenderer, ARowPlanTakesAWarpPerRowOrOneBlockForAnotherRowsValue) {
   EXPECT_NE(oddResult.source.find("for (int64_t i = threadIdx.x; i < 32; i += blockDim.x)"),
             std::string::npos)
       << oddResult.source;
+}
+
+TEST(CudaRenderer, RowsOfManyColumnsTakeABlockEach) {
+  // x - max(x) over rows of `cols` columns: at 2048 columns and more a
+  // block per row, its warps' maxima combined through shared memory.
+  auto plan = [](int64_t rows, int64_t cols) {
+    Plan p;
+    p.kind = Plan::Kind::Rows;
+    p.rows = rows, p.cols = cols;
+    p.inputs = {{"f32", {rows, cols}}};
+    Plan::Value max = reduction({rows}, -1, {1}, Plan::Reduction::Row);
+    max.op = "reduce_max";
+    p.values = {max, broadcast({rows, cols}, 0, {1, 0}), valueOf("sub", {rows, cols}, {-1, 1})};
+    p.results = {{2, -1}, {0, -1}};
+    return p;
+  };
+  Rendered wide = render(plan(3, 4096));
+  ASSERT_FALSE(wide.problem) << wide.problem->detail;
+  EXPECT_EQ(wide.shape.grid[0], 3) << "a block per row";
+  for (const char *text :
+       {"for (int64_t r = blockIdx.x; r < 3; r += gridDim.x) {", "__shared__ float v0_warps[8];",
+        "for (int64_t c = threadIdx.x; c < 4096; c += 256) {",
+        "if (lane == 0)\n        v0_warps[warp] = acc;\n      __syncthreads();",
+        "if (threadIdx.x == 0) {\n    const float r1 = v0(r);"})
+    EXPECT_NE(wide.source.find(text), std::string::npos) << text << " in\n" << wide.source;
+  // The warps' values are read in warp order by every thread, then a
+  // barrier before the next row writes the array again.
+  EXPECT_NE(wide.source.find("acc = v0_warps[0];\n      for (int w = 1; w < 8; ++w) {\n        "
+                             "float x = v0_warps[w];"),
+            std::string::npos)
+      << wide.source;
+  EXPECT_NE(wide.source.find("v0_row = acc;\n      __syncthreads();"), std::string::npos)
+      << wide.source;
+
+  Rendered narrow = render(plan(64, 2047));
+  ASSERT_FALSE(narrow.problem) << narrow.problem->detail;
+  EXPECT_EQ(narrow.shape.grid[0], 8) << "a warp per row, 8 warps a block";
+  EXPECT_EQ(narrow.source.find("__shared__"), std::string::npos) << narrow.source;
+  EXPECT_EQ(narrow.source.find("__syncthreads"), std::string::npos) << narrow.source;
+  EXPECT_NE(narrow.source.find("for (int64_t c = lane; c < 2047; c += 32) {"), std::string::npos)
+      << narrow.source;
+}
+
+TEST(CudaRenderer, TallColumnSumsAreSplitAcrossBlocksAndCombinedByTheLastOfATile) {
+  // The bias gradient of 96 columns over 1024 rows, scaled: three tiles of
+  // 32 columns, each column's rows in 16 splits of 64 (Note [Split column
+  // reductions]), 48 blocks; the splits' sums in a scratch buffer of
+  // 16 x 96 floats.
+  Plan plan = elementwise(
+      {{"f32", {1024, 96}}, {"f32", {96}}},
+      {reduction({96}, -1, {0}, Plan::Reduction::ColumnBlocks), valueOf("mul", {96}, {0, -2})});
+  EXPECT_EQ(codegen::cudaScratchBytes(plan), (std::vector<int64_t>{16 * 96 * 4}));
+  Rendered unplanned = render(plan);
+  ASSERT_TRUE(unplanned.problem) << "a plan without the kernel's scratch";
+  EXPECT_EQ(unplanned.problem->kind, codegen::RenderProblem::Kind::ScratchMismatch);
+  plan.scratchBytes = codegen::cudaScratchBytes(plan);
+  Rendered split = render(plan);
+  ASSERT_FALSE(split.problem) << split.problem->detail;
+  EXPECT_EQ(split.shape.grid[0], 48);
+  for (const char *text :
+       {"__device__ unsigned int kernel0_arrivals0[3];",
+        "float *__restrict__ out0, float *__restrict__ scratch0)",
+        "for (int64_t item = blockIdx.x; item < 48; item += gridDim.x) {",
+        "const int64_t tile = item / 16, split = item % 16;",
+        // Warp w takes rows w, w + 8, ... of its split's 64.
+        "const int64_t j_end = (split + 1) * 64 < 1024 ? (split + 1) * 64 : 1024;",
+        "for (int64_t j = split * 64 + warp; j < j_end; j += 8) {",
+        "v0_warps[warp][lane] = o < 96 ? v0_part(o) : float(0);", "scratch0[split * 96 + o] = acc;",
+        "__threadfence();", "last = atomicAdd(&kernel0_arrivals0[tile], 1u) == 15u;",
+        // The last block of a tile: the splits in order, then the results.
+        "const volatile float *p = scratch0;", "for (int64_t k = 1; k < 16; ++k) {",
+        "float x = p[k * 96 + o];", "v0_total = acc;", "const float r0 = v1(o);", "out0[o] = r0;",
+        "kernel0_arrivals0[tile] = 0u;", "extern \"C\" void kernel0_reset() {",
+        "static_cast<float *>(buffers[3])"})
+    EXPECT_NE(split.source.find(text), std::string::npos) << text << " in\n" << split.source;
+  // The results only after every split's sum is in.
+  EXPECT_LT(split.source.find("v0_total = acc;"), split.source.find("out0[o] = r0;"));
+
+  // Columns of 256 rows with 64 tiles: four splits of 64 rows; of 64 rows,
+  // one split: warp 0 combines and stores, with no scratch or counter.
+  Plan wide = elementwise({{"f32", {64, 2048}}},
+                          {reduction({2048}, -1, {0}, Plan::Reduction::ColumnBlocks)});
+  EXPECT_TRUE(codegen::cudaScratchBytes(wide).empty());
+  Rendered once = render(wide);
+  ASSERT_FALSE(once.problem) << once.problem->detail;
+  EXPECT_EQ(once.shape.grid[0], 64);
+  EXPECT_EQ(once.source.find("atomicAdd"), std::string::npos) << once.source;
+  EXPECT_EQ(once.source.find("scratch"), std::string::npos) << once.source;
+  EXPECT_NE(once.source.find("v0_total = acc;"), std::string::npos) << once.source;
+  wide.inputs[0].shape = {256, 2048};
+  wide.values[0].shape = {2048};
+  EXPECT_EQ(codegen::cudaScratchBytes(wide), (std::vector<int64_t>{4 * 2048 * 4}));
+
+  // A column sum read through a transpose is read at another output: the
+  // last block of a tile would not have it, so a thread per output.
+  Plan transposed = elementwise(
+      {{"f32", {1024, 4, 8}}},
+      {reduction({4, 8}, -1, {0}, Plan::Reduction::ColumnBlocks), broadcast({8, 4}, 0, {1, 8})});
+  transposed.values[1].op = "transpose";
+  EXPECT_TRUE(codegen::cudaScratchBytes(transposed).empty());
+  Rendered thread = render(transposed);
+  ASSERT_FALSE(thread.problem) << thread.problem->detail;
+  EXPECT_NE(thread.source.find("for (int64_t j = 0; j < 1024; j += 1)"), std::string::npos)
+      << thread.source;
 }
 
 } // namespace

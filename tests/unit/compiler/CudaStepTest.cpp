@@ -86,7 +86,7 @@ std::vector<float> floats(const std::vector<uint8_t> &bytes) {
 /// One step of `model` compiled for `target` and run on `device`, against
 /// the CPU's.
 void checkStep(const std::string &model, int64_t batch, int64_t length, int64_t image,
-               const codegen::Target &target, runtime::CudaDevice &device) {
+               const codegen::Target &target, runtime::CudaDevice &device, int splitKernels = 0) {
   compiler::install();
   tools::ZooTask task = tools::makeZooTask(model, batch, length, /*seed=*/3, image);
   std::vector<std::vector<float>> before;
@@ -102,14 +102,18 @@ void checkStep(const std::string &model, int64_t batch, int64_t length, int64_t 
   ASSERT_TRUE(compiler::compileStep(outputs, target, cuda, error)) << error;
   // Every kernel of the CUDA step has its launch shape; every buffer in its
   // arena is 256-byte aligned.
-  int kernels = 0;
+  int kernels = 0, withScratch = 0;
   for (const runtime::Program::Step &step : cuda.program.steps)
     if (step.kind == runtime::Program::Step::Kind::Kernel) {
       ++kernels;
+      withScratch += static_cast<int>(step.outputs.size()) > step.results;
       EXPECT_EQ(step.shape.block[0], 256) << step.label;
       EXPECT_GE(step.shape.grid[0], 1) << step.label;
     }
   EXPECT_GE(kernels, 5);
+  // Kernels whose column sums are split across blocks take their partials
+  // in scratch buffers of the arena (Note [Split column reductions]).
+  EXPECT_GE(withScratch, splitKernels);
   for (const runtime::Program::Buffer &buffer : cuda.program.buffers)
     if (buffer.offset >= 0) {
       EXPECT_EQ(buffer.offset % 256, 0);
@@ -133,6 +137,18 @@ void checkStep(const std::string &model, int64_t batch, int64_t length, int64_t 
     pointers.push_back(bytes.data());
   Status status = (*executable)->run(arguments, pointers);
   ASSERT_TRUE(status.ok()) << status;
+  // Run again: the same bits (every reduction in a fixed order, and a split
+  // reduction's counters back at 0 after the first run).
+  std::vector<std::vector<uint8_t>> again;
+  std::vector<void *> againPointers;
+  for (size_t i = 0; i < outputs.size(); ++i)
+    again.emplace_back((*executable)->resultBytes(i));
+  for (auto &bytes : again)
+    againPointers.push_back(bytes.data());
+  status = (*executable)->run(arguments, againPointers);
+  ASSERT_TRUE(status.ok()) << status;
+  for (size_t i = 0; i < outputs.size(); ++i)
+    EXPECT_TRUE(again[i] == got[i]) << model << ": result " << i << " of a second run differs";
 
   Comparison loss = compare_values(model + " loss", floats(got[0]), floats(want[0]),
                                    {.of_largest = 1e-4, .absolute = 1e-6});
@@ -157,12 +173,17 @@ void checkStep(const std::string &model, int64_t batch, int64_t length, int64_t 
   }
 }
 
-void checkSimulatedStep(const std::string &model, int64_t batch, int64_t length, int64_t image) {
-  checkStep(model, batch, length, image, codegen::cudaTarget(), runtime::simulatedCudaDevice());
+void checkSimulatedStep(const std::string &model, int64_t batch, int64_t length, int64_t image,
+                        int splitKernels = 0) {
+  checkStep(model, batch, length, image, codegen::cudaTarget(), runtime::simulatedCudaDevice(),
+            splitKernels);
 }
 
 TEST(CudaStep, MLP) { checkSimulatedStep("mlp", 8, 8, 32); }
 TEST(CudaStep, LeNet) { checkSimulatedStep("lenet", 4, 8, 32); }
+// A batch of 256: the bias gradients' column sums over 256 rows are split
+// across blocks, through the arena's scratch and the last block of each tile.
+TEST(CudaStep, MLPWithSplitColumnSums) { checkSimulatedStep("mlp", 256, 8, 32, 2); }
 TEST(CudaStep, GPTMini) { checkSimulatedStep("gpt-mini", 2, 16, 32); }
 TEST(CudaStep, BERTMini) { checkSimulatedStep("bert-mini", 2, 16, 32); }
 TEST(CudaStep, ResNet18) { checkSimulatedStep("resnet18", 2, 8, 16); }

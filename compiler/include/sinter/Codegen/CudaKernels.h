@@ -43,7 +43,8 @@ struct CudaKernels {
 };
 
 /// The plan of `fusion`'s CUDA kernel: the CPU's analysis with the CUDA
-/// kernel's choices recorded (keepCudaInPlacePairs).
+/// kernel's choices recorded (keepCudaInPlacePairs; its scratch buffers,
+/// cudaScratchBytes).
 KernelPlan planCudaKernel(ir::FusionOp fusion);
 
 CudaKernels renderCudaKernels(mlir::Operation *root, llvm::StringRef prefix);

@@ -11,10 +11,13 @@
 //
 // It writes every fusion plan: each kernel is one or more grid-stride loops
 // (Note [Loops of a CUDA kernel] in CudaRenderer.cpp), a thread per element
-// for pointwise work and for reductions that keep the innermost dim
-// (column sums), a warp per element for reductions over it (batch-norm
-// statistics), and a warp per row for row plans (softmax, layer norm, a
-// loss's rows: Note [Row kernels on the GPU]); 256 threads a block (eight
+// for pointwise work and for short reductions that keep the innermost dim,
+// tall column sums (bias gradients) split across blocks and combined by
+// the last block of each tile of outputs (Note [Split column reductions]),
+// a warp per element for reductions over the innermost dim (batch-norm
+// statistics), and a warp per row for row plans (softmax, layer norm), a
+// block per row for rows of 2048 columns or more (a loss over a
+// vocabulary: Note [Row kernels on the GPU]); 256 threads a block (eight
 // warps: enough to hide a load's latency on sm_80/sm_90 at any occupancy)
 // and up to 65535 blocks (each thread then takes several elements). A value
 // read at another index (a broadcast, a transpose, a slice, a reshape) is a
@@ -23,7 +26,8 @@
 // reduction runs in a fixed order. A plan that would repeat a reduction for
 // many elements (read through a broadcast: split reductions, next) is
 // refused with a RenderProblem that says why; fusion makes none today. A
-// CUDA kernel takes no scratch buffers.
+// CUDA kernel's only scratch buffers are its split reductions' partials
+// (cudaScratchBytes), which its plan records.
 //
 // Each kernel is
 //   extern "C" __global__ void <name>(const T0 *in0, ..., R0 *out0, ...)
@@ -59,6 +63,11 @@ std::string cudaKernelPrologue();
 /// kernel] in CudaRenderer.cpp). The CUDA target's plans are the CPU's
 /// with this choice recorded.
 void keepCudaInPlacePairs(KernelPlan &plan);
+
+/// The bytes of each scratch buffer `plan`'s CUDA kernel takes after its
+/// results: the partials of its split reductions (Note [Split column
+/// reductions] in CudaRenderer.cpp); none for a plan it cannot write.
+std::vector<int64_t> cudaScratchBytes(const KernelPlan &plan);
 
 /// Threads a block of every generated CUDA kernel (eight warps).
 inline constexpr int64_t kCudaThreads = 256;

@@ -23,6 +23,7 @@
 #include "sinter/runtime/Status.h"
 #include "sinter/runtime/StepScalars.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -194,6 +195,11 @@ struct Program {
   /// the caller passes that argument's pointer for it), or -1. See Note
   /// [Donation] in sinter/Passes/BufferAssignment.h.
   std::vector<int> donors;
+  /// Whether a run writes results into its arguments' memory (a donor):
+  /// a run that fails may then have changed them.
+  bool writesIntoArguments() const {
+    return std::any_of(donors.begin(), donors.end(), [](int donor) { return donor >= 0; });
+  }
   /// Per result, whether it is a part of the arena that the run hands to
   /// the caller (Note [Results in the arena]).
   std::vector<bool> inArena;
