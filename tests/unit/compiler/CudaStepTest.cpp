@@ -129,23 +129,21 @@ void checkStep(const std::string &model, int64_t batch, int64_t length, int64_t 
   auto executable = runtime::CudaExecutable::load(cuda.program, device);
   ASSERT_TRUE(executable.ok()) << executable.status();
   EXPECT_EQ((*executable)->device().name(), "cuda:0");
-  std::vector<std::vector<uint8_t>> got;
-  std::vector<void *> pointers;
-  for (size_t i = 0; i < outputs.size(); ++i)
-    got.emplace_back((*executable)->resultBytes(i));
-  for (auto &bytes : got)
-    pointers.push_back(bytes.data());
-  Status status = (*executable)->run(arguments, pointers);
+  // One run into fresh result buffers.
+  auto run = [&](std::vector<std::vector<uint8_t>> &results) {
+    std::vector<void *> pointers;
+    for (size_t i = 0; i < outputs.size(); ++i)
+      results.emplace_back((*executable)->resultBytes(i));
+    for (auto &bytes : results)
+      pointers.push_back(bytes.data());
+    return (*executable)->run(arguments, pointers);
+  };
+  std::vector<std::vector<uint8_t>> got, again;
+  Status status = run(got);
   ASSERT_TRUE(status.ok()) << status;
   // Run again: the same bits (every reduction in a fixed order, and a split
   // reduction's counters back at 0 after the first run).
-  std::vector<std::vector<uint8_t>> again;
-  std::vector<void *> againPointers;
-  for (size_t i = 0; i < outputs.size(); ++i)
-    again.emplace_back((*executable)->resultBytes(i));
-  for (auto &bytes : again)
-    againPointers.push_back(bytes.data());
-  status = (*executable)->run(arguments, againPointers);
+  status = run(again);
   ASSERT_TRUE(status.ok()) << status;
   for (size_t i = 0; i < outputs.size(); ++i)
     EXPECT_TRUE(again[i] == got[i]) << model << ": result " << i << " of a second run differs";
