@@ -11,6 +11,7 @@
 #define SINTER_KERNELS_COMMON_SCALAR_H
 
 #include "common/host_device.h"
+#include "common/half.h"
 
 #if !SINTER_ON_DEVICE
 #include <cmath>

@@ -30,6 +30,8 @@ LogicalResult report(FusionOp fusion, const RenderProblem &problem) {
                               << fusion->getOperand(-1 - problem.value).getType() << " yet";
   Block &body = fusion.getBody().front();
   Operation &op = *std::next(body.begin(), problem.value);
+  if (!problem.detail.empty())
+    return op.emitError() << "the CPU renderer does not write " << problem.detail;
   switch (problem.kind) {
   case Kind::UnsupportedType:
     return op.emitError() << "the CPU renderer does not support " << op.getResult(0).getType()

@@ -14,6 +14,7 @@
 #include "CpuTuning.h"
 
 #include "sinter/Codegen/CpuKernel.h"
+#include "sinter/Codegen/CpuRenderer.h"
 #include "sinter/Passes/FusionPolicy.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -51,9 +52,6 @@ bool isPointwiseOp(Operation &op) {
 ArrayRef<int64_t> reducedDimsOf(Operation &op) {
   return isa<ReduceSumOp>(op) ? cast<ReduceSumOp>(op).getDims() : cast<ReduceMaxOp>(op).getDims();
 }
-
-/// Bytes of one element of the C++ type `t` (cppElementType's types).
-int64_t elementBytes(const std::string &t) { return t == "bool" ? 1 : t == "int64_t" ? 8 : 4; }
 
 std::string dtypeOf(Type type) {
   Type element = cast<ShapedType>(type).getElementType();
@@ -289,7 +287,7 @@ private:
 
   /// A scratch buffer of `count` elements of `t`; returns its number.
   int scratchBuffer(const std::string &t, int64_t count) {
-    plan.scratchBytes.push_back(std::max<int64_t>(count, 1) * elementBytes(t));
+    plan.scratchBytes.push_back(std::max<int64_t>(count, 1) * cppElementBytes(t));
     return static_cast<int>(plan.scratchBytes.size()) - 1;
   }
 
@@ -315,7 +313,7 @@ private:
         value.storage = KernelPlan::Storage::Local;
         continue;
       }
-      std::string t = op.getNumResults() == 1 ? cppElementType(op.getResult(0).getType()) : "";
+      std::string t = op.getNumResults() == 1 ? cppElementTypeOf(value.dtype) : "";
       if (isa<ReduceSumOp, ReduceMaxOp>(op)) {
         ArrayRef<int64_t> dims = reducedDimsOf(op);
         value.reducedDims.assign(dims.begin(), dims.end());
@@ -325,7 +323,7 @@ private:
       if (!stores(op))
         continue;
       Value v = op.getResult(0);
-      int64_t rowBytes = cols * elementBytes(t);
+      int64_t rowBytes = cols * cppElementBytes(t);
       if (rowMode && elements(v) == rows * cols && rowStack + rowBytes <= cpu::kRowStackBytes) {
         rowStack += rowBytes;
         value.storage = KernelPlan::Storage::RowStack;
@@ -513,7 +511,7 @@ std::string formatKernelPlan(const KernelPlan &plan) {
   static const char *kReduction[] = {"", "row", "column blocks", "trailing blocks", "general"};
   for (auto [i, value] : llvm::enumerate(plan.values)) {
     os << "  %" << i << " = " << value.op;
-    if (value.splat && value.dtype == "f32")
+    if (value.splat && isFloatDtype(value.dtype))
       os << " " << shortestFloat(value.number);
     else if (value.splat)
       os << " " << value.integer;

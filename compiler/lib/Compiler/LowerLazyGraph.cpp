@@ -126,9 +126,67 @@ public:
         b.getStringAttr(node.phase == lazy::Phase::Backward ? "backward" : "update"), line);
   }
 
+  /// Note [Half precision in f32]
+  /// Pointwise ops of f16 and bf16 values are fused and computed in f32 with
+  /// each result rounded to its dtype (Note [Half precision in kernels] in
+  /// kernels/common/half.h). Every other op that computes (a reduction, a
+  /// library op: matrix products, convolutions, pooling, gather, scatter-add,
+  /// concat, argmax) is given f32 operands, converted where they are half,
+  /// and its half result is converted back: a sum of bf16 values accumulates
+  /// in f32 and is rounded once, as PyTorch does, and a matrix product of
+  /// bf16 values is the f32 product, rounded (cuBLAS's and oneDNN's
+  /// accumulation in f32). The conversions fuse into the kernels beside the
+  /// op. Collectives keep their dtype (the communicators take f16 and bf16).
   Value lower(const Node &node, ArrayRef<Value> in) {
-    Location loc = locationOf(node);
     RankedTensorType type = tensorType(b, node);
+    if (!computesInF32(node.op))
+      return lowerAs(node, in, type);
+    auto isHalf = [](Type t) {
+      Type element = cast<ShapedType>(t).getElementType();
+      return element.isF16() || element.isBF16();
+    };
+    Location loc = locationOf(node);
+    auto asF32 = [&](Type t) { return cast<RankedTensorType>(t).clone(b.getF32Type()); };
+    bool half = isHalf(type);
+    SmallVector<Value> wide;
+    for (Value operand : in) {
+      half |= isHalf(operand.getType());
+      wide.push_back(isHalf(operand.getType())
+                         ? b.create<ConvertOp>(loc, asF32(operand.getType()), operand)
+                         : operand);
+    }
+    if (!half)
+      return lowerAs(node, in, type);
+    Value result = lowerAs(node, wide, isHalf(type) ? asF32(type) : type);
+    return isHalf(type) ? b.create<ConvertOp>(loc, type, result) : result;
+  }
+
+private:
+  /// The ops computed in f32 when their operands or result are half
+  /// (Note [Half precision in f32]).
+  static bool computesInF32(Op op) {
+    switch (op) {
+    case Op::ReduceSum:
+    case Op::ReduceMax:
+    case Op::ArgMax:
+    case Op::Matmul:
+    case Op::Conv2d:
+    case Op::Conv2dBackwardInput:
+    case Op::Conv2dBackwardFilter:
+    case Op::Pool2d:
+    case Op::Pool2dBackward:
+    case Op::Concat:
+    case Op::Gather:
+    case Op::ScatterAdd:
+      return true;
+    default:
+      return false;
+    }
+  }
+
+  /// `node` as a sinter op of result `type` on operands `in`.
+  Value lowerAs(const Node &node, ArrayRef<Value> in, RankedTensorType type) {
+    Location loc = locationOf(node);
     const lazy::Attrs &a = node.attrs;
     switch (node.op) {
     case Op::Data:
@@ -199,7 +257,6 @@ public:
     }
   }
 
-private:
   OpBuilder &b;
 };
 

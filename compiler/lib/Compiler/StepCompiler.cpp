@@ -34,11 +34,6 @@ namespace {
 
 using ValuePtr = std::shared_ptr<const lazy::Value>;
 
-bool supported(DType dtype) {
-  return dtype == DType::f32 || dtype == DType::i32 || dtype == DType::i64 ||
-         dtype == DType::boolean;
-}
-
 /// The kind of device the graph's tensors live on (the first's; unsupported
 /// refuses a graph on several).
 runtime::DeviceKind deviceOf(const std::vector<const lazy::Node *> &order) {
@@ -46,13 +41,11 @@ runtime::DeviceKind deviceOf(const std::vector<const lazy::Node *> &order) {
                                                         : runtime::DeviceKind::Cuda;
 }
 
-/// Why the graph cannot be compiled, or "": a dtype the kernels lack,
-/// tensors on two devices, a device this build has no target for.
+/// Why the graph cannot be compiled, or "": tensors on two devices, a
+/// device this build has no target for. (Every dtype compiles: f16 and bf16
+/// as Note [Half precision in f32] in LowerLazyGraph.cpp says.)
 std::string unsupported(const std::vector<const lazy::Node *> &order) {
   for (const lazy::Node *node : order) {
-    if (!supported(node->dtype))
-      return std::string("the CPU compiler does not support ") + std::string(name(node->dtype)) +
-             " yet";
     if (node->device != order.front()->device)
       return "the step's tensors are on " + order.front()->device.toString() + " and " +
              node->device.toString() + "; move them to one device";

@@ -520,15 +520,10 @@ private:
     nameBuffer(v, n, buffer, t);
   }
 
-  /// Bytes of one element of the C++ type `t` (cppElementTypeOf's types).
-  static int64_t elementBytes(const std::string &t) {
-    return t == "bool" ? 1 : t == "int64_t" ? 8 : 4;
-  }
-
   /// A scratch buffer of `count` elements of `t`: an output slot after the
   /// kernel's results, which the program gives a place in its arena.
   std::string scratchBuffer(const std::string &t, int64_t count) {
-    scratch.push_back(std::max<int64_t>(count, 1) * elementBytes(t));
+    scratch.push_back(std::max<int64_t>(count, 1) * cppElementBytes(t));
     return "static_cast<" + t + " *>(outputs[" +
            std::to_string(plan.results.size() + scratch.size() - 1) + "])";
   }
@@ -630,6 +625,9 @@ private:
     };
 
     if (isReduction(value)) {
+      // Half values are reduced in f32 (Note [Half precision in f32]).
+      if (cppComputeTypeOf(t) != t)
+        return RenderProblem{RenderProblem::Kind::UnsupportedType, v, kHalfReduction};
       bool isSum = value.op == "reduce_sum";
       if (value.reduction != KernelPlan::Reduction::Row) {
         emitGeneralReduction(v, isSum, t);
@@ -666,12 +664,13 @@ private:
       if (!value.splat)
         return problem(RenderProblem::Kind::UnsupportedOp, v);
       if (inLoop) {
-        os << "      const " << t << " " << local(v) << " = " << literalText(Dialect::Cpu, value, t)
-           << ";\n";
+        os << "      const " << t << " " << local(v) << " = "
+           << literalText(Dialect::Cpu, value, cppComputeTypeOf(t)) << ";\n";
         return std::nullopt;
       }
       define(v);
-      os << "    (void)i;\n    return " << literalText(Dialect::Cpu, value, t) << ";\n  };\n";
+      os << "    (void)i;\n    return " << literalText(Dialect::Cpu, value, cppComputeTypeOf(t))
+         << ";\n  };\n";
       return std::nullopt;
     }
     std::string body;
@@ -693,9 +692,12 @@ private:
         body = arg(0, "i", column);
       }
     } else {
-      body = pointwiseText(Dialect::Cpu, value, t,
-                           value.operands.empty() ? "" : typeOf(value.operands[0]),
-                           [&](unsigned k) { return arg(k); });
+      // Half values in f32 (Note [Half precision in kernels]): the local or
+      // function of the value's own type rounds.
+      body =
+          pointwiseText(Dialect::Cpu, value, cppComputeTypeOf(t),
+                        value.operands.empty() ? "" : cppComputeTypeOf(typeOf(value.operands[0])),
+                        [&](unsigned k) { return arg(k); });
     }
     if (!body.empty()) {
       if (inLoop) {
@@ -763,7 +765,27 @@ std::string cppElementTypeOf(const std::string &dtype) {
     return "int32_t";
   if (dtype == "i64")
     return "int64_t";
+  if (dtype == "f16")
+    return "sinter_f16";
+  if (dtype == "bf16")
+    return "sinter_bf16";
   return "";
+}
+
+std::string cppComputeTypeOf(const std::string &t) {
+  return t == "sinter_f16" || t == "sinter_bf16" ? "float" : t;
+}
+
+bool isFloatDtype(const std::string &dtype) {
+  return dtype == "f32" || dtype == "f16" || dtype == "bf16";
+}
+
+int64_t cppElementBytes(const std::string &t) {
+  if (t == "bool")
+    return 1;
+  if (t == "sinter_f16" || t == "sinter_bf16")
+    return 2;
+  return t == "int64_t" ? 8 : 4;
 }
 
 std::string cpuKernelPrologue() {

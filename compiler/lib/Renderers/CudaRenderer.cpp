@@ -480,14 +480,19 @@ private:
     std::string t = typeOf(v);
     if (t.empty())
       return RenderProblem{RenderProblem::Kind::UnsupportedType, v};
-    if (isReduction(value))
+    if (isReduction(value)) {
+      // Half values are reduced in f32 (Note [Half precision in f32]).
+      if (cppComputeTypeOf(t) != t)
+        return RenderProblem{RenderProblem::Kind::UnsupportedType, v, kHalfReduction};
       return walk == Walk::Rows ? emitRowReduction(v, t) : emitReduction(v, t, walk);
+    }
     if (!value.reducedDims.empty())
       return refused(v, "an op that reduces but is not a sum or a maximum");
     if (value.op == "constant") {
       if (!value.splat)
         return refused(v, "a constant that is not one value");
-      define(v, "    return " + literalText(Dialect::Cuda, value, t) + ";\n", false);
+      define(v, "    return " + literalText(Dialect::Cuda, value, cppComputeTypeOf(t)) + ";\n",
+             false);
       return std::nullopt;
     }
     if (value.hasIndexMap) {
@@ -514,9 +519,12 @@ private:
                     "(seed, " + std::to_string(value.stream) + "ULL, static_cast<uint64_t>(i));\n");
       return std::nullopt;
     }
-    std::string text = pointwiseText(Dialect::Cuda, value, t,
-                                     value.operands.empty() ? "" : typeOf(value.operands[0]),
-                                     [&](unsigned k) { return call(value.operands[k], "i"); });
+    // Half values in f32 (Note [Half precision in kernels]): the function
+    // of the value's own type rounds.
+    std::string text =
+        pointwiseText(Dialect::Cuda, value, cppComputeTypeOf(t),
+                      value.operands.empty() ? "" : cppComputeTypeOf(typeOf(value.operands[0])),
+                      [&](unsigned k) { return call(value.operands[k], "i"); });
     if (text.empty())
       return refused(v, "an op the pointwise table lacks (" + value.op + ")");
     define(v, "    return " + text + ";\n");
@@ -679,6 +687,8 @@ private:
     std::vector<Combine> rules;
     for (int v : reductions) {
       Combine c{typeOf(v), "", ""};
+      if (!c.t.empty() && cppComputeTypeOf(c.t) != c.t)
+        return RenderProblem{RenderProblem::Kind::UnsupportedType, v, kHalfReduction};
       if (c.t.empty() ||
           !combineRule(plan.values[v].op == "reduce_sum", c.t, false, c.init, c.rule))
         return RenderProblem{RenderProblem::Kind::UnsupportedType, v};
@@ -744,16 +754,13 @@ private:
            << "[tile] = 0u;\n  }\n";
       for (size_t r = 0; r < reductions.size(); ++r) {
         scratchTypes.push_back(rules[r].t);
-        scratchBytes.push_back(splits * outputs * static_cast<int64_t>(elementBytes(rules[r].t)));
+        scratchBytes.push_back(splits * outputs *
+                               static_cast<int64_t>(cppElementBytes(rules[r].t)));
       }
     }
     body << "  __syncthreads();\n  }\n";
     columns = nullptr;
     return std::nullopt;
-  }
-
-  static int64_t elementBytes(const std::string &t) {
-    return t == "int64_t" || t == "double" ? 8 : t == "bool" || t == "uint8_t" ? 1 : 4;
   }
 
   /// Makes `loop` a Block walk (Note [Loops of a CUDA kernel]), or says
@@ -789,6 +796,8 @@ private:
       std::string t = typeOf(v);
       if (t.empty())
         return RenderProblem{RenderProblem::Kind::UnsupportedType, v};
+      if (cppComputeTypeOf(t) != t)
+        return RenderProblem{RenderProblem::Kind::UnsupportedType, v, kHalfReduction};
       const int64_t count = elements(v);
       std::string array = "v" + std::to_string(v) + "_all";
       body << "  __shared__ " << t << " " << array << "[" << std::max<int64_t>(count, 1) << "];\n";

@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 #include "Pointwise.h"
 
+#include "sinter/Codegen/CpuRenderer.h"
+
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -60,7 +62,7 @@ std::string substitute(const std::string &rule, const std::vector<std::string> &
 
 std::string literalText(Dialect dialect, const KernelPlan::Value &value, const std::string &t) {
   const bool cuda = dialect == Dialect::Cuda;
-  if (value.dtype == "f32") {
+  if (isFloatDtype(value.dtype)) { // f16 and bf16 constants are written in f32
     double v = value.number;
     if (std::isnan(v))
       return cuda ? "__uint_as_float(0x7fc00000u)" : "NAN";

@@ -772,10 +772,10 @@ TEST(CpuKernel, AHandWrittenPlanRendersAndRuns) {
 TEST(CpuKernel, ARendererProblemNamesTheValue) {
   using Kind = codegen::RenderProblem::Kind;
   std::string source;
-  codegen::KernelPlan halfInput = scaleAndAddPlan();
-  halfInput.inputs[1].dtype = "f16";
+  codegen::KernelPlan wideInput = scaleAndAddPlan();
+  wideInput.inputs[1].dtype = "f64";
   std::optional<codegen::RenderProblem> problem =
-      codegen::renderCpuKernel(halfInput, "kernel0", source);
+      codegen::renderCpuKernel(wideInput, "kernel0", source);
   ASSERT_TRUE(problem);
   EXPECT_EQ(problem->kind, Kind::UnsupportedType);
   EXPECT_EQ(problem->value, -2); // the second input

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "sinter/Codegen/CudaRenderer.h"
+#include "sinter/Codegen/CpuRenderer.h"
 
 #include <gtest/gtest.h>
 
@@ -301,6 +302,40 @@ TEST(CudaRenderer, TallColumnSumsAreSplitAcrossBlocksAndCombinedByTheLastOfATile
   ASSERT_FALSE(thread.problem) << thread.problem->detail;
   EXPECT_NE(thread.source.find("for (int64_t j = 0; j < 1024; j += 1)"), std::string::npos)
       << thread.source;
+}
+
+} // namespace
+} // namespace sinter
+
+namespace sinter {
+namespace {
+
+using Plan = codegen::KernelPlan;
+
+TEST(CudaRenderer, HalfValuesAreStoredInTwoBytesAndReducedOnlyInF32) {
+  // Note [Half precision in kernels]: a bf16 add reads and writes
+  // sinter_bf16 (two bytes) and computes in float; the value's function
+  // returns the storage type, which rounds.
+  Plan::Value add = valueOf("add", {64}, {-1, -2});
+  add.dtype = "bf16";
+  Rendered sum = render(elementwise({{"bf16", {64}}, {"bf16", {64}}}, {add}));
+  ASSERT_FALSE(sum.problem) << sum.problem->detail;
+  EXPECT_NE(sum.source.find("const sinter_bf16 *__restrict__ in0"), std::string::npos)
+      << sum.source;
+  EXPECT_NE(sum.source.find("sinter_bf16 *__restrict__ out0"), std::string::npos) << sum.source;
+  EXPECT_NE(sum.source.find("-> sinter_bf16"), std::string::npos) << sum.source;
+  // A reduction of half values is lowering's to convert (Note [Half
+  // precision in f32]); both renderers refuse it, saying so.
+  Plan::Value total = reduction({4}, -1, {1}, Plan::Reduction::Row);
+  total.dtype = "f16";
+  Plan rows = elementwise({{"f16", {4, 16}}}, {total});
+  Rendered refused = render(rows);
+  ASSERT_TRUE(refused.problem);
+  EXPECT_EQ(refused.problem->detail, codegen::kHalfReduction);
+  std::string cpu;
+  std::optional<codegen::RenderProblem> onCpu = codegen::renderCpuKernel(rows, "kernel0", cpu);
+  ASSERT_TRUE(onCpu);
+  EXPECT_EQ(onCpu->detail, codegen::kHalfReduction);
 }
 
 } // namespace

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include "ZooTraining.h"
 #include "common/GpuRequired.h"
+#include "common/HalfSteps.h"
 #include "common/MlpStep.h"
 
 #include "sinter/Codegen/CudaRenderer.h"
@@ -269,6 +270,31 @@ TEST(CudaTarget, BuildsAStepIntoACubinPerArchitecture) {
   EXPECT_EQ(fileBytes(rebuilt.program.library), whole);
 }
 
+// The kernels of a step of f16 and bf16 values (their storage types and
+// conversions, kernels/common/half.h) compile with NVRTC for both
+// architectures, as the simulator's build of the same text runs them
+// (CudaSession.HalfPrecisionValuesHaveTheReferencesBits).
+TEST(CudaTarget, BuildsAStepOfHalfValues) {
+  if (!cuda::nvrtcVersion().ok()) {
+    ASSERT_EQ(SINTER_EXPECT_NVRTC, 0) << cuda::nvrtcVersion().status();
+    GTEST_SKIP() << cuda::nvrtcVersion().status();
+  }
+  compiler::install();
+  for (DType half : {DType::bf16, DType::f16}) {
+    std::vector<lazy::NodePtr> outputs;
+    for (const Tensor &t : test_support::halfPrecisionStep(half))
+      outputs.push_back(lazy::node_of(t));
+    for (int sm : {80, 90}) {
+      compiler::StepBuild build;
+      std::string error;
+      ASSERT_TRUE(compiler::compileStep(outputs, codegen::cudaTarget(sm), build, error))
+          << name(half) << " sm_" << sm << ": " << error;
+      EXPECT_TRUE(build.program.library.ends_with(".cubin")) << build.program.library;
+      EXPECT_GE(build.kernels, 3) << name(half);
+    }
+  }
+}
+
 // Without a GPU and without the simulator, a step on a CUDA device is
 // refused naming what is missing (here: the driver).
 TEST(CudaTarget, WithoutAGpuTheReasonIsNamed) {
@@ -436,6 +462,28 @@ TEST(CudaSession, TensorsMoveBetweenDevicesAndOneStepStaysOnOne) {
 // its scalars in and nothing out until the host reads a value; its updates
 // are written over their old values (Note [Donation]), so its memory is the
 // plan's, byte for byte.
+TEST(CudaSession, HalfPrecisionValuesHaveTheReferencesBits) {
+  // The CPU's bits (CompiledStep.HalfPrecisionValuesHaveTheReferencesBits):
+  // the conversions are the same text on both (kernels/common/half.h).
+  compiler::install();
+  for (DType half : {DType::bf16, DType::f16}) {
+    SCOPED_TRACE(name(half));
+    std::vector<std::vector<double>> expected;
+    {
+      reference::ReferenceGuard oracle;
+      for (const Tensor &t : test_support::halfPrecisionStep(half))
+        expected.push_back(t.to_vector<double>());
+    }
+    Session::Use use({.device = Device::cuda(0), .compiler = {.allow_fallback = false}});
+    std::vector<Tensor> results = test_support::halfPrecisionStep(half);
+    mark_step();
+    ASSERT_EQ(results[0].device(), Device::cuda(0));
+    for (size_t k = 0; k < results.size(); ++k)
+      test_support::expectSameBits("result " + std::to_string(k), results[k].to_vector<double>(),
+                                   expected[k]);
+  }
+}
+
 TEST(CudaSession, ParametersStayOnTheDeviceFromStepToStep) {
   ASSERT_TRUE(runtime::environment().cuda_simulator)
       << "run with SINTER_CUDA_SIMULATOR=1 (ctest: cuda_step_tests.session)";

@@ -18,14 +18,31 @@
 namespace sinter::codegen {
 
 /// The C++ element type generated code uses for a plan's dtype ("float",
-/// "int32_t", "int64_t", "bool"), or "" where the CPU renderer has none yet.
+/// "int32_t", "int64_t", "bool"; f16 and bf16: the storage types
+/// "sinter_f16" and "sinter_bf16" of kernels/common/half.h), or "" where
+/// the renderers have none.
 std::string cppElementTypeOf(const std::string &dtype);
+
+/// The type arithmetic on values of element type `t` uses: "float" for the
+/// half types (Note [Half precision in kernels]), `t` otherwise.
+std::string cppComputeTypeOf(const std::string &t);
+
+/// Bytes of one element of the C++ element type `t` (cppElementTypeOf's).
+int64_t cppElementBytes(const std::string &t);
+
+/// Why a renderer refuses a reduction of f16 or bf16 values.
+inline constexpr const char *kHalfReduction =
+    "a reduction of f16 or bf16 values (reduced in f32: lowering converts them, Note [Half "
+    "precision in f32] in LowerLazyGraph.cpp)";
+
+/// Whether a plan's dtype is a floating-point one: "f32", "f16", "bf16".
+bool isFloatDtype(const std::string &dtype);
 
 /// What the renderer could not write: the plan's value (an operand index as
 /// KernelPlan::Value::operands, so an input is -1 - input), and why.
 struct RenderProblem {
   enum class Kind : uint8_t {
-    UnsupportedType, // an element type without a C++ type (f16, bf16)
+    UnsupportedType, // an element type without a C++ type (f64, i8, ...)
     SeveralResults,  // an op of more than one result
     UnsupportedOp,   // an op the renderer has no rule for
     ScratchMismatch, // internal: the kernel's scratch buffers differ from the plan's
