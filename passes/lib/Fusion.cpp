@@ -61,14 +61,15 @@ int64_t elementsOf(Operation *op) {
 
 class Grouping {
 public:
-  explicit Grouping(bool explain) : explain_(explain) {}
+  Grouping(bool explain, const sinter::fusion::FusionRules &rules)
+      : explain_(explain), rules_(rules) {}
 
   void run(Block &block) {
     for (Operation &op : block) {
       order_[&op] = static_cast<int64_t>(order_.size());
       if (sinter::fusion::roleOf(&op) == Role::Constant || op.getNumResults() != 1)
         continue;
-      if (FusionDecision d = sinter::fusion::canFuse(&op); !d) {
+      if (FusionDecision d = sinter::fusion::canFuse(&op, rules_); !d) {
         report(&op, text("kept as its own op: ", d.reason()));
         continue;
       }
@@ -387,6 +388,7 @@ private:
   }
 
   bool explain_;
+  const sinter::fusion::FusionRules &rules_;
   bool remapNext_ = false; // the pending merge is through a layout op
   std::vector<Group> groups_;
   llvm::DenseMap<Operation *, int> groupOf_;
@@ -400,11 +402,11 @@ private:
 /// scalar ops only, each op copied once per reader however many paths lead
 /// to it, placed just before the reader. Originals no reader needs any more
 /// are erased.
-void copyScalarsPerReader(Block &block) {
+void copyScalarsPerReader(Block &block, const sinter::fusion::FusionRules &rules) {
   using sinter::fusion::isCopiedScalar;
   SmallVector<Operation *> readers;
   for (Operation &op : block)
-    if (sinter::fusion::takesScalarCopies(&op) && !isCopiedScalar(&op))
+    if (sinter::fusion::takesScalarCopies(&op, rules) && !isCopiedScalar(&op))
       readers.push_back(&op);
   OpBuilder builder(block.getParent()->getContext());
   llvm::SetVector<Operation *> copied;
@@ -495,14 +497,16 @@ void outline(Group &group, OpBuilder &builder) {
 
 struct SinterFusionPass : sinter::impl::SinterFusionBase<SinterFusionPass> {
   using SinterFusionBase::SinterFusionBase;
+  SinterFusionPass(const sinter::SinterFusionOptions &options, sinter::fusion::FusionRules rules)
+      : SinterFusionBase(options), rules(std::move(rules)) {}
 
   void runOnOperation() override {
     func::FuncOp function = getOperation();
     if (function.getBody().empty())
       return;
     Block &block = function.getBody().front();
-    copyScalarsPerReader(block);
-    Grouping grouping(explain);
+    copyScalarsPerReader(block, rules);
+    Grouping grouping(explain, rules);
     grouping.run(block);
     grouping.recomputeInConsumers();
     OpBuilder builder(&getContext());
@@ -521,6 +525,15 @@ struct SinterFusionPass : sinter::impl::SinterFusionBase<SinterFusionPass> {
       if (isa<ConstantOp>(op) && op.use_empty())
         op.erase();
   }
+
+  /// What the target says (Note [Fusion asks the target]); none from
+  /// `sinter-opt`.
+  sinter::fusion::FusionRules rules;
 };
 
 } // namespace
+
+std::unique_ptr<mlir::Pass> sinter::passes::createSinterFusion(const SinterFusionOptions &options,
+                                                               fusion::FusionRules rules) {
+  return std::make_unique<SinterFusionPass>(options, std::move(rules));
+}

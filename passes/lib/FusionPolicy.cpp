@@ -63,9 +63,13 @@ Role roleOf(Operation *op) {
   return Role::Library;
 }
 
-FusionDecision canFuse(Operation *op) {
+FusionDecision canFuse(Operation *op, const FusionRules &rules) {
   if (roleOf(op) == Role::Library)
     return FusionDecision::forbid(libraryReason(op));
+  if (rules.isLibraryCall && rules.isLibraryCall(op))
+    return FusionDecision::forbid(text("the ", rules.target.empty() ? "" : rules.target + " ",
+                                       "target runs '", op->getName().getStringRef(),
+                                       "' as a library call"));
   return FusionDecision::allow();
 }
 
@@ -168,8 +172,8 @@ bool isCopiedScalar(Operation *op) {
   return isa<BroadcastInDimOp, ReshapeOp>(op) && elementsOf(op->getOperand(0)) == 1;
 }
 
-bool takesScalarCopies(Operation *reader) {
-  return canFuse(reader) && llvm::any_of(reader->getResults(), [](Value v) {
+bool takesScalarCopies(Operation *reader, const FusionRules &rules) {
+  return canFuse(reader, rules) && llvm::any_of(reader->getResults(), [](Value v) {
            return elementsOf(v) >= kCopiedForElements;
          });
 }

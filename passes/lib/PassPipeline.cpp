@@ -13,7 +13,8 @@ namespace sinter::passes {
 void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options) {
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
-  pm.addNestedPass<mlir::func::FuncOp>(createSinterFusion({.explain = options.explain}));
+  pm.addNestedPass<mlir::func::FuncOp>(
+      passes::createSinterFusion({.explain = options.explain}, options.fusion));
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addNestedPass<mlir::func::FuncOp>(createSinterSchedule());
   pm.addNestedPass<mlir::func::FuncOp>(createSinterRematerialize(

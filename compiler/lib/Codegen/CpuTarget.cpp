@@ -81,6 +81,13 @@ passes::MemoryRules memoryRules(const Target &target) {
   };
 }
 
+fusion::FusionRules fusionRules(const Target &target) {
+  return {
+      .isLibraryCall = [&target](mlir::Operation *op) { return target.isLibraryCall(op); },
+      .target = target.description().name,
+  };
+}
+
 const Target &cpuTarget(const std::string &cpu) {
   static std::mutex mutex;
   static std::map<std::string, std::unique_ptr<const CpuTarget>> targets;

@@ -1,7 +1,9 @@
 //===- LowerLazyGraph.cpp - from the lazy graph to the sinter dialect -----===//
 //
 // One lazy op becomes one sinter op (the op sets are the same by design);
-// the only translation is of types, attributes and locations. Data nodes
+// the only translation is of types, attributes and locations, and the f32
+// conversions around the reductions and library ops of f16 and bf16 values
+// (Note [Half precision in f32]). Data nodes
 // become function arguments and sources (full, iota, random) become ops, so
 // the function is a complete description of the step.
 //

@@ -111,7 +111,8 @@ mlir::LogicalResult passRenderAndPlan(mlir::ModuleOp module, const codegen::Targ
   }
   passes::buildPipeline(pm, {.explain = debug.level >= 2,
                              .memoryBudget = budget,
-                             .memory = codegen::memoryRules(target)});
+                             .memory = codegen::memoryRules(target),
+                             .fusion = codegen::fusionRules(target)});
   mlir::LogicalResult passed = pm.run(module);
   for (mlir::func::FuncOp function : module.getOps<mlir::func::FuncOp>())
     function->removeAttr(passes::kDonatableAttr);
@@ -310,9 +311,11 @@ bool renderCudaStep(const std::vector<lazy::NodePtr> &outputs, CudaStepSource &s
   mlir::OwningOpRef<mlir::ModuleOp> module = lowerGraphs(context, {outputs});
   if (!module)
     return false;
-  // The pipeline as for the CPU (there is no CUDA target to plan with yet).
+  // The pipeline as a step compiled for the simulator's CUDA target plans it.
   mlir::PassManager pm(&context);
-  passes::buildPipeline(pm, {.memory = codegen::memoryRules(codegen::cpuTarget())});
+  const codegen::Target &cuda = codegen::cudaTarget();
+  passes::buildPipeline(
+      pm, {.memory = codegen::memoryRules(cuda), .fusion = codegen::fusionRules(cuda)});
   if (mlir::failed(pm.run(*module)))
     return false;
   codegen::CudaKernels kernels = codegen::renderCudaKernels(*module, "sinter_kernel_");

@@ -578,15 +578,19 @@ TEST(CompiledStep, HalfPrecisionValuesHaveTheReferencesBits) {
       for (const Tensor &t : test_support::halfPrecisionStep(half))
         expected.push_back(t.to_vector<double>());
     }
-    Session::Use session({.compiler = {.enabled = true, .allow_fallback = false}});
-    reset_metrics();
-    std::vector<Tensor> results = test_support::halfPrecisionStep(half);
-    mark_step();
-    EXPECT_EQ(metrics().compiled_steps, 1) << metrics_report();
-    EXPECT_EQ(results[0].dtype(), half);
-    for (size_t k = 0; k < results.size(); ++k)
-      test_support::expectSameBits("result " + std::to_string(k), results[k].to_vector<double>(),
-                                   expected[k]);
+    for (bool compiled : {true, false}) { // one fused step, or each op on its own
+      SCOPED_TRACE(compiled ? "compiled" : "eager");
+      Session::Use session({.compiler = {.enabled = compiled, .allow_fallback = false}});
+      reset_metrics();
+      std::vector<Tensor> results = test_support::halfPrecisionStep(half);
+      mark_step();
+      EXPECT_EQ(metrics().compiled_steps, compiled ? 1 : 0) << metrics_report();
+      EXPECT_EQ(metrics().eager_steps, compiled ? 0 : 1) << metrics_report();
+      EXPECT_EQ(results[0].dtype(), half);
+      for (size_t k = 0; k < results.size(); ++k)
+        test_support::expectSameBits("result " + std::to_string(k), results[k].to_vector<double>(),
+                                     expected[k]);
+    }
   }
 }
 

@@ -36,6 +36,7 @@
 #include <cstdio>
 #include <dlfcn.h>
 #include <limits>
+#include <map>
 #include <optional>
 #include <thread>
 
@@ -327,6 +328,59 @@ void parseAndFuse(const char *text, mlir::MLIRContext &context,
   mlir::PassManager pm(&context);
   pm.addNestedPass<mlir::func::FuncOp>(createSinterFusion());
   ASSERT_TRUE(mlir::succeeded(pm.run(*module)));
+}
+
+TEST(Fusion, AsksTheTargetWhichOpsItRunsAsLibraryCalls) {
+  // Note [Fusion asks the target]: an op the target runs as a library call
+  // stays outside every fusion, and the explanation names the target.
+  const char *text = R"mlir(
+    func.func @step(%a: tensor<64xf32>, %b: tensor<64xf32>) -> tensor<64xf32> {
+      %e = sinter.exp %a : tensor<64xf32>
+      %s = sinter.add %e, %b : tensor<64xf32>
+      %t = sinter.mul %s, %b : tensor<64xf32>
+      return %t : tensor<64xf32>
+    }
+  )mlir";
+  auto fuse = [&](const fusion::FusionRules &rules, std::vector<std::string> &remarks) {
+    mlir::MLIRContext context;
+    context.loadDialect<ir::SinterDialect, mlir::func::FuncDialect>();
+    mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diagnostic) {
+      remarks.push_back(diagnostic.str());
+      return mlir::success();
+    });
+    mlir::OwningOpRef<mlir::ModuleOp> module =
+        mlir::parseSourceString<mlir::ModuleOp>(text, &context);
+    EXPECT_TRUE(module);
+    mlir::PassManager pm(&context);
+    pm.addNestedPass<mlir::func::FuncOp>(passes::createSinterFusion({.explain = true}, rules));
+    EXPECT_TRUE(mlir::succeeded(pm.run(*module)));
+    // Where each op ended up: "fused" inside a sinter.fusion, else "alone".
+    std::map<std::string, std::string> where;
+    module->walk([&](mlir::Operation *op) {
+      if (op->getDialect() && op->getDialect()->getNamespace() == "sinter" &&
+          !mlir::isa<ir::FusionOp, ir::YieldOp>(op))
+        where[op->getName().getStringRef().str()] =
+            op->getParentOfType<ir::FusionOp>() ? "fused" : "alone";
+    });
+    return where;
+  };
+  std::vector<std::string> remarks;
+  std::map<std::string, std::string> structural = fuse({}, remarks);
+  EXPECT_EQ(structural["sinter.exp"], "fused");
+  EXPECT_EQ(structural["sinter.add"], "fused");
+  remarks.clear();
+  std::map<std::string, std::string> asked =
+      fuse({.isLibraryCall = [](mlir::Operation *op) { return mlir::isa<ir::ExpOp>(op); },
+            .target = "test"},
+           remarks);
+  EXPECT_EQ(asked["sinter.exp"], "alone");
+  EXPECT_EQ(asked["sinter.add"], "fused");
+  EXPECT_EQ(asked["sinter.mul"], "fused");
+  bool named = false;
+  for (const std::string &remark : remarks)
+    named |=
+        remark.find("the test target runs 'sinter.exp' as a library call") != std::string::npos;
+  EXPECT_TRUE(named) << ::testing::PrintToString(remarks);
 }
 
 TEST(CpuKernel, IntegerDivisionNeverTraps) {

@@ -26,6 +26,7 @@
 
 #include "sinter/Codegen/KernelPlan.h"
 #include "sinter/Dialect/Sinter/SinterOps.h"
+#include "sinter/Passes/FusionPolicy.h"
 #include "sinter/Passes/MemoryRules.h"
 #include "sinter/runtime/Device.h"
 #include "sinter/runtime/Gemm.h"
@@ -158,6 +159,11 @@ StatusOr<const Target *> targetFor(runtime::DeviceKind device, const std::string
 /// in sinter/Passes/MemoryPlanner.h): its kernels' in-place pairs and
 /// scratch, its size classes and alignment. Holds a reference to `target`.
 passes::MemoryRules memoryRules(const Target &target);
+
+/// What fusion asks of `target` (Note [Fusion asks the target] in
+/// sinter/Passes/FusionPolicy.h): which ops it runs as library calls.
+/// Holds a reference to `target`.
+fusion::FusionRules fusionRules(const Target &target);
 
 } // namespace sinter::codegen
 

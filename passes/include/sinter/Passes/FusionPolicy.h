@@ -14,6 +14,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -58,9 +59,26 @@ enum class Role {
 /// The op's role, and for Library ops why they are not fused.
 Role roleOf(mlir::Operation *op);
 
+/// Note [Fusion asks the target]
+/// Which ops a kernel can compute is the op's structure (its Role: what the
+/// kernel plans and renderers know how to write); which of those the
+/// backend runs as library calls instead is the target's to say
+/// (`codegen::Target::isLibraryCall`, handed over by
+/// `codegen::fusionRules`, as XLA's passes take a device description): an
+/// op is fused only where both allow it. Without a target (`sinter-opt`),
+/// the structure alone decides. Plain C++ (an op is only a pointer here):
+/// the target (compiler/) fills it in, the passes read it, as MemoryRules.
+struct FusionRules {
+  /// Whether the target runs `op` as a library call; empty: none.
+  std::function<bool(mlir::Operation *op)> isLibraryCall;
+  /// The target's name, for the reason ("cpu", "cuda").
+  std::string target;
+};
+
 /// Whether `op` may be in a fusion at all (a Library op may not: the reason
-/// names the library or the missing support).
-FusionDecision canFuse(mlir::Operation *op);
+/// names the library or the missing support; nor may an op `rules`' target
+/// runs as a library call).
+FusionDecision canFuse(mlir::Operation *op, const FusionRules &rules = {});
 
 /// A fusion's iteration domain: `rows` rows of `cols` elements. Every value
 /// computed in a fusion covers either the whole domain (rows * cols
@@ -124,7 +142,7 @@ FusionDecision canRecompute(mlir::Value value, llvm::ArrayRef<mlir::Operation *>
 /// whether `reader` gets its own.
 inline constexpr int64_t kCopiedForElements = 1 << 16;
 bool isCopiedScalar(mlir::Operation *op);
-bool takesScalarCopies(mlir::Operation *reader);
+bool takesScalarCopies(mlir::Operation *reader, const FusionRules &rules = {});
 
 } // namespace sinter::fusion
 

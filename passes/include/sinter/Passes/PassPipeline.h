@@ -2,6 +2,7 @@
 #ifndef SINTER_PASSES_PASSPIPELINE_H
 #define SINTER_PASSES_PASSPIPELINE_H
 
+#include "sinter/Passes/FusionPolicy.h"
 #include "sinter/Passes/MemoryRules.h"
 
 #include <cstdint>
@@ -25,6 +26,9 @@ struct PipelineOptions {
   /// estimate is the arena buffer assignment plans (Note [One memory model]
   /// in sinter/Passes/MemoryPlanner.h); empty: only the values' bytes.
   MemoryRules memory = {};
+  /// What fusion asks of the target (Note [Fusion asks the target] in
+  /// sinter/Passes/FusionPolicy.h); empty: the ops' structure alone.
+  fusion::FusionRules fusion = {};
 };
 
 /// The passes from a lowered step to fused kernels, in order: canonicalize,

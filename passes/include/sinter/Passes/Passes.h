@@ -3,6 +3,7 @@
 #define SINTER_PASSES_PASSES_H
 
 #include "sinter/Dialect/Sinter/SinterDialect.h"
+#include "sinter/Passes/FusionPolicy.h"
 #include "sinter/Passes/MemoryRules.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -27,6 +28,11 @@ inline constexpr llvm::StringLiteral kDonatableAttr = "sinter.donatable";
 /// `rules` (Note [One memory model] in sinter/Passes/MemoryPlanner.h).
 std::unique_ptr<mlir::Pass> createSinterRematerialize(const SinterRematerializeOptions &options,
                                                       MemoryRules rules);
+
+/// The fusion pass asking the target which ops it runs as library calls
+/// (Note [Fusion asks the target] in sinter/Passes/FusionPolicy.h).
+std::unique_ptr<mlir::Pass> createSinterFusion(const SinterFusionOptions &options,
+                                               fusion::FusionRules rules);
 
 } // namespace passes
 
