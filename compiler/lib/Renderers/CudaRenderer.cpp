@@ -22,6 +22,10 @@ constexpr int64_t kSharedBytes = 48 * 1024;
 /// Rows of at least this many columns take a block each, shorter ones a
 /// warp (Note [Row kernels on the GPU]).
 constexpr int64_t kBlockRowColumns = 2048;
+/// Rows of at most this many columns share a warp: 32 / w rows to a warp,
+/// w lanes to a row, w the columns rounded up to a power of two (Note [Row
+/// kernels on the GPU]).
+constexpr int64_t kShortRowColumns = 16;
 /// Split column reductions (Note [Split column reductions]): outputs a
 /// tile, reduced elements a split at least (and the fewest for the walk),
 /// blocks to aim for (a GPU's worth: 132 SMs of 8 blocks on an H100), and
@@ -43,9 +47,10 @@ constexpr int64_t kMaxSplits = 1024;
 ///    that the plan does not hold row by row, such as batch-norm statistics
 ///    over N, H and W: the lanes of a warp read neighbouring elements of
 ///    one output's block and combine them by shuffles);
-///  - Rows: a warp per row of `cols` columns, or a block per row of many
-///    columns (Note [Row kernels on the GPU]): the row's reductions once,
-///    into registers, then its columns.
+///  - Rows: a warp per row of `cols` columns, several rows a warp when
+///    they are short, or a block per row of many columns (Note [Row
+///    kernels on the GPU]): the row's reductions once, into registers, then
+///    its columns.
 /// The loops of an elementwise plan are its independent parts (which share
 /// no full-size input, so no loop reads what another writes in place),
 /// merged where they walk alike; a per-result plan's are its results (it
@@ -78,6 +83,7 @@ struct Loop {
   int64_t elements = 0; // Elements and WarpElements: the results' size
   int64_t rows = 0, cols = 0;
   bool blockPerRow = false;      // Rows: a block per row, not a warp
+  int64_t rowLanes = 32;         // Rows: the lanes of a row (32 / rowLanes rows a warp)
   int64_t tiles = 0, splits = 1; // Columns: tiles of outputs, splits of the reduced
   std::vector<bool> needed;      // the values its results read
 };
@@ -179,7 +185,8 @@ public:
                        : loop.walk == Walk::Columns      ? loop.tiles * loop.splits
                        : loop.walk != Walk::Rows         ? 1
                        : loop.blockPerRow                ? loop.rows
-                                                         : (loop.rows + kWarps - 1) / kWarps;
+                                          : (loop.rows + kWarps * (32 / loop.rowLanes) - 1) /
+                                                (kWarps * (32 / loop.rowLanes));
       blocks = std::max(blocks, wanted);
       warpOperations |= loop.walk != Walk::Elements;
     }
@@ -309,6 +316,9 @@ private:
         loop.cols = loop.rows == 0 ? 0 : elements(plan.values[firstRow].operands.at(0)) / loop.rows;
       }
       loop.blockPerRow = loop.cols >= kBlockRowColumns;
+      if (loop.cols <= kShortRowColumns)
+        while (loop.rowLanes / 2 >= std::max<int64_t>(loop.cols, 1))
+          loop.rowLanes /= 2;
       return checkRows(loop);
     }
     loop.walk = innermost ? Walk::WarpElements : Walk::Elements;
@@ -605,22 +615,49 @@ private:
   /// cols / 32 loads and, with few rows, most of the GPU idle, where a block
   /// gives each thread cols / 256 and eight times the parallelism per row.
   /// Rows of 2048 columns are 64 loads a lane in a warp, 8 a thread in a
-  /// block. Several short rows per warp (rows of a few columns) are not
-  /// done yet: such a row wastes lanes.
+  /// block.
+  ///
+  /// Rows of kShortRowColumns (16) columns or fewer (a classifier's ten
+  /// logits, attention over a short context) share a warp, as Inductor's
+  /// and XLA's row reductions pack short rows: w lanes to a row (the columns
+  /// rounded up to a power of two), 32 / w rows to a warp, lane l on row
+  /// l / w, column l % w; the butterfly stays within a row's w lanes
+  /// (__shfl_xor_sync's offsets below w, then the row's first lane's value
+  /// by __shfl_sync's width). Past the last row, a warp's lanes take no
+  /// columns but still take part in every shuffle, so each shuffle has all
+  /// 32 lanes. Ten columns on a warp of 32 lanes used 10 of them; 16 lanes
+  /// to a row use 10 of 16, two rows to a warp.
   std::optional<RenderProblem> renderRows(const Loop &loop) {
     const int64_t rows = loop.rows, cols = loop.cols;
     blockRows = loop.blockPerRow;
-    const std::string first = blockRows ? "threadIdx.x" : "lane";
-    const std::string step = blockRows ? std::to_string(kThreads) : "32";
+    rowLanes = blockRows ? 32 : loop.rowLanes;
+    const bool shared = rowLanes < 32;
+    // A lane's first column: past the row's end where its row is past the last.
+    rowFirst = blockRows ? "threadIdx.x"
+               : shared  ? "(live ? slot : " + std::to_string(cols) + ")"
+                         : "lane";
+    const std::string first = rowFirst;
+    const std::string step = blockRows ? std::to_string(kThreads) : std::to_string(rowLanes);
     body << "  const int64_t lane = threadIdx.x % 32;\n";
-    if (blockRows)
+    if (blockRows) {
       body << "  const int64_t warp = threadIdx.x / 32;\n"
            << "  for (int64_t r = blockIdx.x; r < " << rows << "; r += gridDim.x) {\n";
-    else
+    } else if (shared) {
+      const std::string perWarp = std::to_string(32 / rowLanes);
+      body << "  const int64_t slot = lane % " << rowLanes << ";\n"
+           << "  const int64_t groups = static_cast<int64_t>(gridDim.x) * (blockDim.x / 32) * "
+           << perWarp << ";\n"
+           << "  for (int64_t r0 = (static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + "
+              "threadIdx.x / 32) * "
+           << perWarp << "; r0 < " << rows << "; r0 += groups) {\n"
+           << "  const int64_t r = r0 + lane / " << rowLanes << ";\n"
+           << "  const bool live = r < " << rows << ";\n  (void)live;\n";
+    } else {
       body << "  const int64_t warps = static_cast<int64_t>(gridDim.x) * (blockDim.x / 32);\n"
            << "  for (int64_t r = static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + "
               "threadIdx.x / 32; r < "
            << rows << "; r += warps) {\n";
+    }
     if (std::optional<RenderProblem> problem = emitValues(loop))
       return problem;
     body << "  for (int64_t c = " << first << "; c < " << cols << "; c += " << step
@@ -629,11 +666,16 @@ private:
     body << values << stores << "  }\n";
     auto [rowValues, rowStores] = results(loop, "r", rows, "    ");
     if (rows * cols != rows && !rowValues.empty())
-      body << "  if (" << first << " == 0) {\n" << rowValues << rowStores << "  }\n";
+      body << "  if (" << (shared ? "live && slot" : first) << " == 0) {\n"
+           << rowValues << rowStores << "  }\n";
     body << "  }\n";
     if (blockRows)
       body << "  (void)lane;\n  (void)warp;\n";
+    if (shared)
+      body << "  (void)slot;\n";
     blockRows = false;
+    rowLanes = 32;
+    rowFirst = "lane";
     return std::nullopt;
   }
 
@@ -850,11 +892,16 @@ private:
 
   /// Lanes' partial values combined by a butterfly of xor shuffles into
   /// `acc`, then lane 0's taken by every lane (into `to`).
+  /// Within segments of `width` lanes (a power of two): each segment's
+  /// own value, its first lane's.
   static std::string butterfly(const std::string &t, const std::string &combine,
-                               const std::string &to, const std::string &indent) {
-    return indent + "for (int o = 16; o > 0; o /= 2) {\n" + indent + "  " + t +
-           " x = __shfl_xor_sync(0xffffffffu, acc, o);\n" + indent + "  " + combine + "\n" +
-           indent + "}\n" + indent + to + "__shfl_sync(0xffffffffu, acc, 0);\n";
+                               const std::string &to, const std::string &indent,
+                               int64_t width = 32) {
+    const std::string w = width < 32 ? ", " + std::to_string(width) : "";
+    return indent + "for (int o = " + std::to_string(width / 2) + "; o > 0; o /= 2) {\n" + indent +
+           "  " + t + " x = __shfl_xor_sync(0xffffffffu, acc, o" + w + ");\n" + indent + "  " +
+           combine + "\n" + indent + "}\n" + indent + to + "__shfl_sync(0xffffffffu, acc, 0" + w +
+           ");\n";
   }
 
   /// Row r's value of row reduction `v` (of type `t`) combined by the
@@ -863,7 +910,8 @@ private:
   std::optional<std::string> rowReduction(int v, const std::string &t, const std::string &to,
                                           const std::string &indent,
                                           const std::string &first = "lane",
-                                          const std::string &step = "32") const {
+                                          const std::string &step = "32",
+                                          int64_t width = 32) const {
     const KernelPlan::Value &value = plan.values[v];
     int operand = value.operands.at(0);
     int64_t rows = elements(v), cols = rows == 0 ? 0 : elements(operand) / rows;
@@ -873,7 +921,7 @@ private:
     return indent + t + " acc = " + init + ";\n" + indent + "for (int64_t c = " + first + "; c < " +
            std::to_string(cols) + "; c += " + step + ") {\n" + indent + "  " + t +
            " x = " + call(operand, "r * " + std::to_string(cols) + " + c") + ";\n" + indent + "  " +
-           combine + "\n" + indent + "}\n" + butterfly(t, combine, to, indent);
+           combine + "\n" + indent + "}\n" + butterfly(t, combine, to, indent, width);
   }
 
   /// A row reduction (Note [Row kernels on the GPU]): the current row's
@@ -896,7 +944,8 @@ private:
            << " x = " << warps << "[w];\n        " << combine << "\n      }\n      " << n
            << " = acc;\n      __syncthreads();\n    }\n";
     } else {
-      std::optional<std::string> row = rowReduction(v, t, n + " = ", "      ");
+      std::optional<std::string> row =
+          rowReduction(v, t, n + " = ", "      ", rowFirst, std::to_string(rowLanes), rowLanes);
       if (!row)
         return RenderProblem{RenderProblem::Kind::UnsupportedType, v};
       body << "    " << t << " " << n << ";\n    {\n" << *row << "    }\n";
@@ -1001,6 +1050,8 @@ private:
   std::ostringstream os, body;
   std::vector<std::string> names;
   bool blockRows = false;                // a Rows loop of a block per row is being written
+  int64_t rowLanes = 32;                 // a Rows loop's lanes to a row (several rows a warp)
+  std::string rowFirst = "lane";         // a Rows loop's lane's first column
   const Loop *columns = nullptr;         // the Columns loop being written
   std::ostringstream globals, resets;    // Columns: the counters, and their zeroing
   std::vector<std::string> scratchTypes; // per scratch buffer, its element type

@@ -152,26 +152,49 @@ TEST(CudaRenderer, RefusesWritingOverAnInputAReductionReads) {
       << overIn0.problem->detail;
 }
 
-TEST(CudaRenderer, ARowPlanTakesAWarpPerRowOrOneBlockForAnotherRowsValue) {
-  // x / row sums(x) over 4 rows of 8: the sums broadcast along each row.
+/// x / row sums(x) over `rows` rows of `cols`: the sums broadcast along
+/// each row; the quotients and the sums are the results.
+Plan rowSums(int64_t rows, int64_t cols) {
   Plan plan;
   plan.kind = Plan::Kind::Rows;
-  plan.rows = 4, plan.cols = 8;
-  plan.inputs = {{"f32", {4, 8}}};
-  plan.values = {reduction({4}, -1, {1}, Plan::Reduction::Row), broadcast({4, 8}, 0, {1, 0}),
-                 valueOf("div", {4, 8}, {-1, 1})};
+  plan.rows = rows, plan.cols = cols;
+  plan.inputs = {{"f32", {rows, cols}}};
+  plan.values = {reduction({rows}, -1, {1}, Plan::Reduction::Row),
+                 broadcast({rows, cols}, 0, {1, 0}), valueOf("div", {rows, cols}, {-1, 1})};
   plan.results = {{2, -1}, {0, -1}};
+  return plan;
+}
+
+TEST(CudaRenderer, ARowPlanTakesAWarpPerRowOrOneBlockForAnotherRowsValue) {
+  // Rows of 24: a warp per row.
+  Rendered wide = render(rowSums(4, 24));
+  ASSERT_FALSE(wide.problem) << wide.problem->detail;
+  // Values first, then stores; the rows' sums by lane 0.
+  size_t value = wide.source.find("const float r0 = v2(i);");
+  size_t stored = wide.source.find("out0[i] = r0;");
+  ASSERT_NE(value, std::string::npos) << wide.source;
+  EXPECT_LT(value, stored);
+  EXPECT_NE(wide.source.find("if (lane == 0) {\n    const float r1 = v0(r);"), std::string::npos)
+      << wide.source;
+  EXPECT_NE(wide.source.find("for (int o = 16; o > 0; o /= 2)"), std::string::npos) << wide.source;
+  EXPECT_EQ(wide.shape.grid[0], 1); // 4 rows: a warp each, 8 warps a block
+  // Rows of 8 share a warp (Note [Row kernels on the GPU]): 8 lanes a row,
+  // 4 rows a warp; the butterfly within each row's lanes, the row's first
+  // lane's sum for all of them; lanes past the last row take no columns.
+  Plan plan = rowSums(4, 8);
   Rendered rendered = render(plan);
   ASSERT_FALSE(rendered.problem) << rendered.problem->detail;
-  // Values first, then stores; the rows' sums by lane 0.
-  size_t value = rendered.source.find("const float r0 = v2(i);");
-  size_t stored = rendered.source.find("out0[i] = r0;");
-  ASSERT_NE(value, std::string::npos) << rendered.source;
-  EXPECT_LT(value, stored);
-  EXPECT_NE(rendered.source.find("if (lane == 0) {\n    const float r1 = v0(r);"),
-            std::string::npos)
-      << rendered.source;
-  EXPECT_EQ(rendered.shape.grid[0], 1); // 4 rows: a warp each, 8 warps a block
+  for (const char *text :
+       {"const int64_t slot = lane % 8;", "const int64_t r = r0 + lane / 8;",
+        "for (int o = 4; o > 0; o /= 2)", "__shfl_xor_sync(0xffffffffu, acc, o, 8)",
+        "__shfl_sync(0xffffffffu, acc, 0, 8)", "for (int64_t c = (live ? slot : 8); c < 8; c += 8)",
+        "if (live && slot == 0) {\n    const float r1 = v0(r);"})
+    EXPECT_NE(rendered.source.find(text), std::string::npos) << text << "\n" << rendered.source;
+  EXPECT_EQ(rendered.shape.grid[0], 1);
+  // 1000 rows of 10: 16 lanes a row, 2 rows a warp, 16 rows a block.
+  Rendered many = render(rowSums(1000, 10));
+  ASSERT_FALSE(many.problem) << many.problem->detail;
+  EXPECT_EQ(many.shape.grid[0], 63) << many.source;
   // Every element reading row 0's sum is another row's value for rows 1-3:
   // one block computes every row's sum first (a warp per row), then the
   // results.

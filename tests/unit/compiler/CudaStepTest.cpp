@@ -462,6 +462,41 @@ TEST(CudaSession, TensorsMoveBetweenDevicesAndOneStepStaysOnOne) {
 // its scalars in and nothing out until the host reads a value; its updates
 // are written over their old values (Note [Donation]), so its memory is the
 // plan's, byte for byte.
+TEST(CudaSession, ShortRowsShareAWarp) {
+  // Note [Row kernels on the GPU]: rows of 16 columns or fewer take 16, 8,
+  // 4, 2 or 1 lanes each, several rows to a warp; row counts that leave the
+  // last warp partly empty, whose lanes still take part in every shuffle.
+  compiler::install();
+  auto record = [] {
+    std::vector<Tensor> outputs;
+    for (auto [rows, cols] :
+         {std::pair<int64_t, int64_t>{7, 10}, {5, 3}, {3, 1}, {33, 16}, {9, 5}}) {
+      std::vector<float> values;
+      for (int64_t k = 0; k < rows * cols; ++k)
+        values.push_back(static_cast<float>(std::sin(0.7 * static_cast<double>(k + cols)) * 3));
+      Tensor x = from_vector<float>(values, {rows, cols});
+      outputs.push_back(nn::functional::softmax(x, -1));
+      outputs.push_back(x.amax({1}));
+      outputs.push_back(x - x.sum({1}, /*keepdim=*/true) / static_cast<double>(cols));
+    }
+    return outputs;
+  };
+  std::vector<std::vector<float>> expected;
+  {
+    reference::ReferenceGuard oracle;
+    for (const Tensor &t : record())
+      expected.push_back(t.to_vector<float>());
+  }
+  Session::Use use({.device = Device::cuda(0), .compiler = {.allow_fallback = false}});
+  std::vector<Tensor> results = record();
+  mark_step();
+  for (size_t k = 0; k < results.size(); ++k) {
+    Comparison c = compare_values("result " + std::to_string(k), results[k].to_vector<float>(),
+                                  expected[k], {.of_largest = 1e-6, .absolute = 1e-7});
+    EXPECT_TRUE(c.ok) << c.message;
+  }
+}
+
 TEST(CudaSession, HalfPrecisionValuesHaveTheReferencesBits) {
   // The CPU's bits (CompiledStep.HalfPrecisionValuesHaveTheReferencesBits):
   // the conversions are the same text on both (kernels/common/half.h).
