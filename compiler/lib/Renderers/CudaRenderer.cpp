@@ -34,6 +34,10 @@ constexpr int64_t kColumnTile = 32;
 constexpr int64_t kSplitElements = 64;
 constexpr int64_t kFillBlocks = 1024;
 constexpr int64_t kMaxSplits = 1024;
+/// Split reductions over the innermost dim (Note [Split column
+/// reductions]): reduced elements a split at least (a block's 256 threads
+/// take four each).
+constexpr int64_t kInnerSplitElements = 1024;
 
 /// Note [Loops of a CUDA kernel]
 /// A CUDA kernel is one or more grid-stride loops, each writing some of the
@@ -46,7 +50,8 @@ constexpr int64_t kMaxSplits = 1024;
 ///  - WarpElements: a warp per element (reductions over the innermost dim
 ///    that the plan does not hold row by row, such as batch-norm statistics
 ///    over N, H and W: the lanes of a warp read neighbouring elements of
-///    one output's block and combine them by shuffles);
+///    one output's block and combine them by shuffles; few outputs of many
+///    elements are split across blocks instead, a Columns walk below);
 ///  - Rows: a warp per row of `cols` columns, several rows a warp when
 ///    they are short, or a block per row of many columns (Note [Row
 ///    kernels on the GPU]): the row's reductions once, into registers, then
@@ -85,6 +90,7 @@ struct Loop {
   bool blockPerRow = false;      // Rows: a block per row, not a warp
   int64_t rowLanes = 32;         // Rows: the lanes of a row (32 / rowLanes rows a warp)
   int64_t tiles = 0, splits = 1; // Columns: tiles of outputs, splits of the reduced
+  bool innermost = false;        // Columns: one output a tile, its elements along the block
   std::vector<bool> needed;      // the values its results read
 };
 
@@ -340,8 +346,7 @@ private:
           return refused(static_cast<int>(v), "a reduction read at many elements (split "
                                               "reductions are not written yet)");
     }
-    if (!innermost)
-      splitColumns(loop, reductions, fromReduction);
+    splitColumns(loop, reductions, fromReduction, innermost);
     return std::nullopt;
   }
 
@@ -349,7 +354,7 @@ private:
   /// [Split column reductions]) where each output reduces enough elements
   /// and everything computed from a reduction is read at its own index.
   void splitColumns(Loop &loop, const std::vector<bool> &reductions,
-                    const std::vector<bool> &fromReduction) const {
+                    const std::vector<bool> &fromReduction, bool innermost) const {
     int64_t most = 0;
     for (size_t v = 0; v < plan.values.size(); ++v) {
       if (!loop.needed[v])
@@ -366,13 +371,24 @@ private:
         if (operand >= 0 && fromReduction[operand] && !sameIndex)
           return;
     }
-    if (most < kSplitElements || loop.elements == 0)
+    if (loop.elements == 0)
       return;
+    if (innermost) {
+      // A warp per output fills the GPU where there are many outputs.
+      if (most < kInnerSplitElements || loop.elements >= kFillBlocks * kWarps)
+        return;
+      loop.innermost = true;
+      loop.tiles = loop.elements;
+    } else {
+      if (most < kSplitElements)
+        return;
+      loop.tiles = (loop.elements + kColumnTile - 1) / kColumnTile;
+    }
     loop.walk = Walk::Columns;
-    loop.tiles = (loop.elements + kColumnTile - 1) / kColumnTile;
-    loop.splits = std::clamp<int64_t>(
-        std::min((kFillBlocks + loop.tiles - 1) / loop.tiles, most / kSplitElements), 1,
-        kMaxSplits);
+    loop.splits =
+        std::clamp<int64_t>(std::min((kFillBlocks + loop.tiles - 1) / loop.tiles,
+                                     most / (innermost ? kInnerSplitElements : kSplitElements)),
+                            1, kMaxSplits);
   }
 
   /// A row loop's results are rows or whole rows, and every value computed
@@ -712,12 +728,26 @@ private:
   /// one device run in stream order); the simulator zeroes them after a
   /// launch that fails. What is computed from a reduction must be read at
   /// its own output (the last block of a tile knows only its tile's);
-  /// other loops keep a thread per output. Reductions over the innermost
-  /// dim (a warp per output, batch-norm statistics in NCHW) and
-  /// reductions read at many elements (the Block walk) are not split yet.
+  /// other loops keep a thread per output.
+  ///
+  /// Reductions over the innermost dim with few outputs (batch-norm
+  /// statistics over N, H and W of NCHW: 64 channels of 32 x 56 x 56 =
+  /// 100,352 elements in resnet18 at batch 32, 64 warps on the whole GPU as
+  /// a warp per output) are split the same way with a tile of one output:
+  /// where an output reduces at least kInnerSplitElements (1024) elements
+  /// and a warp per output would leave the GPU short of kFillBlocks blocks
+  /// of warps, each (output, split) is a block whose thread t takes the
+  /// split's elements t, t + 256, ... in order (a warp's loads are 32
+  /// neighbouring elements), each warp's lanes combine by the butterfly,
+  /// then the warps in order and the splits in order, by thread 0. The
+  /// Block walk's reductions (read at many elements) are not split yet.
   std::optional<RenderProblem> renderColumns(const Loop &loop, const std::string &counter) {
     columns = &loop;
     const int64_t outputs = loop.elements, splits = loop.splits;
+    // Who combines and stores: warp 0's lanes, an output each; over the
+    // innermost dim, thread 0, the tile's one output.
+    const std::string mine =
+        loop.innermost ? "threadIdx.x == 0" : "warp == 0 && o < " + std::to_string(outputs);
     const std::string o = std::to_string(outputs), s = std::to_string(splits);
     std::vector<int> reductions;
     for (int v = 0; v < static_cast<int>(plan.values.size()); ++v)
@@ -749,7 +779,8 @@ private:
     body << "  for (int64_t item = blockIdx.x; item < " << loop.tiles * splits
          << "; item += gridDim.x) {\n"
          << "  const int64_t tile = item / " << s << ", split = item % " << s << ";\n"
-         << "  const int64_t o = tile * 32 + lane;\n  (void)split;\n";
+         << "  const int64_t o = " << (loop.innermost ? "tile" : "tile * 32 + lane")
+         << ";\n  (void)split;\n";
     for (size_t r = 0; r < reductions.size(); ++r)
       body << "  " << rules[r].t << " v" << reductions[r] << "_total = " << rules[r].init << ";\n";
     if (std::optional<RenderProblem> problem = emitValues(loop))
@@ -770,12 +801,12 @@ private:
     };
     auto [values, stores] = results(loop, "o", outputs, "      ");
     if (splits == 1) {
-      body << "  if (warp == 0 && o < " << o << ") {\n";
+      body << "  if (" << mine << ") {\n";
       for (size_t r = 0; r < reductions.size(); ++r)
         body << warps(r, "v" + std::to_string(reductions[r]) + "_total");
       body << values << stores << "  }\n";
     } else {
-      body << "  if (warp == 0 && o < " << o << ") {\n";
+      body << "  if (" << mine << ") {\n";
       for (size_t r = 0; r < reductions.size(); ++r) {
         body << warps(r, "scratch" + std::to_string(scratchTypes.size() + r) + "[split * " + o +
                              " + o]");
@@ -783,7 +814,7 @@ private:
       body << "    __threadfence();\n  }\n  __syncthreads();\n"
            << "  if (threadIdx.x == 0)\n    last = atomicAdd(&" << counter
            << "[tile], 1u) == " << splits - 1 << "u;\n  __syncthreads();\n  if (last) {\n"
-           << "    if (warp == 0 && o < " << o << ") {\n";
+           << "    if (" << mine << ") {\n";
       for (size_t r = 0; r < reductions.size(); ++r) {
         std::string n = "v" + std::to_string(reductions[r]), t = rules[r].t;
         body << "      {\n        const volatile " << t << " *p = scratch"
@@ -1016,9 +1047,11 @@ private:
     };
     if (walk == Walk::Columns) {
       // Warp `warp`'s share of split `split` of output i's elements (every
-      // eighth of the split's run, in order); the reduction itself is
-      // `total`, combined after every split's share is in (Note [Split
-      // column reductions]).
+      // eighth of the split's run, in order); over the innermost dim, the
+      // warp's lanes' shares (thread t: every 256th from t) combined by the
+      // butterfly. The reduction itself is `total`, combined after every
+      // split's share is in (Note [Split column reductions]).
+      const bool inner = columns->innermost;
       const std::string chunk = std::to_string((count + columns->splits - 1) / columns->splits),
                         n = std::to_string(count), name = "v" + std::to_string(v);
       body << "  auto " << name << "_part = [&](int64_t i) -> " << t << " {\n"
@@ -1026,11 +1059,12 @@ private:
            << decompose(false, "i", "base", "    ") << "    " << t << " acc = " << init << ";\n"
            << "    const int64_t j_end = (split + 1) * " << chunk << " < " << n
            << " ? (split + 1) * " << chunk << " : " << n << ";\n"
-           << "    for (int64_t j = split * " << chunk << " + warp; j < j_end; j += " << kWarps
+           << "    for (int64_t j = split * " << chunk << " + " << (inner ? "threadIdx.x" : "warp")
+           << "; j < j_end; j += " << (inner ? kThreads : kWarps)
            << ") {\n      int64_t at = base;\n"
            << decompose(true, "j", "at", "      ") << "      " << t
-           << " x = " << call(operand, "at") << ";\n      " << combine
-           << "\n    }\n    return acc;\n  };\n";
+           << " x = " << call(operand, "at") << ";\n      " << combine << "\n    }\n"
+           << (inner ? butterfly(t, combine, "return ", "    ") : "    return acc;\n") << "  };\n";
       define(v, "    return " + name + "_total;\n", false);
       return std::nullopt;
     }

@@ -363,3 +363,46 @@ TEST(CudaRenderer, HalfValuesAreStoredInTwoBytesAndReducedOnlyInF32) {
 
 } // namespace
 } // namespace sinter
+
+namespace sinter {
+namespace {
+
+using Plan = codegen::KernelPlan;
+
+TEST(CudaRenderer, ChannelStatisticsOfManyElementsAreSplitAcrossBlocks) {
+  // Batch-norm statistics: per channel of [32, 64, 56, 56], 100,352
+  // elements (Note [Split column reductions]): a tile of one channel, 16
+  // splits of 6272 elements, a block each (1024 blocks); thread t takes
+  // every 256th element from t, the warp's lanes combine by the butterfly,
+  // thread 0 the warps in order and, in the last block of a channel, the
+  // splits in order.
+  Plan plan = elementwise({{"f32", {32, 64, 56, 56}}},
+                          {reduction({64}, -1, {0, 2, 3}, Plan::Reduction::TrailingBlocks)});
+  EXPECT_EQ(codegen::cudaScratchBytes(plan), (std::vector<int64_t>{16 * 64 * 4}));
+  plan.scratchBytes = codegen::cudaScratchBytes(plan);
+  Rendered split = render(plan);
+  ASSERT_FALSE(split.problem) << split.problem->detail;
+  EXPECT_EQ(split.shape.grid[0], 1024);
+  for (const char *text :
+       {"__device__ unsigned int kernel0_arrivals0[64];",
+        "const int64_t tile = item / 16, split = item % 16;", "const int64_t o = tile;",
+        "for (int64_t j = split * 6272 + threadIdx.x; j < j_end; j += 256) {",
+        "float x = __shfl_xor_sync(0xffffffffu, acc, o);", "if (threadIdx.x == 0) {",
+        "scratch0[split * 64 + o] = acc;", "last = atomicAdd(&kernel0_arrivals0[tile], 1u) == 15u;",
+        "for (int64_t k = 1; k < 16; ++k) {", "out0[o] = r0;"})
+    EXPECT_NE(split.source.find(text), std::string::npos) << text << " in\n" << split.source;
+  // Few elements a channel ([2, 4, 8, 8]: 128), or as many channels as
+  // fill the GPU a warp each: a warp per channel, not split.
+  Plan small = elementwise({{"f32", {2, 4, 8, 8}}},
+                           {reduction({4}, -1, {0, 2, 3}, Plan::Reduction::TrailingBlocks)});
+  EXPECT_TRUE(codegen::cudaScratchBytes(small).empty());
+  Plan many = elementwise({{"f32", {2, 8192, 32, 32}}},
+                          {reduction({8192}, -1, {0, 2, 3}, Plan::Reduction::TrailingBlocks)});
+  EXPECT_TRUE(codegen::cudaScratchBytes(many).empty());
+  Rendered warps = render(many);
+  ASSERT_FALSE(warps.problem) << warps.problem->detail;
+  EXPECT_EQ(warps.source.find("atomicAdd"), std::string::npos) << warps.source;
+}
+
+} // namespace
+} // namespace sinter

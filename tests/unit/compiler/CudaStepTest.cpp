@@ -497,6 +497,48 @@ TEST(CudaSession, ShortRowsShareAWarp) {
   }
 }
 
+TEST(CudaSession, ChannelStatisticsSplitAcrossBlocksAreTheSameRunAfterRun) {
+  // Note [Split column reductions]: per channel of [8, 4, 32, 32], 8192
+  // elements in 8 splits, each a block; the mean and the inverse standard
+  // deviation as a batch norm takes them, computed at each channel by the
+  // last block of its splits. Twice, to the bit: the order is fixed and
+  // the arrival counters are back at zero after each launch.
+  compiler::install();
+  std::vector<float> values;
+  for (int64_t k = 0; k < 8 * 4 * 32 * 32; ++k)
+    values.push_back(static_cast<float>(std::sin(0.37 * static_cast<double>(k)) * 2 + k % 4));
+  auto record = [&] {
+    Tensor x = from_vector<float>(values, {8, 4, 32, 32});
+    Tensor mean = x.mean({0, 2, 3});
+    Tensor meanOfSquares = (x * x).mean({0, 2, 3});
+    Tensor inverse = rsqrt(meanOfSquares - mean * mean + 1e-5);
+    return std::vector<Tensor>{mean, inverse};
+  };
+  std::vector<std::vector<float>> expected;
+  {
+    reference::ReferenceGuard oracle;
+    for (const Tensor &t : record())
+      expected.push_back(t.to_vector<float>());
+  }
+  Session::Use use({.device = Device::cuda(0), .compiler = {.allow_fallback = false}});
+  std::vector<std::vector<float>> first;
+  for (int run = 0; run < 2; ++run) {
+    std::vector<Tensor> results = record();
+    mark_step();
+    for (size_t k = 0; k < results.size(); ++k) {
+      std::vector<float> got = results[k].to_vector<float>();
+      Comparison c =
+          compare_values("result " + std::to_string(k), got, expected[k], {.of_largest = 1e-5});
+      EXPECT_TRUE(c.ok) << c.message;
+      if (run == 0)
+        first.push_back(got);
+      else
+        EXPECT_EQ(std::memcmp(got.data(), first[k].data(), got.size() * sizeof(float)), 0)
+            << "result " << k << " differs from the first run's";
+    }
+  }
+}
+
 TEST(CudaSession, HalfPrecisionValuesHaveTheReferencesBits) {
   // The CPU's bits (CompiledStep.HalfPrecisionValuesHaveTheReferencesBits):
   // the conversions are the same text on both (kernels/common/half.h).
