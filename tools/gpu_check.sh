@@ -4,7 +4,7 @@
 # needs only the NVIDIA driver, NVRTC and cuBLAS: no compiler, no MLIR):
 #   1. the device: nvidia-smi, and sinter-info --require-cuda;
 #   2. the device tests (cuda_device_tests, SINTER_EXPECT_CUDA=1): Philox
-#      bitwise against the host, the driver's device (copies, fills, its
+#      and the f16/bf16 conversions bitwise against the host, the driver's device (copies, fills, its
 #      memory cache, cuBLAS products in every layout against the host, a
 #      Program of a kernel, a fill and a product);
 #   3. every zoo model's CUDA artifact (cubins for the GPU's architecture)

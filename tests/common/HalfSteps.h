@@ -17,6 +17,7 @@
 #ifndef SINTER_TESTS_COMMON_HALFSTEPS_H
 #define SINTER_TESTS_COMMON_HALFSTEPS_H
 
+#include "sinter/Reference.h"
 #include "sinter/sinter.h"
 
 #include <gtest/gtest.h>
@@ -72,6 +73,23 @@ inline void expectSameBits(const std::string &what, const std::vector<double> &g
     if (!same && shown++ < 5)
       ADD_FAILURE() << what << " element " << k << ": " << got[k] << ", expected " << expected[k];
   }
+}
+
+/// halfPrecisionStep(half) on the reference executor: each result's values.
+inline std::vector<std::vector<double>> halfStepOnTheReference(DType half) {
+  std::vector<std::vector<double>> values;
+  reference::ReferenceGuard oracle;
+  for (const Tensor &t : halfPrecisionStep(half))
+    values.push_back(t.to_vector<double>());
+  return values;
+}
+
+/// Each of `results` (halfPrecisionStep's, run) has the bits of `expected`'s.
+inline void expectHalfStepBits(const std::vector<Tensor> &results,
+                               const std::vector<std::vector<double>> &expected) {
+  ASSERT_EQ(results.size(), expected.size());
+  for (size_t k = 0; k < results.size(); ++k)
+    expectSameBits("result " + std::to_string(k), results[k].to_vector<double>(), expected[k]);
 }
 
 } // namespace sinter::test_support

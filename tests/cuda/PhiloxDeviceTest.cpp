@@ -1,13 +1,14 @@
 //===- PhiloxDeviceTest.cpp - the kernel helpers run on a GPU as on the CPU ===//
 //
-// Compiles tests/cuda/philox_kernels.cu with NVRTC to a cubin for the GPU
-// present, runs it through the runtime's CUDA driver API, and compares every
-// number with the host's: random masks and initial weights must not depend on
-// the backend. Without a GPU the test skips, unless SINTER_EXPECT_CUDA=1
+// Compiles tests/cuda/philox_kernels.cu and half_kernels.cu with NVRTC to
+// cubins for the GPU present, runs them through the runtime's CUDA driver
+// API, and compares every number with the host's: random masks, initial
+// weights and f16/bf16 roundings must not depend on the backend. Without a GPU the test skips, unless SINTER_EXPECT_CUDA=1
 // (tools/gpu_check.sh) demands one.
 //
 //===----------------------------------------------------------------------===//
 #include "common/GpuRequired.h"
+#include "common/half.h"
 #include "common/philox.h"
 #include "sinter/runtime/CudaDriver.h"
 #include "sinter/runtime/Nvrtc.h"
@@ -94,6 +95,64 @@ TEST(PhiloxOnDevice, EveryNumberEqualsTheHosts) {
   EXPECT_EQ(uniformMismatches, 0);
   EXPECT_EQ(normalMismatches, 0) << "normal draws more than 4e-6 (relative) from the host's";
   std::printf("normal draws within %.2g (relative) of the host's\n", worstNormal);
+}
+
+// The f16 and bf16 conversions every kernel uses (kernels/common/half.h)
+// give the host's bits on the GPU: the same integer code, compiled by NVRTC.
+TEST(HalfOnGpu, EveryConversionEqualsTheHosts) {
+  StatusOr<Device> device = Device::open(0);
+  if (!device.ok()) {
+    ASSERT_FALSE(gpuRequired()) << device.status();
+    GTEST_SKIP() << device.status();
+  }
+  std::string path = sourceDir() + "/tests/cuda/half_kernels.cu";
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << "cannot read " << path;
+  std::stringstream source;
+  source << in.rdbuf();
+  std::string arch = std::to_string(device->info().computeCapabilityMajor) +
+                     std::to_string(device->info().computeCapabilityMinor);
+  StatusOr<std::string> cubin = compileWithNvrtc({.path = path,
+                                                  .source = source.str(),
+                                                  .arch = arch,
+                                                  .output = NvrtcOutput::Cubin,
+                                                  .includeDirs = {sourceDir() + "/kernels"}});
+  ASSERT_TRUE(cubin.ok()) << cubin.status();
+  StatusOr<Module> module = device->load(*cubin);
+  ASSERT_TRUE(module.ok()) << module.status();
+  long long n = (1ll << 32) / 4099 + 1; // i * 4099 for every i below passes 2^32
+  StatusOr<DeviceBuffer> f16 = device->allocate(static_cast<std::size_t>(n) * 2);
+  StatusOr<DeviceBuffer> bf16 = device->allocate(static_cast<std::size_t>(n) * 2);
+  StatusOr<DeviceBuffer> fromF16 = device->allocate(65536 * sizeof(float));
+  StatusOr<DeviceBuffer> fromBf16 = device->allocate(65536 * sizeof(float));
+  ASSERT_TRUE(f16.ok() && bf16.ok() && fromF16.ok() && fromBf16.ok());
+  DevicePointer addresses[] = {f16->address(), bf16->address(), fromF16->address(),
+                               fromBf16->address()};
+  void *arguments[] = {&addresses[0], &addresses[1], &addresses[2], &addresses[3], &n};
+  runtime::LaunchShape shape;
+  shape.grid[0] = 264;
+  shape.block[0] = 256;
+  ASSERT_TRUE(module->launch("half_conversions_all", shape, arguments).ok());
+  ASSERT_TRUE(device->synchronize().ok());
+  std::vector<unsigned short> gotF16(n), gotBf16(n);
+  std::vector<float> gotFromF16(65536), gotFromBf16(65536);
+  ASSERT_TRUE(f16->copyToHost(gotF16.data(), static_cast<std::size_t>(n) * 2).ok());
+  ASSERT_TRUE(bf16->copyToHost(gotBf16.data(), static_cast<std::size_t>(n) * 2).ok());
+  ASSERT_TRUE(fromF16->copyToHost(gotFromF16.data(), 65536 * sizeof(float)).ok());
+  ASSERT_TRUE(fromBf16->copyToHost(gotFromBf16.data(), 65536 * sizeof(float)).ok());
+  long long mismatches = 0;
+  for (long long i = 0; i < n; ++i) {
+    float x =
+        sinter_bits_float(static_cast<unsigned>(static_cast<unsigned long long>(i) * 4099ull));
+    mismatches += gotF16[i] != sinter_f16_bits(x);
+    mismatches += gotBf16[i] != sinter_bf16_bits(x);
+  }
+  for (unsigned h = 0; h < 65536; ++h) {
+    auto bits = static_cast<unsigned short>(h);
+    mismatches += sinter_float_bits(gotFromF16[h]) != sinter_float_bits(sinter_f16_float(bits));
+    mismatches += sinter_float_bits(gotFromBf16[h]) != sinter_float_bits(sinter_bf16_float(bits));
+  }
+  EXPECT_EQ(mismatches, 0) << "of " << 2 * n + 2 * 65536 << " conversions";
 }
 
 TEST(PhiloxOnDevice, LaunchErrorsNameTheKernel) {
