@@ -3,8 +3,8 @@
 // Compiles tests/cuda/philox_kernels.cu and half_kernels.cu with NVRTC to
 // cubins for the GPU present, runs them through the runtime's CUDA driver
 // API, and compares every number with the host's: random masks, initial
-// weights and f16/bf16 roundings must not depend on the backend. Without a GPU the test skips, unless SINTER_EXPECT_CUDA=1
-// (tools/gpu_check.sh) demands one.
+// weights and f16/bf16 roundings must not depend on the backend. Without a GPU the test skips,
+// unless SINTER_EXPECT_CUDA=1 (tools/gpu_check.sh) demands one.
 //
 //===----------------------------------------------------------------------===//
 #include "common/GpuRequired.h"
@@ -35,26 +35,33 @@ std::string sourceDir() {
   return dir != nullptr && *dir != '\0' ? dir : SINTER_SOURCE_DIR;
 }
 
+/// tests/cuda/`file` compiled by NVRTC for `device`'s architecture, loaded.
+StatusOr<Module> loadTestKernels(const Device &device, const std::string &file) {
+  std::string path = sourceDir() + "/tests/cuda/" + file;
+  std::ifstream in(path);
+  if (!in)
+    return absl::NotFoundError("cannot read " + path);
+  std::stringstream source;
+  source << in.rdbuf();
+  std::string arch = std::to_string(device.info().computeCapabilityMajor) +
+                     std::to_string(device.info().computeCapabilityMinor);
+  StatusOr<std::string> cubin = compileWithNvrtc({.path = path,
+                                                  .source = source.str(),
+                                                  .arch = arch,
+                                                  .output = NvrtcOutput::Cubin,
+                                                  .includeDirs = {sourceDir() + "/kernels"}});
+  if (!cubin.ok())
+    return cubin.status();
+  return device.load(*cubin);
+}
+
 TEST(PhiloxOnDevice, EveryNumberEqualsTheHosts) {
   StatusOr<Device> device = Device::open(0);
   if (!device.ok()) {
     ASSERT_FALSE(gpuRequired()) << device.status();
     GTEST_SKIP() << device.status();
   }
-  std::string path = sourceDir() + "/tests/cuda/philox_kernels.cu";
-  std::ifstream in(path);
-  ASSERT_TRUE(in) << "cannot read " << path;
-  std::stringstream source;
-  source << in.rdbuf();
-  std::string arch = std::to_string(device->info().computeCapabilityMajor) +
-                     std::to_string(device->info().computeCapabilityMinor);
-  StatusOr<std::string> cubin = compileWithNvrtc({.path = path,
-                                                  .source = source.str(),
-                                                  .arch = arch,
-                                                  .output = NvrtcOutput::Cubin,
-                                                  .includeDirs = {sourceDir() + "/kernels"}});
-  ASSERT_TRUE(cubin.ok()) << cubin.status();
-  StatusOr<Module> module = device->load(*cubin);
+  StatusOr<Module> module = loadTestKernels(*device, "philox_kernels.cu");
   ASSERT_TRUE(module.ok()) << module.status();
 
   // More elements than threads, so the grid-stride loop goes round.
@@ -105,20 +112,7 @@ TEST(HalfOnGpu, EveryConversionEqualsTheHosts) {
     ASSERT_FALSE(gpuRequired()) << device.status();
     GTEST_SKIP() << device.status();
   }
-  std::string path = sourceDir() + "/tests/cuda/half_kernels.cu";
-  std::ifstream in(path);
-  ASSERT_TRUE(in) << "cannot read " << path;
-  std::stringstream source;
-  source << in.rdbuf();
-  std::string arch = std::to_string(device->info().computeCapabilityMajor) +
-                     std::to_string(device->info().computeCapabilityMinor);
-  StatusOr<std::string> cubin = compileWithNvrtc({.path = path,
-                                                  .source = source.str(),
-                                                  .arch = arch,
-                                                  .output = NvrtcOutput::Cubin,
-                                                  .includeDirs = {sourceDir() + "/kernels"}});
-  ASSERT_TRUE(cubin.ok()) << cubin.status();
-  StatusOr<Module> module = device->load(*cubin);
+  StatusOr<Module> module = loadTestKernels(*device, "half_kernels.cu");
   ASSERT_TRUE(module.ok()) << module.status();
   long long n = (1ll << 32) / 4099 + 1; // i * 4099 for every i below passes 2^32
   StatusOr<DeviceBuffer> f16 = device->allocate(static_cast<std::size_t>(n) * 2);
