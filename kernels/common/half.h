@@ -10,9 +10,11 @@
 // executor (Note [Reference precision]); arithmetic, reductions'
 // accumulators and shuffles use float. The conversions are integer bit
 // operations, the same text on the host and the device (no intrinsics, no
-// dependence on flush-to-zero or the rounding mode): a kernel's bits are the
-// same on the CPU, the CUDA simulator and the GPU. NaN stays NaN (quiet);
-// overflow gives infinity; f16's subnormals are kept.
+// dependence on flush-to-zero or the rounding mode): a conversion gives the
+// same bits on the CPU, the CUDA simulator and the GPU (the f32 arithmetic
+// between conversions may differ in its last bits between the host's libm
+// and CUDA's, and where a compiler contracts a multiply and an add). NaN
+// stays NaN (quiet); overflow gives infinity; f16's subnormals are kept.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SINTER_KERNELS_COMMON_HALF_H

@@ -135,9 +135,11 @@ public:
   /// library op: matrix products, convolutions, pooling, gather, scatter-add,
   /// concat, argmax) is given f32 operands, converted where they are half,
   /// and its half result is converted back: a sum of bf16 values accumulates
-  /// in f32 and is rounded once, as PyTorch does, and a matrix product of
-  /// bf16 values is the f32 product, rounded (cuBLAS's and oneDNN's
-  /// accumulation in f32). The conversions fuse into the kernels beside the
+  /// in f32 and is rounded once, as PyTorch's sums do, and a matrix product
+  /// of bf16 values is the f32 product, rounded (cuBLAS's and oneDNN's
+  /// accumulation in f32). A scatter-add of half values is likewise
+  /// accumulated in f32 and rounded once, where PyTorch's rounds after each
+  /// add. The conversions fuse into the kernels beside the
   /// op. Collectives keep their dtype (the communicators take f16 and bf16).
   Value lower(const Node &node, ArrayRef<Value> in) {
     RankedTensorType type = tensorType(b, node);

@@ -781,11 +781,11 @@ bool isFloatDtype(const std::string &dtype) {
 }
 
 int64_t cppElementBytes(const std::string &t) {
-  if (t == "bool")
+  if (t == "bool" || t == "uint8_t")
     return 1;
   if (t == "sinter_f16" || t == "sinter_bf16")
     return 2;
-  return t == "int64_t" ? 8 : 4;
+  return t == "int64_t" || t == "double" ? 8 : 4;
 }
 
 std::string cpuKernelPrologue() {

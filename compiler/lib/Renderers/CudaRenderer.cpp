@@ -728,7 +728,8 @@ private:
   /// one device run in stream order); the simulator zeroes them after a
   /// launch that fails. What is computed from a reduction must be read at
   /// its own output (the last block of a tile knows only its tile's);
-  /// other loops keep a thread per output.
+  /// other loops keep a thread per output (a warp per output over the
+  /// innermost dim).
   ///
   /// Reductions over the innermost dim with few outputs (batch-norm
   /// statistics over N, H and W of NCHW: 64 channels of 32 x 56 x 56 =
@@ -791,7 +792,8 @@ private:
            << "_part(o) : " << rules[r].init << ";\n";
     }
     body << "  __syncthreads();\n";
-    // Warp 0's lane combines its output's eight warps' values in order.
+    // Warp 0's lane of each output combines its eight warps' values in order
+    // (over the innermost dim: thread 0, lane 0's slots).
     auto warps = [&](size_t r, const std::string &to) {
       std::string n = "v" + std::to_string(reductions[r]), t = rules[r].t;
       return "      {\n        " + t + " acc = " + n + "_warps[0][lane];\n" +

@@ -27,8 +27,11 @@
 
 namespace sinter::codegen {
 
-/// The C++ element type generated code uses for a tensor type ("float",
-/// "int32_t", "int64_t", "bool"), or "" where the CPU renderer has none yet.
+/// The C++ element type the library kernels take for a tensor type
+/// ("float", "int32_t", "int64_t", "bool"), or "": f16 and bf16 among them,
+/// which lowering converts to f32 around every library op (Note [Half
+/// precision in f32]); fusions' values use cppElementTypeOf
+/// (sinter/Codegen/CpuRenderer.h), which has the half storage types.
 std::string cppElementType(mlir::Type tensorType);
 
 /// Whether a cap on oneDNN's ISA (the value of ONEDNN_MAX_CPU_ISA or
