@@ -664,13 +664,12 @@ private:
       if (!value.splat)
         return problem(RenderProblem::Kind::UnsupportedOp, v);
       if (inLoop) {
-        os << "      const " << t << " " << local(v) << " = "
-           << literalText(Dialect::Cpu, value, cppComputeTypeOf(t)) << ";\n";
+        os << "      const " << t << " " << local(v) << " = " << literalText(Dialect::Cpu, value, t)
+           << ";\n";
         return std::nullopt;
       }
       define(v);
-      os << "    (void)i;\n    return " << literalText(Dialect::Cpu, value, cppComputeTypeOf(t))
-         << ";\n  };\n";
+      os << "    (void)i;\n    return " << literalText(Dialect::Cpu, value, t) << ";\n  };\n";
       return std::nullopt;
     }
     std::string body;
@@ -692,12 +691,9 @@ private:
         body = arg(0, "i", column);
       }
     } else {
-      // Half values in f32 (Note [Half precision in kernels]): the local or
-      // function of the value's own type rounds.
-      body =
-          pointwiseText(Dialect::Cpu, value, cppComputeTypeOf(t),
-                        value.operands.empty() ? "" : cppComputeTypeOf(typeOf(value.operands[0])),
-                        [&](unsigned k) { return arg(k); });
+      body = pointwiseText(Dialect::Cpu, value, t,
+                           value.operands.empty() ? "" : typeOf(value.operands[0]),
+                           [&](unsigned k) { return arg(k); });
     }
     if (!body.empty()) {
       if (inLoop) {

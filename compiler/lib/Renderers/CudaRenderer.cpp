@@ -517,8 +517,7 @@ private:
     if (value.op == "constant") {
       if (!value.splat)
         return refused(v, "a constant that is not one value");
-      define(v, "    return " + literalText(Dialect::Cuda, value, cppComputeTypeOf(t)) + ";\n",
-             false);
+      define(v, "    return " + literalText(Dialect::Cuda, value, t) + ";\n", false);
       return std::nullopt;
     }
     if (value.hasIndexMap) {
@@ -545,12 +544,9 @@ private:
                     "(seed, " + std::to_string(value.stream) + "ULL, static_cast<uint64_t>(i));\n");
       return std::nullopt;
     }
-    // Half values in f32 (Note [Half precision in kernels]): the function
-    // of the value's own type rounds.
-    std::string text =
-        pointwiseText(Dialect::Cuda, value, cppComputeTypeOf(t),
-                      value.operands.empty() ? "" : cppComputeTypeOf(typeOf(value.operands[0])),
-                      [&](unsigned k) { return call(value.operands[k], "i"); });
+    std::string text = pointwiseText(Dialect::Cuda, value, t,
+                                     value.operands.empty() ? "" : typeOf(value.operands[0]),
+                                     [&](unsigned k) { return call(value.operands[k], "i"); });
     if (text.empty())
       return refused(v, "an op the pointwise table lacks (" + value.op + ")");
     define(v, "    return " + text + ";\n");

@@ -60,7 +60,9 @@ std::string substitute(const std::string &rule, const std::vector<std::string> &
 
 } // namespace
 
-std::string literalText(Dialect dialect, const KernelPlan::Value &value, const std::string &t) {
+std::string literalText(Dialect dialect, const KernelPlan::Value &value,
+                        const std::string &element) {
+  const std::string t = cppComputeTypeOf(element);
   const bool cuda = dialect == Dialect::Cuda;
   if (isFloatDtype(value.dtype)) { // f16 and bf16 constants are written in f32
     double v = value.number;
@@ -78,9 +80,10 @@ std::string literalText(Dialect dialect, const KernelPlan::Value &value, const s
   return "static_cast<" + t + ">(" + std::to_string(value.integer) + "LL)";
 }
 
-std::string pointwiseText(Dialect dialect, const KernelPlan::Value &value, const std::string &t,
-                          const std::string &operandType,
+std::string pointwiseText(Dialect dialect, const KernelPlan::Value &value,
+                          const std::string &element, const std::string &operandElement,
                           const std::function<std::string(unsigned)> &arg) {
+  const std::string t = cppComputeTypeOf(element), operandType = cppComputeTypeOf(operandElement);
   const std::string &op = value.op;
   const bool cuda = dialect == Dialect::Cuda;
   if (op == "abs") {

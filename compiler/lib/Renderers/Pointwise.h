@@ -22,12 +22,15 @@ namespace sinter::codegen {
 
 enum class Dialect { Cpu, Cuda };
 
-/// A splat constant's value as a literal of type `t`.
+/// A splat constant's value as a literal of element type `t` (a half
+/// storage type's literal is a float, Note [Half precision in kernels]).
 std::string literalText(Dialect dialect, const KernelPlan::Value &value, const std::string &t);
 
 /// The text of `value` (of element type `t`; its first operand's type
 /// `operandType`) computed at its own index from its operands there
-/// (`arg(k)`), or "" when `value` is not a pointwise op.
+/// (`arg(k)`), or "" when `value` is not a pointwise op. Half values are
+/// computed in f32 (Note [Half precision in kernels]): the text is the
+/// float one, and the value's own local or function of `t` rounds it.
 std::string pointwiseText(Dialect dialect, const KernelPlan::Value &value, const std::string &t,
                           const std::string &operandType,
                           const std::function<std::string(unsigned)> &arg);
