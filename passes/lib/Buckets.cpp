@@ -154,7 +154,8 @@ std::vector<int> bucketCollectives(std::vector<Step> &launches,
     int bucketBuffer = static_cast<int>(buffers.size());
     runtime::Program::Buffer &buffer = buffers.emplace_back();
     buffer.bytes = bucket.bytes;
-    buffer.floating = false; // the reduced tensors are checked for numerics, at the done
+    // The reduced tensors are checked for numerics, at the done.
+    buffer.floats = runtime::Program::Buffer::Floats::None;
     buffer.phase = static_cast<uint8_t>(first.phase);
     start.outputs = {bucketBuffer};
     start.results = 1;

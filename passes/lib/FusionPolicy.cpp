@@ -56,10 +56,16 @@ Role roleOf(Operation *op) {
     return Role::Reduction;
   if (isa<BroadcastInDimOp, ReshapeOp, TransposeOp, SliceOp>(op))
     return Role::Layout;
-  if (isa<NegOp, AbsOp, ExpOp, LogOp, TanhOp, SqrtOp, RsqrtOp, SigmoidOp, ErfOp, SinOp, CosOp,
-          NotOp, AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PowOp, AndOp, OrOp, XorOp, CompareOp,
-          SelectOp, ConvertOp, IotaOp, RandomOp>(op))
+    // The op table's ops (Note [The op table] in sinter/lazy/Ops.def), then
+    // the elementwise ops with attributes or a third operand, and sources.
+    // clang-format off
+#define SINTER_UNARY_OP(Name, ...) Name##Op,
+#define SINTER_BINARY_OP SINTER_UNARY_OP
+  if (isa<
+#include "sinter/lazy/Ops.def"
+          CompareOp, SelectOp, ConvertOp, IotaOp, RandomOp>(op))
     return Role::Elementwise;
+  // clang-format on
   return Role::Library;
 }
 

@@ -735,19 +735,50 @@ bool anyNonFinite(const float *x, int64_t count, bool infinities) {
   return false;
 }
 
-/// The first element of `count` f32 values at `data` (aligned: buffers are)
+/// The first element of `buffer`'s values at `data` (aligned: buffers are)
 /// that is NaN (or, with `infinities`, not finite), or -1; its description
-/// in `what`.
-int64_t firstNonFinite(const uint8_t *data, int64_t count, bool infinities, std::string &what) {
-  const auto *x = reinterpret_cast<const float *>(data);
-  if (!anyNonFinite(x, count, infinities))
+/// in `what`. f16 and bf16 values are read by their bits (Note [Half
+/// precision in kernels] in kernels/common/half.h): all exponent bits set is
+/// an infinity, or a NaN where any mantissa bit is set too.
+int64_t firstNonFinite(const uint8_t *data, const Program::Buffer &buffer, bool infinities,
+                       std::string &what) {
+  using Floats = Program::Buffer::Floats;
+  if (buffer.floats == Floats::None)
     return -1;
-  for (int64_t e = 0; e < count; ++e)
-    if (x[e] != x[e] || (infinities && (x[e] == INFINITY || x[e] == -INFINITY))) {
-      what = x[e] != x[e] ? "NaN" : x[e] > 0 ? "+inf" : "-inf";
+  if (buffer.floats == Floats::F32) {
+    const auto *x = reinterpret_cast<const float *>(data);
+    int64_t count = buffer.bytes / 4;
+    if (!anyNonFinite(x, count, infinities))
+      return -1;
+    for (int64_t e = 0; e < count; ++e)
+      if (x[e] != x[e] || (infinities && (x[e] == INFINITY || x[e] == -INFINITY))) {
+        what = x[e] != x[e] ? "NaN" : x[e] > 0 ? "+inf" : "-inf";
+        return e;
+      }
+    return -1;
+  }
+  const uint16_t exponent = buffer.floats == Floats::F16 ? 0x7c00 : 0x7f80;
+  const uint16_t mantissa = 0x7fff & ~exponent;
+  const auto *x = reinterpret_cast<const uint16_t *>(data);
+  for (int64_t e = 0, count = buffer.bytes / 2; e < count; ++e) {
+    if ((x[e] & exponent) != exponent)
+      continue;
+    bool nan = (x[e] & mantissa) != 0;
+    if (nan || infinities) {
+      what = nan ? "NaN" : (x[e] & 0x8000) != 0 ? "-inf" : "+inf";
       return e;
     }
+  }
   return -1;
+}
+
+/// "1024 floats", "512 bf16 values": a checked buffer's elements, in messages.
+std::string elementsOf(const Program::Buffer &buffer) {
+  using Floats = Program::Buffer::Floats;
+  if (buffer.floats == Floats::F16 || buffer.floats == Floats::BF16)
+    return absl::StrCat(buffer.bytes / 2, buffer.floats == Floats::F16 ? " f16" : " bf16",
+                        " values");
+  return absl::StrCat(buffer.bytes / 4, " floats");
 }
 
 } // namespace
@@ -798,15 +829,12 @@ Status CpuExecutable::run(const std::vector<const void *> &arguments, std::vecto
   if (options.checkNumerics > 0 && options.checkInputs)
     for (size_t i = 0; i < arguments.size(); ++i) {
       const Program::Buffer &buffer = program_.buffers[program_.arguments[i]];
-      int64_t e = buffer.floating ? firstNonFinite(at[program_.arguments[i]], buffer.bytes / 4,
-                                                   infinities, what)
-                                  : -1;
+      int64_t e = firstNonFinite(at[program_.arguments[i]], buffer, infinities, what);
       if (e >= 0)
-        return absl::OutOfRangeError(
-            absl::StrCat("input ", i, " of the step (", buffer.bytes / 4, " floats) holds ", what,
-                         " at element ", e,
-                         " before any kernel ran: it comes from outside the step (the "
-                         "batch, a parameter, or a value an earlier step computed)"));
+        return absl::OutOfRangeError(absl::StrCat(
+            "input ", i, " of the step (", elementsOf(buffer), ") holds ", what, " at element ", e,
+            " before any kernel ran: it comes from outside the step (the "
+            "batch, a parameter, or a value an earlier step computed)"));
     }
   // Note [Poisoned arenas] (ASan builds): while a step runs, only its
   // buffers in the arena can be touched.
@@ -898,14 +926,12 @@ Status CpuExecutable::run(const std::vector<const void *> &arguments, std::vecto
     auto check = [&]() -> Status {
       for (int j = 0; j < launch.results; ++j) {
         const Program::Buffer &buffer = program_.buffers[launch.outputs[j]];
-        int64_t e = buffer.floating ? firstNonFinite(static_cast<const uint8_t *>(out[j]),
-                                                     buffer.bytes / 4, infinities, what)
-                                    : -1;
+        int64_t e = firstNonFinite(static_cast<const uint8_t *>(out[j]), buffer, infinities, what);
         if (e >= 0)
           return absl::OutOfRangeError(absl::StrCat(
               "launch ", launchIndex, " of ", launchCount, " (", describeLaunch(launch), ") wrote ",
-              what, " at element ", e, " of its result ", j, " (", buffer.bytes / 4,
-              " floats); every input it read was checked and had none"));
+              what, " at element ", e, " of its result ", j, " (", elementsOf(buffer),
+              "); every input it read was checked and had none"));
       }
       return absl::OkStatus();
     };

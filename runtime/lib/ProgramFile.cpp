@@ -32,6 +32,8 @@ constexpr const char *kKindNames[] = {"kernel",         "gemm",       "fill",
                                       "copy",           "all_reduce", "all_reduce_done",
                                       "reduce_scatter", "all_gather"};
 constexpr const char *kPhaseNames[] = {"forward", "backward", "update"};
+/// Program::Buffer::Floats, in order.
+constexpr const char *kFloatsNames[] = {"none", "f32", "f16", "bf16"};
 constexpr Program::Role kRoles[] = {Program::Role::Parameter,  Program::Role::OptimizerState,
                                     Program::Role::BatchInput, Program::Role::StepScalar,
                                     Program::Role::RandomKey,  Program::Role::Output};
@@ -343,7 +345,7 @@ std::string writeProgram(const Program &program) {
     buffers.push_back({{"bytes", buffer.bytes},
                        {"offset", buffer.offset},
                        {"phase", kPhaseNames[buffer.phase]},
-                       {"floating", buffer.floating}});
+                       {"floats", kFloatsNames[static_cast<int>(buffer.floats)]}});
   for (const Program::Step &step : program.steps)
     steps.push_back(stepOf(step));
   std::vector<bool> inArena = program.inArena;
@@ -404,7 +406,14 @@ StatusOr<Program> readProgram(std::string_view text, std::string_view originView
       buffer.offset = reader.integer((*buffers)[b], at, "offset", -1, kMaxBytes);
       int phase = reader.oneOf((*buffers)[b], at, "phase", kPhaseNames);
       buffer.phase = static_cast<uint8_t>(phase < 0 ? 0 : phase);
-      buffer.floating = reader.boolean((*buffers)[b], at, "floating");
+      if (version >= 2) {
+        int floats = reader.oneOf((*buffers)[b], at, "floats", kFloatsNames);
+        buffer.floats = static_cast<Program::Buffer::Floats>(floats < 0 ? 0 : floats);
+      } else { // version 1 knew f32 buffers only
+        buffer.floats = reader.boolean((*buffers)[b], at, "floating")
+                            ? Program::Buffer::Floats::F32
+                            : Program::Buffer::Floats::None;
+      }
     }
   if (const Json *steps = reader.array(document, "", "steps"))
     for (size_t s = 0; s < steps->size() && !reader.failed(); ++s)

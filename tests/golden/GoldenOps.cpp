@@ -56,6 +56,8 @@ std::vector<Case> cases() {
       {"rsqrt", {{2, 3}}, [](const V &x) { return rsqrt(x[0]); }, {0}},
       {"sigmoid", {{2, 3}}, [](const V &x) { return sigmoid(x[0]); }},
       {"erf", {{2, 3}}, [](const V &x) { return erf(x[0]); }},
+      {"sin", {{2, 3}}, [](const V &x) { return sin(x[0]); }},
+      {"cos", {{2, 3}}, [](const V &x) { return cos(x[0]); }},
       {"abs", {{2, 3}}, [](const V &x) { return abs(x[0]); }},
       {"relu", {{2, 3}}, [](const V &x) { return relu(x[0]); }},
       {"pow_scalar", {{2, 3}}, [](const V &x) { return x[0].pow(3.0); }},

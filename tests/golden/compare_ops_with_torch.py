@@ -101,6 +101,8 @@ CASES = {
     "rsqrt": lambda x: x[0].rsqrt(),
     "sigmoid": lambda x: x[0].sigmoid(),
     "erf": lambda x: torch.erf(x[0]),
+    "sin": lambda x: x[0].sin(),
+    "cos": lambda x: x[0].cos(),
     "abs": lambda x: x[0].abs(),
     "relu": lambda x: x[0].relu(),
     "pow_scalar": lambda x: x[0] ** 3,

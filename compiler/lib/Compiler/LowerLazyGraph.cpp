@@ -54,52 +54,6 @@ RankedTensorType tensorType(OpBuilder &b, const Node &node) {
   return RankedTensorType::get(node.shape, elementType(b, node.dtype));
 }
 
-/// The mnemonic of the sinter op for an elementwise lazy op.
-StringRef elementwiseName(Op op) {
-  switch (op) {
-  case Op::Neg:
-    return "sinter.neg";
-  case Op::Abs:
-    return "sinter.abs";
-  case Op::Exp:
-    return "sinter.exp";
-  case Op::Log:
-    return "sinter.log";
-  case Op::Tanh:
-    return "sinter.tanh";
-  case Op::Sqrt:
-    return "sinter.sqrt";
-  case Op::Rsqrt:
-    return "sinter.rsqrt";
-  case Op::Sigmoid:
-    return "sinter.sigmoid";
-  case Op::Erf:
-    return "sinter.erf";
-  case Op::Not:
-    return "sinter.not";
-  case Op::Add:
-    return "sinter.add";
-  case Op::Sub:
-    return "sinter.sub";
-  case Op::Mul:
-    return "sinter.mul";
-  case Op::Div:
-    return "sinter.div";
-  case Op::Max:
-    return "sinter.max";
-  case Op::Min:
-    return "sinter.min";
-  case Op::Pow:
-    return "sinter.pow";
-  case Op::And:
-    return "sinter.and";
-  case Op::Or:
-    return "sinter.or";
-  default:
-    return "";
-  }
-}
-
 /// A splat constant of `type` holding `value`.
 Value splat(OpBuilder &b, Location loc, RankedTensorType type, double value) {
   Type element = type.getElementType();
@@ -252,13 +206,16 @@ private:
     case Op::Pool2dBackward:
       return b.create<Pool2dBackwardOp>(loc, type, a.kind == 0 ? PoolKind::max : PoolKind::avg,
                                         in[0], in[1], a.dims, a.dims2, a.dims3);
-    default: {
-      OperationState state(loc, elementwiseName(node.op));
-      state.addOperands(in);
-      state.addTypes(type);
-      return b.create(state)->getResult(0);
+      // Note [The op table] in sinter/lazy/Ops.def.
+#define SINTER_UNARY_OP(Name, ...)                                                                 \
+  case Op::Name:                                                                                   \
+    return b.create<Name##Op>(loc, type, in[0]);
+#define SINTER_BINARY_OP(Name, ...)                                                                \
+  case Op::Name:                                                                                   \
+    return b.create<Name##Op>(loc, type, in[0], in[1]);
+#include "sinter/lazy/Ops.def"
     }
-    }
+    return {};
   }
 
   OpBuilder &b;

@@ -166,7 +166,12 @@ mlir::LogicalResult translateToProgram(mlir::func::FuncOp function, const codege
       auto type = mlir::cast<mlir::ShapedType>(value.getType());
       runtime::Program::Buffer &buffer = program.buffers.emplace_back();
       buffer.bytes = type.getNumElements() * elementBytes(type);
-      buffer.floating = type.getElementType().isF32();
+      mlir::Type element = type.getElementType();
+      using Floats = runtime::Program::Buffer::Floats;
+      buffer.floats = element.isF32()    ? Floats::F32
+                      : element.isF16()  ? Floats::F16
+                      : element.isBF16() ? Floats::BF16
+                                         : Floats::None;
     }
     return it->second;
   };

@@ -15,47 +15,79 @@
 namespace sinter::codegen {
 namespace {
 
-/// How each op whose text does not depend on the element type is written,
-/// per dialect: `%0`, `%1`, `%2` stand for its operands (tinygrad's table of
-/// renderings; the ops whose text depends on the element type are written
-/// in pointwiseText).
-struct Rule {
-  const char *cpu;
-  const char *cuda;
+/// What the renderer columns of the op table write from (Note [The op
+/// table] in sinter/lazy/Ops.def): the dialect, the value's compute type
+/// and its operands' texts.
+struct Spelling {
+  bool cuda;
+  std::string t;
+  std::vector<std::string> args;
+
+  /// `rule` with `%k` replaced by the k-th operand's text (tinygrad's table
+  /// of renderings).
+  std::string fill(const std::string &rule) const {
+    std::string text;
+    for (size_t i = 0; i < rule.size(); ++i) {
+      if (rule[i] == '%' && i + 1 < rule.size() && rule[i + 1] >= '0' && rule[i + 1] <= '9') {
+        text += args[rule[++i] - '0'];
+        continue;
+      }
+      text += rule[i];
+    }
+    return text;
+  }
 };
 
-const std::map<std::string, Rule> &rules() {
-  static const std::map<std::string, Rule> table = {
-      {"neg", {"-%0", "-%0"}},
-      {"exp", {"sinter_exp(%0)", "sinter_exp(%0)"}},
-      {"log", {"std::log(%0)", "logf(%0)"}},
-      {"tanh", {"std::tanh(%0)", "tanhf(%0)"}},
-      {"sqrt", {"std::sqrt(%0)", "sqrtf(%0)"}},
-      {"rsqrt", {"1.0f / std::sqrt(%0)", "1.0f / sqrtf(%0)"}},
-      {"sigmoid", {"1.0f / (1.0f + sinter_exp(-%0))", "1.0f / (1.0f + sinter_exp(-%0))"}},
-      {"erf", {"std::erf(%0)", "erff(%0)"}},
-      {"sin", {"std::sin(%0)", "sinf(%0)"}},
-      {"cos", {"std::cos(%0)", "cosf(%0)"}},
-      {"not", {"!%0", "!%0"}},
-      {"add", {"%0 + %1", "%0 + %1"}},
-      {"sub", {"%0 - %1", "%0 - %1"}},
-      {"mul", {"%0 * %1", "%0 * %1"}},
-      {"pow", {"std::pow(%0, %1)", "powf(%0, %1)"}},
-  };
-  return table;
+// The texts that depend on the element type, as the table's rows name them.
+
+std::string cudaAbs(const Spelling &s) {
+  return (s.t == "float" ? "fabsf(" : s.t == "int64_t" ? "llabs(" : "abs(") + s.args[0] + ")";
 }
 
-/// `rule` with `%k` replaced by `args[k]`.
-std::string substitute(const std::string &rule, const std::vector<std::string> &args) {
-  std::string text;
-  for (size_t i = 0; i < rule.size(); ++i) {
-    if (rule[i] == '%' && i + 1 < rule.size() && rule[i + 1] >= '0' && rule[i + 1] <= '9') {
-      text += args[rule[++i] - '0'];
-      continue;
-    }
-    text += rule[i];
-  }
-  return text;
+std::string quotientText(const Spelling &s) {
+  const std::string &t = s.t;
+  if (t == "float")
+    return s.args[0] + " / " + s.args[1];
+  // Integer division by zero gives 0, as the reference executor, and the
+  // lowest value over -1 wraps to itself (-fwrapv) where the division
+  // instruction would trap: a select computes both arms
+  // (sinter_select), so no division may trap.
+  return "[&] { " + t + " a = " + s.args[0] + ", b = " + s.args[1] + "; return b == 0 ? " + t +
+         "(0) : b == -1 ? -a : a / b; }()";
+}
+
+/// max (cmp " > ") or min (" < "): NaN if either is; ties keep a, as
+/// std::max / std::min (visible on -0.0 and +0.0).
+std::string pickText(const Spelling &s, const char *cmp) {
+  std::string pick = "[&] { " + s.t + " a = " + s.args[0] + ", b = " + s.args[1] + "; ";
+  if (s.t == "float")
+    pick += s.cuda ? "if (a != a || b != b) return __uint_as_float(0x7fc00000u); "
+                   : "if (a != a || b != b) return NAN; ";
+  return pick + "return b" + cmp + "a ? b : a; }()";
+}
+
+/// Logical on bools, bitwise on integers.
+std::string bitwiseText(const Spelling &s, const char *logical, const char *bits) {
+  return s.args[0] + (s.t == "bool" ? logical : bits) + s.args[1];
+}
+
+/// The op table's ops by mnemonic, with their CPU and CUDA texts.
+struct Writers {
+  std::string (*cpu)(const Spelling &);
+  std::string (*cuda)(const Spelling &);
+};
+
+const std::map<std::string, Writers> &writers() {
+  // clang-format off
+  static const std::map<std::string, Writers> table = {
+#define SINTER_UNARY_OP(Name, mnemonic, operands, reference, cpu, cuda, ...)                     \
+  {mnemonic, {[](const Spelling &s) { return std::string(cpu); },                                 \
+              [](const Spelling &s) { return std::string(cuda); }}},
+#define SINTER_BINARY_OP SINTER_UNARY_OP
+#include "sinter/lazy/Ops.def"
+  };
+  // clang-format on
+  return table;
 }
 
 } // namespace
@@ -86,44 +118,13 @@ std::string pointwiseText(Dialect dialect, const KernelPlan::Value &value,
   const std::string t = cppComputeTypeOf(element), operandType = cppComputeTypeOf(operandElement);
   const std::string &op = value.op;
   const bool cuda = dialect == Dialect::Cuda;
-  if (op == "abs") {
-    if (!cuda)
-      return "std::abs(" + arg(0) + ")";
-    return (t == "float" ? "fabsf(" : t == "int64_t" ? "llabs(" : "abs(") + arg(0) + ")";
-  }
-  auto rule = rules().find(op);
-  if (rule != rules().end()) {
-    std::vector<std::string> args;
+  auto writer = writers().find(op);
+  if (writer != writers().end()) {
+    Spelling spelling{cuda, t, {}};
     for (unsigned k = 0; k < value.operands.size(); ++k)
-      args.push_back(arg(k));
-    return substitute(cuda ? rule->second.cuda : rule->second.cpu, args);
+      spelling.args.push_back(arg(k));
+    return cuda ? writer->second.cuda(spelling) : writer->second.cpu(spelling);
   }
-  if (op == "div") {
-    if (t == "float")
-      return arg(0) + " / " + arg(1);
-    // Integer division by zero gives 0, as the reference executor, and the
-    // lowest value over -1 wraps to itself (-fwrapv) where the division
-    // instruction would trap: a select computes both arms
-    // (sinter_select), so no division may trap.
-    return "[&] { " + t + " a = " + arg(0) + ", b = " + arg(1) + "; return b == 0 ? " + t +
-           "(0) : b == -1 ? -a : a / b; }()";
-  }
-  if (op == "max" || op == "min") {
-    // Ties keep a, as std::max / std::min (visible on -0.0 and +0.0).
-    std::string cmp = op == "max" ? " > " : " < ";
-    std::string pick = "[&] { " + t + " a = " + arg(0) + ", b = " + arg(1) + "; ";
-    if (t == "float")
-      pick += cuda ? "if (a != a || b != b) return __uint_as_float(0x7fc00000u); "
-                   : "if (a != a || b != b) return NAN; ";
-    return pick + "return b" + cmp + "a ? b : a; }()";
-  }
-  // Bitwise on integers, logical on bools.
-  if (op == "and")
-    return t == "bool" ? arg(0) + " && " + arg(1) : arg(0) + " & " + arg(1);
-  if (op == "or")
-    return t == "bool" ? arg(0) + " || " + arg(1) : arg(0) + " | " + arg(1);
-  if (op == "xor")
-    return t == "bool" ? arg(0) + " != " + arg(1) : arg(0) + " ^ " + arg(1);
   if (op == "compare") {
     static const std::map<std::string, std::string> operators = {{"eq", " == "}, {"ne", " != "},
                                                                  {"lt", " < "},  {"le", " <= "},

@@ -2,12 +2,15 @@
 //
 // Note [One table of pointwise ops]
 // A pointwise op (a value computed at its own index from its operands there)
-// is written from one table for both renderers, a column per dialect: the
-// CPU's C++ (std:: math, libmvec-friendly helpers) and the CUDA C++ that
-// NVRTC compiles (the CUDA math API's float functions; no standard headers
-// there), with the helpers of kernels/common/scalar.h shared. An op the
-// table lacks is written by neither, so a renderer refuses it (an
-// UnsupportedOp problem) rather than writing something else.
+// is written for both renderers from the op table's `cpu` and `cuda` columns
+// (Note [The op table] in sinter/lazy/Ops.def): the CPU's C++ (std:: math,
+// libmvec-friendly helpers) and the CUDA C++ that NVRTC compiles (the CUDA
+// math API's float functions; no standard headers there), with the helpers
+// of kernels/common/scalar.h shared. The ops the table does not hold
+// (compare, select and convert: an attribute, three operands, two dtypes)
+// are written here. An op neither knows is written by neither, so a
+// renderer refuses it (an UnsupportedOp problem) rather than writing
+// something else.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SINTER_RENDERERS_POINTWISE_H

@@ -30,7 +30,7 @@
 // CHECK-NEXT: ],
 // CHECK-NEXT: "kind": "copy",
 // CHECK-NEXT: "result": 1
-// CHECK: "version": 1
+// CHECK: "version": 2
 func.func @steps(%x: tensor<8x4xf32>, %w: tensor<4x4xf32>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %one = sinter.constant dense<1.0> : tensor<8x4xf32>
   %a = sinter.fusion %x, %one : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32> {

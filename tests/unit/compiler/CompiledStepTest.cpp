@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "common/HalfSteps.h"
+#include "common/OpTableSteps.h"
 #include "sinter/Codegen/Target.h"
 #include "sinter/Compare.h"
 #include "sinter/Compiler/Pipeline.h"
@@ -584,6 +585,24 @@ TEST(CompiledStep, HalfPrecisionValuesHaveTheReferencesBits) {
       EXPECT_EQ(results[0].dtype(), half);
       test_support::expectHalfStepBits(results, expected);
     }
+  }
+}
+
+TEST(CompiledStep, EveryRowOfTheOpTableIsTheReferences) {
+  // Note [The op table]: each elementwise op, on each dtype its row takes,
+  // in one fused step and eagerly, against the reference executor.
+  compiler::install();
+  std::vector<std::vector<double>> expected = test_support::opTableStepOnTheReference();
+  EXPECT_GE(expected.size(), 60u); // 23 rows, most on several dtypes
+  for (bool compiled : {true, false}) {
+    SCOPED_TRACE(compiled ? "compiled" : "eager");
+    Session::Use session({.compiler = {.enabled = compiled, .allow_fallback = false}});
+    reset_metrics();
+    std::vector<test_support::TableResult> results = test_support::opTableStep();
+    mark_step();
+    EXPECT_EQ(metrics().compiled_steps, compiled ? 1 : 0) << metrics_report();
+    EXPECT_EQ(metrics().fallbacks, 0) << metrics_report();
+    test_support::expectOpTableStep(results, expected);
   }
 }
 

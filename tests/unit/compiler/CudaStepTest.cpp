@@ -16,6 +16,7 @@
 #include "common/GpuRequired.h"
 #include "common/HalfSteps.h"
 #include "common/MlpStep.h"
+#include "common/OpTableSteps.h"
 
 #include "sinter/Codegen/CudaRenderer.h"
 #include "sinter/Codegen/HostCompiler.h"
@@ -552,6 +553,19 @@ TEST(CudaSession, HalfPrecisionValuesHaveTheReferencesBits) {
     ASSERT_EQ(results[0].device(), Device::cuda(0));
     test_support::expectHalfStepBits(results, expected);
   }
+}
+
+TEST(CudaSession, EveryRowOfTheOpTableIsTheReferences) {
+  // The CUDA renderer's column of each row (Note [The op table]), on every
+  // dtype the row takes, against the reference executor.
+  compiler::install();
+  std::vector<std::vector<double>> expected = test_support::opTableStepOnTheReference();
+  Session::Use use({.device = Device::cuda(0), .compiler = {.allow_fallback = false}});
+  std::vector<test_support::TableResult> results = test_support::opTableStep();
+  mark_step();
+  ASSERT_FALSE(results.empty());
+  ASSERT_EQ(results[0].value.device(), Device::cuda(0));
+  test_support::expectOpTableStep(results, expected);
 }
 
 TEST(CudaSession, ParametersStayOnTheDeviceFromStepToStep) {

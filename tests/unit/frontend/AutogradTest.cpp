@@ -40,6 +40,9 @@ TEST(Gradcheck, Elementwise) {
   gradcheck("rsqrt", [](const V &x) { return rsqrt(x[0]); }, {positive({2, 3})});
   gradcheck("sigmoid", [](const V &x) { return sigmoid(x[0]); }, {sample({2, 3})});
   gradcheck("erf", [](const V &x) { return erf(x[0]); }, {sample({2, 3})});
+  gradcheck("sin", [](const V &x) { return sin(x[0]); }, {sample({2, 3})});
+  gradcheck("cos", [](const V &x) { return cos(x[0]); }, {sample({2, 3})});
+  gradcheck("sin of cos", [](const V &x) { return sin(cos(x[0]) * 3.0); }, {sample({2, 3})});
   gradcheck("abs", [](const V &x) { return abs(x[0]); }, {sample({2, 3})});
   gradcheck("relu", [](const V &x) { return relu(x[0]); }, {sample({2, 3})});
   gradcheck("pow scalar", [](const V &x) { return x[0].pow(3.0); }, {sample({2, 3})});

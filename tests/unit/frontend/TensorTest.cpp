@@ -14,6 +14,7 @@ using testing::errorOf;
 
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
+using ::testing::FloatEq;
 using ::testing::HasSubstr;
 
 std::vector<float> values(const Tensor &t) { return t.to_vector<float>(); }
@@ -96,6 +97,64 @@ TEST(Tensor, UnaryFunctions) {
   EXPECT_THAT(values(p.pow(0.5)), ElementsAre(1, 2, 3));
   EXPECT_THAT(values(p.pow(from_vector<float>({2, 0.5, 0}, {3}))), ElementsAre(1, 2, 1));
   EXPECT_FLOAT_EQ(values(log(p))[1], std::log(4.0f));
+}
+
+TEST(Tensor, SinAndCos) {
+  Tensor x = from_vector<float>({-1, 0, 2.5f}, {3});
+  EXPECT_THAT(values(sin(x)), ElementsAre(FloatEq(std::sin(-1.0f)), 0, FloatEq(std::sin(2.5f))));
+  EXPECT_THAT(values(x.cos()), ElementsAre(FloatEq(std::cos(-1.0f)), 1, FloatEq(std::cos(2.5f))));
+  EXPECT_EQ(sin(x.to(DType::bf16)).dtype(), DType::bf16);
+}
+
+TEST(Tensor, LogicalAndBitwiseOpsAreTorchs) {
+  Tensor p = from_vector<bool>({false, true, false, true}, {4});
+  Tensor q = from_vector<bool>({false, false, true, true}, {4});
+  EXPECT_THAT((p & q).to_vector<bool>(), ElementsAre(false, false, false, true));
+  EXPECT_THAT((p | q).to_vector<bool>(), ElementsAre(false, true, true, true));
+  EXPECT_THAT((p ^ q).to_vector<bool>(), ElementsAre(false, true, true, false));
+  EXPECT_THAT((~p).to_vector<bool>(), ElementsAre(true, false, true, false));
+  EXPECT_EQ((p & q).dtype(), DType::boolean);
+  // Integers: bits, promoted as arithmetic is (bool & i32 is i32), and a
+  // number on the right.
+  Tensor i = from_vector<int32_t>({12, -6, 0, 7}, {4});
+  Tensor j = from_vector<int32_t>({10, 3, -1, 7}, {4});
+  EXPECT_THAT((i & j).to_vector<int32_t>(), ElementsAre(8, 2, 0, 7));
+  EXPECT_THAT((i | j).to_vector<int32_t>(), ElementsAre(14, -5, -1, 7));
+  EXPECT_THAT((i ^ j).to_vector<int32_t>(), ElementsAre(6, -7, -1, 0));
+  EXPECT_THAT((~i).to_vector<int32_t>(), ElementsAre(-13, 5, -1, -8));
+  EXPECT_THAT(bitwise_not(from_vector<int32_t>({INT32_MIN, INT32_MAX}, {2})).to_vector<int32_t>(),
+              ElementsAre(INT32_MAX, INT32_MIN));
+  EXPECT_THAT((i & 6).to_vector<int32_t>(), ElementsAre(4, 2, 0, 6));
+  EXPECT_EQ((p & i).dtype(), DType::i32);
+  EXPECT_EQ(bitwise_xor(i.to(DType::i64), j).dtype(), DType::i64);
+  // logical_*: the truth of any dtype, broadcast, as bools.
+  Tensor x = from_vector<float>({0, 2.5f, -0.0f, NAN}, {4});
+  EXPECT_THAT(logical_not(x).to_vector<bool>(), ElementsAre(true, false, true, false));
+  EXPECT_THAT(logical_and(x, i).to_vector<bool>(), ElementsAre(false, true, false, true));
+  EXPECT_THAT(logical_or(x, j).to_vector<bool>(), ElementsAre(true, true, true, true));
+  EXPECT_THAT(logical_xor(p, x).to_vector<bool>(), ElementsAre(false, false, false, false));
+  EXPECT_THAT(logical_and(q, from_vector<bool>({true}, {1})).to_vector<bool>(),
+              ElementsAre(false, false, true, true));
+  EXPECT_EQ(logical_or(i, j).dtype(), DType::boolean);
+  EXPECT_THAT(q.logical_not().to_vector<bool>(), ElementsAre(true, true, false, false));
+}
+
+TEST(TensorErrors, TheOpTablesDtypeRulesNameTheOp) {
+  Tensor i = arange(3), x = zeros({3});
+  EXPECT_THAT(errorOf([&] { return sin(i); }),
+              HasSubstr("sin: expects a floating-point tensor, got i64 of shape [3]"));
+  EXPECT_THAT(errorOf([&] { return from_vector<bool>({true}, {1}).cos(); }),
+              HasSubstr("cos: expects a floating-point tensor, got bool of shape [1]"));
+  EXPECT_THAT(errorOf([&] { return x & i; }),
+              HasSubstr("and: expects bool or integer tensors, got f32 (of f32 and i64)"));
+  EXPECT_THAT(errorOf([&] { return i | 1.5; }),
+              HasSubstr("or: expects bool or integer tensors, got f32 (of i64 and a number)"));
+  EXPECT_THAT(errorOf([&] { return bitwise_not(x); }),
+              HasSubstr("bitwise_not: expects a bool or integer tensor, got f32 of shape [3]"));
+  EXPECT_THAT(errorOf([&] { return logical_and(x, zeros({2})); }),
+              HasSubstr("logical_and: shapes [3] and [2] cannot be broadcast together"));
+  EXPECT_THAT(errorOf([&] { return logical_not(Tensor()); }),
+              HasSubstr("logical_not: the tensor is undefined"));
 }
 
 TEST(Tensor, ComparisonsWhereMaskedFill) {

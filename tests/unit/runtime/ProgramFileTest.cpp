@@ -23,16 +23,16 @@ namespace {
 
 using Json = nlohmann::json;
 using Kind = Program::Step::Kind;
+using enum Program::Buffer::Floats;
 
 /// x [4x2] f32, a parameter w [2x2] and a step scalar: a product into the
 /// arena, a kernel reading it with a constant (filled first), the
 /// parameter's update donated, x returned as is (copied).
 Program everyKindOfStep() {
   Program program;
-  program.buffers = {{32, -1, 0, true},   {16, -1, 0, true}, {32, 0, 0, true},
-                     {32, 64, 1, true},   {4, 128, 0, true}, {16, -1, 2, true},
-                     {64, 192, 1, false}, {4, -1, 2, true},  {32, 96, 1, true},
-                     {32, 224, 1, true}};
+  program.buffers = {{32, -1, 0, F32}, {16, -1, 0, F32}, {32, 0, 0, F32},    {32, 64, 1, F32},
+                     {4, 128, 0, F32}, {16, -1, 2, F32}, {64, 192, 1, None}, {4, -1, 2, F32},
+                     {32, 96, 1, F32}, {32, 224, 1, F32}};
   program.arguments = {0, 1, 7};
   program.results = {3, 5, 0};
   program.donors = {-1, 1, -1};
@@ -127,6 +127,41 @@ TEST(ProgramFile, AProgramWithEveryKindOfStepReadsBackTheSame) {
   EXPECT_EQ(document["signature"]["arguments"][2]["formula"]["parameter"], 0.9);
 }
 
+TEST(ProgramFile, HalfBuffersAndVersionOneFilesReadBack) {
+  // Version 2 names each buffer's floats; version 1 said "floating" for f32
+  // buffers and is still read.
+  Program program = everyKindOfStep();
+  program.buffers[8].floats = BF16;
+  program.buffers[9].floats = F16;
+  std::string text = writeProgram(program);
+  Json document = Json::parse(text);
+  EXPECT_EQ(document["buffers"][8]["floats"], "bf16");
+  EXPECT_EQ(document["buffers"][6]["floats"], "none");
+  StatusOr<Program> read = readProgram(text, "half.json");
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(*read, program);
+
+  document["version"] = 1;
+  for (Json &buffer : document["buffers"]) {
+    buffer["floating"] = buffer["floats"] != "none";
+    buffer.erase("floats");
+  }
+  read = readProgram(document.dump(), "v1.json");
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->buffers[0].floats, F32);
+  EXPECT_EQ(read->buffers[6].floats, None);
+  EXPECT_EQ(read->buffers[8].floats, F32); // version 1 could only say f32
+
+  document = Json::parse(text);
+  document["buffers"][2]["floats"] = "f64";
+  read = readProgram(document.dump(), "bad.json");
+  ASSERT_FALSE(read.ok());
+  EXPECT_NE(
+      read.status().message().find("buffers[2].floats: \"f64\" is not one of none, f32, f16, bf16"),
+      std::string::npos)
+      << read.status();
+}
+
 TEST(ProgramFile, AFileIsReadFromItsPath) {
   std::string path = testing::TempDir() + "/program-" + std::to_string(getpid()) + ".json";
   {
@@ -159,8 +194,8 @@ TEST(ProgramFile, EachDamageIsRefusedWithItsPlace) {
       {"another format", [](Json &j) { j["format"] = "onnx"; },
        "not a Sinter program (its \"format\" is \"onnx\", expected \"sinter-program\")"},
       {"no format", [](Json &j) { j.erase("format"); }, "its \"format\" is missing"},
-      {"a newer version", [](Json &j) { j["version"] = 2; },
-       "format version 2 is newer than this Sinter reads (1)"},
+      {"a newer version", [](Json &j) { j["version"] = 3; },
+       "format version 3 is newer than this Sinter reads (2)"},
       {"version zero", [](Json &j) { j["version"] = 0; }, "version: 0 is outside 1.."},
       {"version as text", [](Json &j) { j["version"] = "1"; },
        "version: expected an integer, got string \"1\""},
@@ -319,7 +354,7 @@ TEST(ProgramFile, BytesThatAreNoJsonObjectAreRefused) {
 /// into 4 (read at byte 0 of the gradient), 4 all-gathered into 8.
 Program shardedCollectives() {
   Program program;
-  program.buffers = {{32, -1, 0, true}, {16, 0, 1, true}, {32, -1, 2, true}};
+  program.buffers = {{32, -1, 0, F32}, {16, 0, 1, F32}, {32, -1, 2, F32}};
   program.arguments = {0};
   program.results = {2};
   program.donors = {-1};
@@ -361,8 +396,7 @@ TEST(ProgramFile, ShardedCollectivesReadBackAndTheirSizesAreChecked) {
   EXPECT_EQ(document["steps"][1]["kind"], "all_gather");
   EXPECT_FALSE(document["steps"][1].contains("reduce")) << "an all-gather reduces nothing";
   const std::vector<Damage> damages = {
-      {"no ranks", [](Json &j) { j["steps"][0]["ranks"] = 0; },
-       "steps[0].ranks: 0 is outside 1.."},
+      {"no ranks", [](Json &j) { j["steps"][0]["ranks"] = 0; }, "steps[0].ranks: 0 is outside 1.."},
       {"a world the sizes do not fit", [](Json &j) { j["steps"][0]["ranks"] = 4; },
        "reduce-scatter step 0 writes 16 bytes from 32 bytes of its input at byte 0 in a world of "
        "4"},
@@ -370,7 +404,10 @@ TEST(ProgramFile, ShardedCollectivesReadBackAndTheirSizesAreChecked) {
        "all-gather step 1 writes 32 bytes"},
       {"an input offset past the slices", [](Json &j) { j["steps"][0]["input_offsets"] = {8}; },
        "reduce-scatter step 0 writes 16 bytes from 24 bytes of its input at byte 8"},
-      {"two outputs", [](Json &j) { j["steps"][1]["outputs"] = {2, 1}; },
+      {"two outputs",
+       [](Json &j) {
+         j["steps"][1]["outputs"] = {2, 1};
+       },
        "all-gather step 1 has 1 inputs, 2 outputs"},
       {"an unknown dtype", [](Json &j) { j["steps"][1]["dtype"] = "f8"; },
        "steps[1].dtype: collectives do not take elements of type 'f8'"},

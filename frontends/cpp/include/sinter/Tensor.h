@@ -133,6 +133,9 @@ public:
   Tensor abs(Loc loc = Loc::current()) const;
   Tensor relu(Loc loc = Loc::current()) const;
   Tensor sigmoid(Loc loc = Loc::current()) const;
+  Tensor sin(Loc loc = Loc::current()) const;
+  Tensor cos(Loc loc = Loc::current()) const;
+  Tensor logical_not(Loc loc = Loc::current()) const;
   Tensor pow(double exponent, Loc loc = Loc::current()) const;
   Tensor pow(const Tensor &exponent, Loc loc = Loc::current()) const;
   Tensor matmul(const Tensor &other, Loc loc = Loc::current()) const;
@@ -200,6 +203,12 @@ Tensor operator<(const Tensor &a, const Operand &b);
 Tensor operator<=(const Tensor &a, const Operand &b);
 Tensor operator>(const Tensor &a, const Operand &b);
 Tensor operator>=(const Tensor &a, const Operand &b);
+// Bitwise on integers, logical on bools (PyTorch's &, |, ^, ~); both
+// operands bool or integer, promoted as arithmetic is.
+Tensor operator&(const Tensor &a, const Operand &b);
+Tensor operator|(const Tensor &a, const Operand &b);
+Tensor operator^(const Tensor &a, const Operand &b);
+Tensor operator~(const Tensor &x);
 
 // Creation. `shape` is the result's shape; f32 unless given, on the current
 // session's device (Note [Sessions] in sinter/Session.h).
@@ -244,6 +253,20 @@ Tensor abs(const Tensor &x, Loc loc = Loc::current());
 Tensor relu(const Tensor &x, Loc loc = Loc::current());
 Tensor sigmoid(const Tensor &x, Loc loc = Loc::current());
 Tensor erf(const Tensor &x, Loc loc = Loc::current());
+Tensor sin(const Tensor &x, Loc loc = Loc::current());
+Tensor cos(const Tensor &x, Loc loc = Loc::current());
+/// Bool tensors of the operands' truth (nonzero is true), broadcast, as
+/// PyTorch's logical_* functions.
+Tensor logical_not(const Tensor &x, Loc loc = Loc::current());
+Tensor logical_and(const Tensor &a, const Tensor &b, Loc loc = Loc::current());
+Tensor logical_or(const Tensor &a, const Tensor &b, Loc loc = Loc::current());
+Tensor logical_xor(const Tensor &a, const Tensor &b, Loc loc = Loc::current());
+/// The operator forms' functions: bool or integer tensors (or a number for
+/// the second), promoted and broadcast.
+Tensor bitwise_and(const Tensor &a, const Operand &b);
+Tensor bitwise_or(const Tensor &a, const Operand &b);
+Tensor bitwise_xor(const Tensor &a, const Operand &b);
+Tensor bitwise_not(const Tensor &x, Loc loc = Loc::current());
 Tensor pow(const Tensor &x, double exponent, Loc loc = Loc::current());
 Tensor pow(const Tensor &x, const Tensor &exponent, Loc loc = Loc::current());
 Tensor maximum(const Tensor &a, const Tensor &b, Loc loc = Loc::current());

@@ -13,44 +13,11 @@ std::string_view name(Op op) {
     return "iota";
   case Op::Random:
     return "random";
-  case Op::Neg:
-    return "neg";
-  case Op::Abs:
-    return "abs";
-  case Op::Exp:
-    return "exp";
-  case Op::Log:
-    return "log";
-  case Op::Tanh:
-    return "tanh";
-  case Op::Sqrt:
-    return "sqrt";
-  case Op::Rsqrt:
-    return "rsqrt";
-  case Op::Sigmoid:
-    return "sigmoid";
-  case Op::Erf:
-    return "erf";
-  case Op::Not:
-    return "not";
-  case Op::Add:
-    return "add";
-  case Op::Sub:
-    return "sub";
-  case Op::Mul:
-    return "mul";
-  case Op::Div:
-    return "div";
-  case Op::Max:
-    return "max";
-  case Op::Min:
-    return "min";
-  case Op::Pow:
-    return "pow";
-  case Op::And:
-    return "and";
-  case Op::Or:
-    return "or";
+#define SINTER_UNARY_OP(Name, mnemonic, ...)                                                       \
+  case Op::Name:                                                                                   \
+    return mnemonic;
+#define SINTER_BINARY_OP SINTER_UNARY_OP
+#include "sinter/lazy/Ops.def"
   case Op::Compare:
     return "compare";
   case Op::Select:
@@ -95,6 +62,46 @@ std::string_view name(Op op) {
     return "reduce_scatter";
   case Op::AllGather:
     return "all_gather";
+  }
+  return "?";
+}
+
+std::optional<Operands> operandsOf(Op op) {
+  switch (op) {
+#define SINTER_UNARY_OP(Name, mnemonic, operands, ...)                                             \
+  case Op::Name:                                                                                   \
+    return Operands::operands;
+#define SINTER_BINARY_OP SINTER_UNARY_OP
+#include "sinter/lazy/Ops.def"
+  default:
+    return std::nullopt;
+  }
+}
+
+bool accepts(Operands operands, DType dtype) {
+  switch (operands) {
+  case Operands::Float:
+    return isFloatingPoint(dtype);
+  case Operands::Numeric:
+    return dtype != DType::boolean;
+  case Operands::Bool:
+    return dtype == DType::boolean;
+  case Operands::Logical:
+    return dtype == DType::boolean || !isFloatingPoint(dtype);
+  }
+  return false;
+}
+
+std::string_view describe(Operands operands) {
+  switch (operands) {
+  case Operands::Float:
+    return "a floating-point tensor";
+  case Operands::Numeric:
+    return "a numeric (not bool) tensor";
+  case Operands::Bool:
+    return "a bool tensor";
+  case Operands::Logical:
+    return "a bool or integer tensor";
   }
   return "?";
 }

@@ -172,12 +172,45 @@ Tensor comparison(CompareKind kind, std::string_view name, const Tensor &a, cons
   return prim::compare(kind, x, y, b.loc);
 }
 
-Tensor floatUnary(Op op, std::string_view name, const Tensor &x, Loc loc) {
+/// An op of the op table on one tensor, which must be of a dtype the
+/// table's row takes (Note [The op table] in sinter/lazy/Ops.def).
+Tensor elementwise(Op op, const Tensor &x, Loc loc) {
+  std::string name(lazy::name(op));
   checkDefined(x, name, loc);
-  SINTER_CHECK(isFloatingPoint(x.dtype()), loc,
-               cat(std::string(name), ": expects a floating-point tensor, got ",
-                   sinter::name(x.dtype()), " of shape ", shapeStr(x)));
+  lazy::Operands operands = *lazy::operandsOf(op);
+  SINTER_CHECK(lazy::accepts(operands, x.dtype()), loc,
+               cat(name, ": expects ", lazy::describe(operands), ", got ", sinter::name(x.dtype()),
+                   " of shape ", shapeStr(x)));
   return prim::unary(op, x, loc);
+}
+
+/// bitwise_and, _or, _xor (and &, |, ^): bool or integer operands, promoted
+/// and broadcast as arithmetic is.
+Tensor bitwise(Op op, std::string_view name, const Tensor &a, const Operand &b) {
+  auto [x, y] = align(a, b, name, std::nullopt, b.loc);
+  SINTER_CHECK(lazy::accepts(lazy::Operands::Logical, x.dtype()), b.loc,
+               cat(std::string(name), ": expects bool or integer tensors, got ",
+                   sinter::name(x.dtype()), " (of ", sinter::name(a.dtype()), " and ",
+                   b.scalar ? std::string("a number") : std::string(sinter::name(b.tensor.dtype())),
+                   ")"));
+  return prim::binary(op, x, y, b.loc);
+}
+
+/// x as booleans: x itself if bool, else x != 0 (PyTorch's logical ops).
+Tensor truth(const Tensor &x, Loc loc) {
+  return x.dtype() == DType::boolean
+             ? x
+             : prim::compare(CompareKind::ne, x, prim::fullLike(x, 0.0, loc), loc);
+}
+
+/// logical_and, _or, _xor: bools of the operands' truth, broadcast.
+Tensor logical(Op op, std::string_view name, const Tensor &a, const Tensor &b, Loc loc) {
+  checkDefined(a, name, loc);
+  checkDefined(b, name, loc);
+  checkSameDevice(a, b, name, loc);
+  Shape shape = broadcastShapes(a.shape(), b.shape(), name, loc);
+  return prim::binary(op, expandTo(truth(a, loc), shape, loc), expandTo(truth(b, loc), shape, loc),
+                      loc);
 }
 
 } // namespace
@@ -235,13 +268,53 @@ Tensor operator>=(const Tensor &a, const Operand &b) {
 // Elementwise functions
 //===----------------------------------------------------------------------===//
 
-Tensor exp(const Tensor &x, Loc loc) { return floatUnary(Op::Exp, "exp", x, loc); }
-Tensor log(const Tensor &x, Loc loc) { return floatUnary(Op::Log, "log", x, loc); }
-Tensor tanh(const Tensor &x, Loc loc) { return floatUnary(Op::Tanh, "tanh", x, loc); }
-Tensor sqrt(const Tensor &x, Loc loc) { return floatUnary(Op::Sqrt, "sqrt", x, loc); }
-Tensor rsqrt(const Tensor &x, Loc loc) { return floatUnary(Op::Rsqrt, "rsqrt", x, loc); }
-Tensor sigmoid(const Tensor &x, Loc loc) { return floatUnary(Op::Sigmoid, "sigmoid", x, loc); }
-Tensor erf(const Tensor &x, Loc loc) { return floatUnary(Op::Erf, "erf", x, loc); }
+Tensor exp(const Tensor &x, Loc loc) { return elementwise(Op::Exp, x, loc); }
+Tensor log(const Tensor &x, Loc loc) { return elementwise(Op::Log, x, loc); }
+Tensor tanh(const Tensor &x, Loc loc) { return elementwise(Op::Tanh, x, loc); }
+Tensor sqrt(const Tensor &x, Loc loc) { return elementwise(Op::Sqrt, x, loc); }
+Tensor rsqrt(const Tensor &x, Loc loc) { return elementwise(Op::Rsqrt, x, loc); }
+Tensor sigmoid(const Tensor &x, Loc loc) { return elementwise(Op::Sigmoid, x, loc); }
+Tensor erf(const Tensor &x, Loc loc) { return elementwise(Op::Erf, x, loc); }
+Tensor sin(const Tensor &x, Loc loc) { return elementwise(Op::Sin, x, loc); }
+Tensor cos(const Tensor &x, Loc loc) { return elementwise(Op::Cos, x, loc); }
+
+Tensor logical_not(const Tensor &x, Loc loc) {
+  checkDefined(x, "logical_not", loc);
+  return x.dtype() == DType::boolean
+             ? prim::unary(Op::Not, x, loc)
+             : prim::compare(CompareKind::eq, x, prim::fullLike(x, 0.0, loc), loc);
+}
+Tensor logical_and(const Tensor &a, const Tensor &b, Loc loc) {
+  return logical(Op::And, "logical_and", a, b, loc);
+}
+Tensor logical_or(const Tensor &a, const Tensor &b, Loc loc) {
+  return logical(Op::Or, "logical_or", a, b, loc);
+}
+Tensor logical_xor(const Tensor &a, const Tensor &b, Loc loc) {
+  return logical(Op::Xor, "logical_xor", a, b, loc);
+}
+Tensor bitwise_and(const Tensor &a, const Operand &b) {
+  return bitwise(Op::And, "bitwise_and", a, b);
+}
+Tensor bitwise_or(const Tensor &a, const Operand &b) { return bitwise(Op::Or, "bitwise_or", a, b); }
+Tensor bitwise_xor(const Tensor &a, const Operand &b) {
+  return bitwise(Op::Xor, "bitwise_xor", a, b);
+}
+Tensor bitwise_not(const Tensor &x, Loc loc) {
+  checkDefined(x, "bitwise_not", loc);
+  SINTER_CHECK(lazy::accepts(lazy::Operands::Logical, x.dtype()), loc,
+               cat("bitwise_not: expects a bool or integer tensor, got ", sinter::name(x.dtype()),
+                   " of shape ", shapeStr(x)));
+  if (x.dtype() == DType::boolean)
+    return prim::unary(Op::Not, x, loc);
+  // ~x = -x - 1 in two's complement, wrapping where -x does.
+  Tensor negated = prim::unary(Op::Neg, x, loc);
+  return prim::binary(Op::Sub, negated, prim::fullLike(negated, 1.0, loc), loc);
+}
+Tensor operator&(const Tensor &a, const Operand &b) { return bitwise(Op::And, "and", a, b); }
+Tensor operator|(const Tensor &a, const Operand &b) { return bitwise(Op::Or, "or", a, b); }
+Tensor operator^(const Tensor &a, const Operand &b) { return bitwise(Op::Xor, "xor", a, b); }
+Tensor operator~(const Tensor &x) { return bitwise_not(x, Loc::current()); }
 
 Tensor abs(const Tensor &x, Loc loc) {
   checkDefined(x, "abs", loc);
@@ -310,6 +383,9 @@ Tensor Tensor::rsqrt(Loc loc) const { return sinter::rsqrt(*this, loc); }
 Tensor Tensor::abs(Loc loc) const { return sinter::abs(*this, loc); }
 Tensor Tensor::relu(Loc loc) const { return sinter::relu(*this, loc); }
 Tensor Tensor::sigmoid(Loc loc) const { return sinter::sigmoid(*this, loc); }
+Tensor Tensor::sin(Loc loc) const { return sinter::sin(*this, loc); }
+Tensor Tensor::cos(Loc loc) const { return sinter::cos(*this, loc); }
+Tensor Tensor::logical_not(Loc loc) const { return sinter::logical_not(*this, loc); }
 Tensor Tensor::pow(double exponent, Loc loc) const { return sinter::pow(*this, exponent, loc); }
 Tensor Tensor::pow(const Tensor &exponent, Loc loc) const {
   return sinter::pow(*this, exponent, loc);

@@ -51,6 +51,45 @@ Tensor choose(const Tensor &pred, const Tensor &a, const Tensor &b, Loc loc) {
   return select(pred, a, b, loc);
 }
 Tensor zerosLike(const Tensor &x, Loc loc) { return fullLike(x, 0.0, loc); }
+Tensor neg(const Tensor &x, Loc loc) { return unary(Op::Neg, x, loc); }
+
+// The gradients the op table's rows name (Note [The op table] in
+// sinter/lazy/Ops.def) where one expression would not read well.
+
+Tensor absGradient(const Tensor &g, const Tensor &x, Loc loc) {
+  Tensor zero = zerosLike(x, loc);
+  return choose(compare(lazy::CompareKind::gt, x, zero, loc), g,
+                choose(compare(lazy::CompareKind::lt, x, zero, loc), neg(g, loc), zero, loc), loc);
+}
+
+/// The gradient of `a` in max(a, b) (wins: gt) or min(a, b) (wins: lt):
+/// ties split it evenly, as PyTorch's maximum and minimum do.
+Tensor pickGradient(lazy::CompareKind wins, const Tensor &g, const Tensor &a, const Tensor &b,
+                    Loc loc) {
+  Tensor zero = zerosLike(g, loc), half = scale(g, 0.5, loc);
+  Tensor tie = compare(lazy::CompareKind::eq, a, b, loc);
+  return choose(compare(wins, a, b, loc), g, choose(tie, half, zero, loc), loc);
+}
+
+// As PyTorch's pow_backward: no gradient for the base where the exponent is
+// 0 (0 * inf otherwise), none for the exponent where the base is 0 and the
+// exponent >= 0 (0 * log 0).
+
+Tensor powBaseGradient(const Tensor &g, const Tensor &a, const Tensor &b, Loc loc) {
+  Tensor zero = zerosLike(g, loc);
+  Tensor baseGrad =
+      mul(g, mul(b, binary(Op::Pow, a, sub(b, fullLike(b, 1.0, loc), loc), loc), loc), loc);
+  return choose(compare(lazy::CompareKind::eq, b, zero, loc), zero, baseGrad, loc);
+}
+
+Tensor powExponentGradient(const Tensor &g, const Tensor &a, const Tensor &b, const Tensor &y,
+                           Loc loc) {
+  Tensor zero = zerosLike(g, loc);
+  Tensor expGrad = mul(g, mul(y, unary(Op::Log, a, loc), loc), loc);
+  Tensor flatBase = binary(Op::And, compare(lazy::CompareKind::eq, a, zero, loc),
+                           compare(lazy::CompareKind::ge, b, zero, loc), loc);
+  return choose(flatBase, zero, expGrad, loc);
+}
 
 /// The gradient of a broadcast back to its operand's shape: sums over every
 /// result dimension the operand did not have or had with size 1.
@@ -165,30 +204,11 @@ Tensor unary(Op op, const Tensor &x, Loc loc) {
   auto backward = [op, x, yNode = detail::nodeOf(y), loc](const Tensor &g) -> std::vector<Tensor> {
     Tensor y = resultOf(yNode);
     switch (op) {
-    case Op::Neg:
-      return {unary(Op::Neg, g, loc)};
-    case Op::Abs: {
-      Tensor zero = zerosLike(x, loc);
-      return {choose(
-          compare(lazy::CompareKind::gt, x, zero, loc), g,
-          choose(compare(lazy::CompareKind::lt, x, zero, loc), unary(Op::Neg, g, loc), zero, loc),
-          loc)};
-    }
-    case Op::Exp:
-      return {mul(g, y, loc)};
-    case Op::Log:
-      return {div(g, x, loc)};
-    case Op::Tanh:
-      return {mul(g, sub(fullLike(y, 1.0, loc), mul(y, y, loc), loc), loc)};
-    case Op::Sqrt:
-      return {div(scale(g, 0.5, loc), y, loc)};
-    case Op::Rsqrt:
-      return {mul(scale(g, -0.5, loc), mul(y, mul(y, y, loc), loc), loc)};
-    case Op::Sigmoid:
-      return {mul(g, mul(y, sub(fullLike(y, 1.0, loc), y, loc), loc), loc)};
-    case Op::Erf:
-      return {mul(scale(g, 2.0 / std::sqrt(std::numbers::pi), loc),
-                  unary(Op::Exp, unary(Op::Neg, mul(x, x, loc), loc), loc), loc)};
+#define SINTER_UNARY_OP(Name, mnemonic, operands, reference, cpu, cuda, gradient)                  \
+  case Op::Name:                                                                                   \
+    return {gradient};
+#define SINTER_BINARY_OP(...)
+#include "sinter/lazy/Ops.def"
     default:
       return {};
     }
@@ -205,36 +225,11 @@ Tensor binary(Op op, const Tensor &a, const Tensor &b, Loc loc) {
                    loc](const Tensor &g) -> std::vector<Tensor> {
     Tensor y = resultOf(yNode);
     switch (op) {
-    case Op::Add:
-      return {g, g};
-    case Op::Sub:
-      return {g, unary(Op::Neg, g, loc)};
-    case Op::Mul:
-      return {mul(g, b, loc), mul(g, a, loc)};
-    case Op::Div:
-      return {div(g, b, loc), unary(Op::Neg, div(mul(g, y, loc), b, loc), loc)};
-    case Op::Max:
-    case Op::Min: {
-      // Ties split the gradient evenly, as PyTorch's maximum/minimum do.
-      auto wins = op == Op::Max ? lazy::CompareKind::gt : lazy::CompareKind::lt;
-      Tensor zero = zerosLike(g, loc), half = scale(g, 0.5, loc);
-      Tensor tie = compare(lazy::CompareKind::eq, a, b, loc);
-      return {choose(compare(wins, a, b, loc), g, choose(tie, half, zero, loc), loc),
-              choose(compare(wins, b, a, loc), g, choose(tie, half, zero, loc), loc)};
-    }
-    case Op::Pow: {
-      // As PyTorch's pow_backward: no gradient for the base where the exponent
-      // is 0 (0 * inf otherwise), none for the exponent where the base is 0 and
-      // the exponent >= 0 (0 * log 0).
-      Tensor zero = zerosLike(g, loc);
-      Tensor baseGrad =
-          mul(g, mul(b, binary(Op::Pow, a, sub(b, fullLike(b, 1.0, loc), loc), loc), loc), loc);
-      Tensor expGrad = mul(g, mul(y, unary(Op::Log, a, loc), loc), loc);
-      Tensor flatBase = binary(Op::And, compare(lazy::CompareKind::eq, a, zero, loc),
-                               compare(lazy::CompareKind::ge, b, zero, loc), loc);
-      return {choose(compare(lazy::CompareKind::eq, b, zero, loc), zero, baseGrad, loc),
-              choose(flatBase, zero, expGrad, loc)};
-    }
+#define SINTER_UNARY_OP(...)
+#define SINTER_BINARY_OP(Name, mnemonic, operands, reference, cpu, cuda, gradientA, gradientB)     \
+  case Op::Name:                                                                                   \
+    return {gradientA, gradientB};
+#include "sinter/lazy/Ops.def"
     default:
       return {};
     }

@@ -20,6 +20,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <string>
 #include <unordered_map>
@@ -76,28 +77,36 @@ const std::vector<double> &in(const Node &node, size_t i) {
   return node.operands[i]->value->elements();
 }
 
+// The values the op table's rows name (Note [The op table] in
+// sinter/lazy/Ops.def).
+
+/// a / b: integer division truncates, and by zero gives 0 (see sinter.div).
+double quotient(DType dtype, double a, double b) {
+  if (isFloatingPoint(dtype))
+    return a / b;
+  return b == 0 ? 0.0 : std::trunc(a / b);
+}
+
+/// NaN if either is, else the larger; smaller likewise.
+double larger(double a, double b) {
+  return std::isnan(a) || std::isnan(b) ? std::numeric_limits<double>::quiet_NaN() : std::max(a, b);
+}
+double smaller(double a, double b) {
+  return std::isnan(a) || std::isnan(b) ? std::numeric_limits<double>::quiet_NaN() : std::min(a, b);
+}
+
+/// `op` of two integers' (or bools', 0 and 1) bits.
+template <typename BitOp> double bitwise(double a, double b, BitOp op) {
+  return static_cast<double>(op(static_cast<int64_t>(a), static_cast<int64_t>(b)));
+}
+
 double unary(Op op, double x) {
   switch (op) {
-  case Op::Neg:
-    return -x;
-  case Op::Abs:
-    return std::fabs(x);
-  case Op::Exp:
-    return std::exp(x);
-  case Op::Log:
-    return std::log(x);
-  case Op::Tanh:
-    return std::tanh(x);
-  case Op::Sqrt:
-    return std::sqrt(x);
-  case Op::Rsqrt:
-    return 1.0 / std::sqrt(x);
-  case Op::Sigmoid:
-    return 1.0 / (1.0 + std::exp(-x));
-  case Op::Erf:
-    return std::erf(x);
-  case Op::Not:
-    return x == 0 ? 1.0 : 0.0;
+#define SINTER_UNARY_OP(Name, mnemonic, operands, reference, ...)                                  \
+  case Op::Name:                                                                                   \
+    return reference;
+#define SINTER_BINARY_OP(...)
+#include "sinter/lazy/Ops.def"
   default:
     break;
   }
@@ -106,28 +115,11 @@ double unary(Op op, double x) {
 
 double binary(Op op, DType dtype, double a, double b) {
   switch (op) {
-  case Op::Add:
-    return a + b;
-  case Op::Sub:
-    return a - b;
-  case Op::Mul:
-    return a * b;
-  case Op::Div:
-    if (isFloatingPoint(dtype))
-      return a / b;
-    return b == 0 ? 0.0 : std::trunc(a / b); // integer division; see sinter.div
-  case Op::Max:
-    return std::isnan(a) || std::isnan(b) ? std::numeric_limits<double>::quiet_NaN()
-                                          : std::max(a, b);
-  case Op::Min:
-    return std::isnan(a) || std::isnan(b) ? std::numeric_limits<double>::quiet_NaN()
-                                          : std::min(a, b);
-  case Op::Pow:
-    return std::pow(a, b);
-  case Op::And:
-    return (a != 0 && b != 0) ? 1.0 : 0.0;
-  case Op::Or:
-    return (a != 0 || b != 0) ? 1.0 : 0.0;
+#define SINTER_UNARY_OP(...)
+#define SINTER_BINARY_OP(Name, mnemonic, operands, reference, ...)                                 \
+  case Op::Name:                                                                                   \
+    return reference;
+#include "sinter/lazy/Ops.def"
   default:
     break;
   }
@@ -354,35 +346,24 @@ std::shared_ptr<const Value> compute(const Node &node) {
           attrs.kind == 0 ? kernels::philoxUniform(key, 0, i) : kernels::philoxNormal(key, 0, i);
     break;
   }
-  case Op::Neg:
-  case Op::Abs:
-  case Op::Exp:
-  case Op::Log:
-  case Op::Tanh:
-  case Op::Sqrt:
-  case Op::Rsqrt:
-  case Op::Sigmoid:
-  case Op::Erf:
-  case Op::Not: {
-    const std::vector<double> &x = in(node, 0);
-    for (size_t i = 0; i < out.size(); ++i)
-      out[i] = unary(node.op, x[i]);
-    break;
-  }
-  case Op::Add:
-  case Op::Sub:
-  case Op::Mul:
-  case Op::Div:
-  case Op::Max:
-  case Op::Min:
-  case Op::Pow:
-  case Op::And:
-  case Op::Or: {
-    const std::vector<double> &a = in(node, 0), &b = in(node, 1);
-    for (size_t i = 0; i < out.size(); ++i)
-      out[i] = binary(node.op, node.dtype, a[i], b[i]);
-    break;
-  }
+#define SINTER_UNARY_OP(Name, ...) case Op::Name:
+#define SINTER_BINARY_OP(...)
+#include "sinter/lazy/Ops.def"
+    {
+      const std::vector<double> &x = in(node, 0);
+      for (size_t i = 0; i < out.size(); ++i)
+        out[i] = unary(node.op, x[i]);
+      break;
+    }
+#define SINTER_UNARY_OP(...)
+#define SINTER_BINARY_OP(Name, ...) case Op::Name:
+#include "sinter/lazy/Ops.def"
+    {
+      const std::vector<double> &a = in(node, 0), &b = in(node, 1);
+      for (size_t i = 0; i < out.size(); ++i)
+        out[i] = binary(node.op, node.dtype, a[i], b[i]);
+      break;
+    }
   case Op::Compare: {
     const std::vector<double> &a = in(node, 0), &b = in(node, 1);
     for (size_t i = 0; i < out.size(); ++i)

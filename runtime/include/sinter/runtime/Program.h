@@ -45,8 +45,10 @@ struct Program {
     /// The part of the training step that computes the value (see
     /// Step::phase): 0 forward, 1 backward, 2 optimizer update.
     uint8_t phase = 0;
-    /// Its elements are f32: what RunOptions::checkNumerics looks at.
-    bool floating = false;
+    /// The floats its elements are, if they are: what
+    /// RunOptions::checkNumerics looks at (NaN and infinities of each).
+    enum class Floats : uint8_t { None, F32, F16, BF16 };
+    Floats floats = Floats::None;
     friend bool operator==(const Buffer &, const Buffer &) = default;
   };
   /// Note [One list of steps]

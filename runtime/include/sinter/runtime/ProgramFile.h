@@ -47,7 +47,9 @@ namespace sinter::runtime {
 
 /// The format's name and the version this Sinter writes and reads.
 inline constexpr const char kProgramFormat[] = "sinter-program";
-inline constexpr int kProgramFormatVersion = 1;
+/// Version 2: a buffer's floats ("floats": none, f32, f16, bf16) where
+/// version 1 said whether it held f32 ("floating"); both are read.
+inline constexpr int kProgramFormatVersion = 2;
 
 /// `program` as a JSON document (Note [The Program as a file]).
 /// REQUIRES: validateProgram(program) is ok.

@@ -47,27 +47,11 @@ enum class Op : uint8_t {
   Iota,   // index along attrs.axis
   Random, // (key: i64 scalar, kernels::randomKey(seed, stream)); attrs.kind: 0 uniform [0,1), 1
           // normal
-  // Elementwise unary.
-  Neg,
-  Abs,
-  Exp,
-  Log,
-  Tanh,
-  Sqrt,
-  Rsqrt,
-  Sigmoid,
-  Erf,
-  Not,
-  // Elementwise binary (operands already broadcast to one shape and dtype).
-  Add,
-  Sub,
-  Mul,
-  Div,
-  Max,
-  Min,
-  Pow,
-  And,
-  Or,
+// Elementwise, of one operand then of two (operands already broadcast to
+// one shape and dtype): Note [The op table] in sinter/lazy/Ops.def.
+#define SINTER_UNARY_OP(Name, ...) Name,
+#define SINTER_BINARY_OP(Name, ...) Name,
+#include "sinter/lazy/Ops.def"
   Compare, // attrs.kind: a CompareKind
   Select,  // (pred, on_true, on_false)
   Convert, // to the node's dtype
@@ -104,6 +88,25 @@ enum class CompareKind : uint8_t { eq, ne, lt, le, gt, ge };
 
 /// The op's name in messages and in the dialect ("add", "reduce_sum", ...).
 std::string_view name(Op op);
+
+/// The dtypes an elementwise op takes (the `operands` column of
+/// sinter/lazy/Ops.def).
+enum class Operands : uint8_t {
+  Float,   // f32, f16, bf16
+  Numeric, // any but bool
+  Bool,
+  Logical, // bool or an integer
+};
+
+/// The dtypes elementwise `op` takes; nullopt for the other ops.
+std::optional<Operands> operandsOf(Op op);
+
+/// Whether `operands` includes `dtype`.
+bool accepts(Operands operands, DType dtype);
+
+/// "a floating-point", "a numeric (not bool)", ...: what `operands` asks
+/// for, in messages.
+std::string_view describe(Operands operands);
 
 /// Attributes of every op kind; each op uses the fields its comment in Op
 /// names and leaves the rest at their defaults (so hashing can read all).
