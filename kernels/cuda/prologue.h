@@ -28,4 +28,14 @@ typedef unsigned long long uint64_t;
 #include "common/scalar.h"
 #include "cuda/library.h"
 
+// SINTER_ASSUME_ALIGNED(p): the kernel found p 16-byte aligned (Note [Vector
+// loads] in compiler/lib/Renderers/CudaRenderer.cpp), and says so to NVRTC,
+// which then joins neighbouring loads and stores of p into 128-bit ones.
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define SINTER_ASSUME_ALIGNED(p)                                                                   \
+  __builtin_assume((reinterpret_cast<unsigned long long>(p) & 15ULL) == 0)
+#else
+#define SINTER_ASSUME_ALIGNED(p) static_cast<void>(p)
+#endif
+
 #endif // SINTER_KERNELS_CUDA_PROLOGUE_H

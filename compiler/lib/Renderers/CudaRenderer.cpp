@@ -38,15 +38,37 @@ constexpr int64_t kMaxSplits = 1024;
 /// reductions]): reduced elements a split at least (a block's 256 threads
 /// take four each).
 constexpr int64_t kInnerSplitElements = 1024;
+/// Pointwise loops of at least this many elements take 16 bytes a thread
+/// where their pointers are aligned (Note [Vector loads]).
+constexpr int64_t kVectorElements = 1024;
+
+/// Note [Vector loads]
+/// A pointwise loop (an Elements walk that reduces nothing) of at least
+/// kVectorElements elements gives each thread w neighbouring elements, w
+/// such that w elements of its widest buffer are 16 bytes (4 of f32, 8 of
+/// f16 or bf16), as PyTorch's vectorized elementwise kernels and llm.c's
+/// Packed128 do: one 128-bit load or store in place of four. Each thread
+/// computes all results at its w indices, then stores them, so a result
+/// written over an input (Note [In-place kernels]) is still read before it
+/// is written. Alignment is proved at run time, not assumed: the buffers
+/// the loop reads and writes at its own index are 16-byte aligned unless a
+/// view starts inside one (Program::Step::inputOffsets), so the kernel tests
+/// the pointers (one test for every thread: a uniform branch), tells the
+/// compiler what it found (SINTER_ASSUME_ALIGNED, kernels/cuda/prologue.h),
+/// and NVRTC then joins the w loads and stores of each buffer into vector
+/// ones (`ld.global.v4.f32`, `st.global.v4.f32`); otherwise, and for the
+/// last elements short of w, the loop takes one element a thread. The
+/// launch gives the loop a thread per w elements.
 
 /// Note [Loops of a CUDA kernel]
 /// A CUDA kernel is one or more grid-stride loops, each writing some of the
 /// plan's results; each walks its domain one of three ways:
-///  - Elements: a thread per element (pointwise kernels; reductions that
-///    keep the innermost dim, such as a bias gradient's column sums: the
-///    thread of an output element adds its column top to bottom, and the
-///    threads of a warp read 32 neighbouring columns of each row, so every
-///    load is coalesced);
+///  - Elements: a thread per element (pointwise kernels, w neighbouring
+///    elements a thread where the buffers allow: Note [Vector loads];
+///    reductions that keep the innermost dim, such as a bias gradient's
+///    column sums: the thread of an output element adds its column top to
+///    bottom, and the threads of a warp read 32 neighbouring columns of each
+///    row, so every load is coalesced);
 ///  - WarpElements: a warp per element (reductions over the innermost dim
 ///    that the plan does not hold row by row, such as batch-norm statistics
 ///    over N, H and W: the lanes of a warp read neighbouring elements of
@@ -92,6 +114,7 @@ struct Loop {
   int64_t tiles = 0, splits = 1; // Columns: tiles of outputs, splits of the reduced
   bool innermost = false;        // Columns: one output a tile, its elements along the block
   std::vector<bool> needed;      // the values its results read
+  int64_t vector = 1;            // Elements: neighbouring elements a thread (Note [Vector loads])
 };
 
 bool isReduction(const KernelPlan::Value &value) {
@@ -172,6 +195,10 @@ public:
         }
       }
     merge(loops);
+    for (Loop &loop : loops) {
+      std::vector<std::string> pointers;
+      loop.vector = vectorWidth(loop, pointers);
+    }
     names.assign(plan.values.size(), "");
     int64_t blocks = 1;
     bool warpOperations = false;
@@ -186,7 +213,8 @@ public:
       if (problem)
         return problem;
       body << "  }\n";
-      int64_t wanted = loop.walk == Walk::Elements       ? (loop.elements + kThreads - 1) / kThreads
+      int64_t wanted = loop.walk == Walk::Elements
+                           ? (loop.elements + kThreads * loop.vector - 1) / (kThreads * loop.vector)
                        : loop.walk == Walk::WarpElements ? (loop.elements + kWarps - 1) / kWarps
                        : loop.walk == Walk::Columns      ? loop.tiles * loop.splits
                        : loop.walk != Walk::Rows         ? 1
@@ -557,13 +585,14 @@ private:
   /// (first) and then every store (second), so that no store changes what
   /// a value reads (Note [Loops of a CUDA kernel]).
   std::pair<std::string, std::string> results(const Loop &loop, const std::string &index,
-                                              int64_t count, const std::string &indent) const {
+                                              int64_t count, const std::string &indent,
+                                              const std::string &suffix = "") const {
     std::string values, stores;
     for (size_t k : loop.results) {
       int value = plan.results[k].value;
       if (elements(value) != count)
         continue;
-      std::string r = "r" + std::to_string(k);
+      std::string r = "r" + std::to_string(k) + suffix;
       values += indent + "const " + typeOf(value) + " " + r + " = " + call(value, index) + ";\n";
       stores += indent + "out" + std::to_string(k) + "[" + index + "] = " + r + ";\n";
     }
@@ -586,6 +615,9 @@ private:
       // 0 stores.
       auto [values, stores] = results(loop, "i", loop.elements, "      ");
       body << values << "    if (lane == 0) {\n" << stores << "    }\n";
+    } else if (loop.vector > 1) {
+      renderVectors(loop);
+      return std::nullopt;
     } else {
       body << "  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; "
               "i < "
@@ -595,6 +627,71 @@ private:
     }
     body << "  }\n";
     return std::nullopt;
+  }
+
+  /// The buffers a pointwise Elements loop reads and writes at its own
+  /// index ("in0", "out1", ...), and the elements a thread takes (Note
+  /// [Vector loads]): 1 where the loop keeps one element a thread.
+  int64_t vectorWidth(const Loop &loop, std::vector<std::string> &pointers) const {
+    pointers.clear();
+    if (loop.walk != Walk::Elements || loop.elements < kVectorElements)
+      return 1;
+    int64_t widest = 0;
+    auto add = [&](const std::string &pointer, int v) {
+      if (std::find(pointers.begin(), pointers.end(), pointer) != pointers.end())
+        return;
+      pointers.push_back(pointer);
+      widest = std::max(widest, cppElementBytes(typeOf(v)));
+    };
+    for (size_t v = 0; v < plan.values.size(); ++v) {
+      const KernelPlan::Value &value = plan.values[v];
+      if (!loop.needed[v])
+        continue;
+      if (isReduction(value))
+        return 1;
+      if (value.hasIndexMap) // a layout op reads its operand elsewhere
+        continue;
+      for (int operand : value.operands)
+        if (operand < 0 && elements(operand) == loop.elements)
+          add("in" + std::to_string(-1 - operand), operand);
+    }
+    for (size_t k : loop.results)
+      if (elements(plan.results[k].value) == loop.elements)
+        add("out" + std::to_string(k), plan.results[k].value);
+    return widest <= 0 || widest > 16 ? 1 : 16 / widest;
+  }
+
+  /// A pointwise loop of loop.vector elements a thread where its buffers
+  /// are aligned (Note [Vector loads]), then one element a thread for the
+  /// rest (all of it where they are not).
+  void renderVectors(const Loop &loop) {
+    std::vector<std::string> pointers;
+    const int64_t w = vectorWidth(loop, pointers);
+    const int64_t full = loop.elements / w * w;
+    std::string any;
+    for (const std::string &pointer : pointers)
+      any += (any.empty() ? "" : " | ") + std::string("reinterpret_cast<unsigned long long>(") +
+             pointer + ")";
+    body << "  const bool vectors = ((" << any << ") & 15ULL) == 0;\n"
+         << "  if (vectors) {\n";
+    for (const std::string &pointer : pointers)
+      body << "    SINTER_ASSUME_ALIGNED(" << pointer << ");\n";
+    body << "    for (int64_t q = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; q < "
+         << full / w << "; q += static_cast<int64_t>(gridDim.x) * blockDim.x) {\n"
+         << "      const int64_t i = q * " << w << ";\n";
+    std::string values, stores;
+    for (int64_t j = 0; j < w; ++j) {
+      auto [value, store] = results(loop, j == 0 ? "i" : "i + " + std::to_string(j), loop.elements,
+                                    "      ", "_" + std::to_string(j));
+      values += value;
+      stores += store;
+    }
+    body << values << stores << "    }\n  }\n";
+    body << "  for (int64_t i = (vectors ? " << full
+         << " : 0) + static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < "
+         << loop.elements << "; i += static_cast<int64_t>(gridDim.x) * blockDim.x) {\n";
+    auto [values1, stores1] = results(loop, "i", loop.elements, "    ");
+    body << values1 << stores1 << "  }\n";
   }
 
   /// Note [Row kernels on the GPU]

@@ -10,8 +10,11 @@
 //===----------------------------------------------------------------------===//
 #include "sinter/Codegen/CudaRenderer.h"
 #include "sinter/Codegen/CpuRenderer.h"
+#include "sinter/runtime/Nvrtc.h"
 
 #include <gtest/gtest.h>
+
+#include <sstream>
 
 namespace sinter {
 namespace {
@@ -334,6 +337,70 @@ namespace sinter {
 namespace {
 
 using Plan = codegen::KernelPlan;
+
+TEST(CudaRenderer, APointwiseLoopTakesSixteenBytesAThreadWhereItsBuffersAreAligned) {
+  // Note [Vector loads]: 4 f32 elements a thread, tested for alignment at
+  // run time, the rest (here 3) one a thread; a thread per 4 elements.
+  Plan::Value add = valueOf("add", {4099}, {-1, -2});
+  Plan::Value scaled = valueOf("mul", {4099}, {0, -3});
+  Plan plan = elementwise({{"f32", {4099}}, {"f32", {4099}}, {"f32", {4099}}}, {add, scaled});
+  Rendered vectors = render(plan);
+  ASSERT_FALSE(vectors.problem) << vectors.problem->detail;
+  for (const char *wanted :
+       {"const bool vectors = ((reinterpret_cast<unsigned long long>(in0) | "
+        "reinterpret_cast<unsigned long long>(in1) | reinterpret_cast<unsigned long long>(in2) | "
+        "reinterpret_cast<unsigned long long>(out0)) & 15ULL) == 0;",
+        "SINTER_ASSUME_ALIGNED(in2);", "SINTER_ASSUME_ALIGNED(out0);",
+        "; q < 1024; q += ", "const int64_t i = q * 4;", "const float r0_3 = v1(i + 3);",
+        "out0[i + 3] = r0_3;", "for (int64_t i = (vectors ? 4096 : 0) + "})
+    EXPECT_NE(vectors.source.find(wanted), std::string::npos) << wanted << "\n" << vectors.source;
+  // Every value at the 4 indices before any store.
+  EXPECT_LT(vectors.source.find("r0_3 = "), vectors.source.find("out0[i] = r0_0;"));
+  EXPECT_EQ(vectors.shape.grid[0], (4099 + 1023) / 1024);
+
+  // bf16: 8 elements are 16 bytes.
+  for (Plan::Value *value : {&add, &scaled})
+    value->dtype = "bf16";
+  Rendered halves =
+      render(elementwise({{"bf16", {4099}}, {"bf16", {4099}}, {"bf16", {4099}}}, {add, scaled}));
+  ASSERT_FALSE(halves.problem) << halves.problem->detail;
+  EXPECT_NE(halves.source.find("const int64_t i = q * 8;"), std::string::npos) << halves.source;
+
+  // Small loops, and loops that reduce, keep one element a thread.
+  Plan::Value small = valueOf("add", {1000}, {-1, -2});
+  Rendered one = render(elementwise({{"f32", {1000}}, {"f32", {1000}}}, {small}));
+  ASSERT_FALSE(one.problem);
+  EXPECT_EQ(one.source.find("vectors"), std::string::npos) << one.source;
+  Rendered sums = render(elementwise({{"f32", {48, 1024}}},
+                                     {reduction({1024}, -1, {0}, Plan::Reduction::ColumnBlocks)}));
+  ASSERT_FALSE(sums.problem) << sums.problem->detail;
+  EXPECT_EQ(sums.source.find("vectors"), std::string::npos) << sums.source;
+
+  // NVRTC joins each buffer's four loads and stores into 128-bit ones (in
+  // the vector loop: without SINTER_ASSUME_ALIGNED it makes none).
+  if (!cuda::nvrtcVersion().ok()) {
+    ASSERT_EQ(SINTER_EXPECT_NVRTC, 0) << cuda::nvrtcVersion().status();
+    GTEST_SKIP() << cuda::nvrtcVersion().status();
+  }
+  for (const char *arch : {"80", "90"}) {
+    StatusOr<std::string> ptx =
+        cuda::compileWithNvrtc({.path = "vectors.cu",
+                                .source = codegen::cudaKernelPrologue() + vectors.source,
+                                .arch = arch,
+                                .includeDirs = {SINTER_KERNELS_DIR}});
+    ASSERT_TRUE(ptx.ok()) << ptx.status();
+    // ld.global.v4.f32 or ld.global.nc.v4.f32 (through the read-only cache).
+    size_t loads = 0, stores = 0;
+    std::istringstream lines(*ptx);
+    for (std::string line; std::getline(lines, line);) {
+      bool vector = line.find(".v4.f32") != std::string::npos;
+      loads += vector && line.find("ld.global.") != std::string::npos;
+      stores += vector && line.find("st.global.") != std::string::npos;
+    }
+    EXPECT_GE(loads, 3u) << "sm_" << arch << ":\n" << *ptx;
+    EXPECT_GE(stores, 1u) << "sm_" << arch;
+  }
+}
 
 TEST(CudaRenderer, HalfValuesAreStoredInTwoBytesAndReducedOnlyInF32) {
   // Note [Half precision in kernels]: a bf16 add reads and writes

@@ -568,6 +568,42 @@ TEST(CudaSession, EveryRowOfTheOpTableIsTheReferences) {
   test_support::expectOpTableStep(results, expected);
 }
 
+TEST(CudaSession, PointwiseLoopsOfSixteenBytesAThreadReadBuffersAtAnyOffset) {
+  // Note [Vector loads]: 4099 elements (f32: 4 a thread; bf16: 8; the last
+  // few one a thread), read from the start of a buffer (aligned: the vector
+  // form) and from a view one element into it (not aligned: one element a
+  // thread), compiled into steps of their own: the reference's bits.
+  compiler::install();
+  std::vector<float> values(4100);
+  for (size_t k = 0; k < values.size(); ++k)
+    values[k] = static_cast<float>(k % 97) * 0.25f - 12.0f;
+  for (DType dtype : {DType::f32, DType::bf16}) {
+    SCOPED_TRACE(name(dtype));
+    auto steps = [&] {
+      Tensor x = from_vector<float>(values, {4100}).to(dtype);
+      mark_step(); // x is data: the steps below read it as an input
+      std::vector<Tensor> results;
+      results.push_back(x.slice(0, 0, 4099) * 3.0 - 1.0);
+      mark_step();
+      results.push_back(x.slice(0, 1, 4100) * 2.0 + x.slice(0, 0, 4099));
+      mark_step();
+      return results;
+    };
+    std::vector<std::vector<double>> expected;
+    {
+      reference::ReferenceGuard oracle;
+      for (const Tensor &t : steps())
+        expected.push_back(t.to_vector<double>());
+    }
+    Session::Use use({.device = Device::cuda(0), .compiler = {.allow_fallback = false}});
+    std::vector<Tensor> results = steps();
+    ASSERT_EQ(results[0].device(), Device::cuda(0));
+    for (size_t k = 0; k < results.size(); ++k)
+      test_support::expectSameBits("result " + std::to_string(k), results[k].to_vector<double>(),
+                                   expected[k]);
+  }
+}
+
 TEST(CudaSession, ParametersStayOnTheDeviceFromStepToStep) {
   ASSERT_TRUE(runtime::environment().cuda_simulator)
       << "run with SINTER_CUDA_SIMULATOR=1 (ctest: cuda_step_tests.session)";
