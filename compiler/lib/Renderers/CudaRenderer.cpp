@@ -10,7 +10,9 @@
 
 #include <algorithm>
 #include <locale>
+#include <map>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 namespace sinter::codegen {
@@ -82,8 +84,9 @@ constexpr int64_t kVectorElements = 1024;
 /// no full-size input, so no loop reads what another writes in place),
 /// merged where they walk alike; a per-result plan's are its results (it
 /// writes nothing in place), merged likewise. Every value is a function of
-/// its index, recomputed where read (the plan's stored values, which the CPU
-/// keeps in scratch, cost no memory here); a reduction outside a row is
+/// its index, computed where read (the plan's stored values, which the CPU
+/// keeps in scratch, cost no memory here; Note [Values computed once]); a
+/// reduction outside a row is
 /// computed where read, except where that would repeat it for many elements
 /// (read through a broadcast, or inside another reduction): that loop is a
 /// Block walk (below) until split reductions land. Each loop computes all its results at an
@@ -104,6 +107,22 @@ constexpr int64_t kVectorElements = 1024;
 /// at full speed).
 enum class Walk : uint8_t { Elements, WarpElements, Rows, Block, Columns };
 
+/// Note [Values computed once]
+/// Where a loop reads a value at an index (a result stored, an element a
+/// reduction takes in), the renderer writes the statements that compute it
+/// there, straight-line: each value the expression needs at the same index
+/// is a local computed once (`const float e12 = e10 * e10;`), a layout op's
+/// operand is computed at its own index (a local too), and reductions,
+/// constants, iota and random numbers are their functions of the index
+/// (lambdas: a row's register, a loop over the reduced elements). Pointwise
+/// and layout values have no function of their own. The values were once
+/// all lambdas calling each other, which NVRTC inlines before it can merge
+/// them: a value read by two others was inlined twice, so a chain of
+/// layer-norm-like steps (a square, a mean, a difference read again)
+/// doubled at each step; three row kernels of 50 random graphs inlined
+/// 22,000 to 45,000 calls and took NVRTC 18 to over 90 seconds each. Now
+/// each scope computes each value once, whatever the graph.
+
 struct Loop {
   std::vector<size_t> results;
   Walk walk = Walk::Elements;
@@ -115,6 +134,7 @@ struct Loop {
   bool innermost = false;        // Columns: one output a tile, its elements along the block
   std::vector<bool> needed;      // the values its results read
   int64_t vector = 1;            // Elements: neighbouring elements a thread (Note [Vector loads])
+  std::vector<std::string> vectorPointers; // Elements with vector > 1: the pointers tested
 };
 
 bool isReduction(const KernelPlan::Value &value) {
@@ -195,10 +215,8 @@ public:
         }
       }
     merge(loops);
-    for (Loop &loop : loops) {
-      std::vector<std::string> pointers;
-      loop.vector = vectorWidth(loop, pointers);
-    }
+    for (Loop &loop : loops)
+      loop.vector = vectorWidth(loop, loop.vectorPointers);
     names.assign(plan.values.size(), "");
     int64_t blocks = 1;
     bool warpOperations = false;
@@ -489,7 +507,62 @@ private:
     return true;
   }
 
-  /// `v` read at element `index`.
+  /// What one scope of straight-line code has computed (Note [Values
+  /// computed once]): its statements, and per (value, index) the local
+  /// holding it.
+  struct Scope {
+    std::string indent;
+    std::string text;
+    std::map<std::pair<int, std::string>, std::string> known;
+  };
+
+  /// `v` at `index`: the statements that compute it (into `scope`, once per
+  /// value and index) and the local that holds it.
+  std::string at(int v, const std::string &index, Scope &scope) const {
+    auto key = std::make_pair(v, index);
+    if (auto found = scope.known.find(key); found != scope.known.end())
+      return found->second;
+    std::string expression;
+    const std::string type = typeOf(v);
+    if (v < 0 || !isComputedWhereRead(plan.values[v])) {
+      expression = call(v, index);
+    } else if (const KernelPlan::Value &value = plan.values[v]; value.hasIndexMap) {
+      // A layout op: its operand at offset + sum of coordinate x stride.
+      std::string mapped = std::to_string(value.map.offset);
+      for (size_t d = 0; d < value.map.strides.size(); ++d)
+        if (value.map.strides[d] != 0)
+          mapped += " + y" + std::to_string(d) + " * " + std::to_string(value.map.strides[d]);
+      std::string j = "j" + std::to_string(fresh++);
+      scope.text += scope.indent + "int64_t " + j + ";\n" + scope.indent + "{\n" +
+                    coordinates(value.shape, index, scope.indent + "  ") + scope.indent + "  " + j +
+                    " = " + mapped + ";\n" + scope.indent + "}\n";
+      // The operand's local is the layout op's.
+      std::string name = at(value.operands[0], j, scope);
+      scope.known[key] = name;
+      return name;
+    } else {
+      std::vector<std::string> operands;
+      for (int operand : value.operands)
+        operands.push_back(at(operand, index, scope));
+      expression = pointwiseText(Dialect::Cuda, value, type,
+                                 value.operands.empty() ? "" : typeOf(value.operands[0]),
+                                 [&](unsigned k) { return operands[k]; });
+    }
+    std::string name = "e" + std::to_string(fresh++);
+    scope.text += scope.indent + "const " + type + " " + name + " = " + expression + ";\n";
+    scope.known[key] = name;
+    return name;
+  }
+
+  /// Whether `value` is computed where it is read, with no function of its
+  /// own (Note [Values computed once]): pointwise and layout ops.
+  static bool isComputedWhereRead(const KernelPlan::Value &value) {
+    return !isReduction(value) && value.op != "constant" && value.op != "iota" &&
+           value.op != "random";
+  }
+
+  /// `v` read at element `index`: an input's element, or the value's
+  /// function (a reduction, a constant, iota, random numbers).
   std::string call(int v, const std::string &index) const {
     if (v < 0) {
       std::string buffer = "in" + std::to_string(-1 - v);
@@ -509,13 +582,14 @@ private:
     body << text << "  };\n";
   }
 
-  /// The coordinates y0.. of element `i` of `shape`, as statements.
-  static std::string coordinates(const std::vector<int64_t> &shape) {
-    std::string text = "    uint64_t rest = static_cast<uint64_t>(i);\n";
+  /// The coordinates y0.. of element `index` of `shape`, as statements.
+  static std::string coordinates(const std::vector<int64_t> &shape, const std::string &index = "i",
+                                 const std::string &indent = "    ") {
+    std::string text = indent + "uint64_t rest = static_cast<uint64_t>(" + index + ");\n";
     for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d)
-      text += "    const int64_t y" + std::to_string(d) + " = static_cast<int64_t>(rest % " +
+      text += indent + "const int64_t y" + std::to_string(d) + " = static_cast<int64_t>(rest % " +
               std::to_string(shape[d]) + "u); rest /= " + std::to_string(shape[d]) + "u;\n";
-    return text + "    (void)rest;\n";
+    return text + indent + "(void)rest;\n";
   }
 
   /// Defines every value `loop` reads, in program order.
@@ -549,14 +623,9 @@ private:
       return std::nullopt;
     }
     if (value.hasIndexMap) {
-      // A layout op: its operand at offset + sum of coordinate x stride.
+      // A layout op: computed where read (at()).
       if (value.operands.size() != 1)
         return refused(v, "a layout op of several operands");
-      std::string index = std::to_string(value.map.offset);
-      for (size_t d = 0; d < value.map.strides.size(); ++d)
-        if (value.map.strides[d] != 0)
-          index += " + y" + std::to_string(d) + " * " + std::to_string(value.map.strides[d]);
-      define(v, coordinates(value.shape) + "    return " + call(value.operands[0], index) + ";\n");
       return std::nullopt;
     }
     if (value.op == "iota") {
@@ -566,18 +635,20 @@ private:
     }
     if (value.op == "random") {
       // Philox keyed by (seed, stream, element index): the CPU's numbers.
-      define(v, "    const uint64_t seed = static_cast<uint64_t>(" + call(value.operands[0], "0") +
+      Scope scope{"    ", "", {}};
+      std::string seed = at(value.operands[0], "0", scope);
+      define(v, scope.text + "    const uint64_t seed = static_cast<uint64_t>(" + seed +
                     ");\n    return sinter::kernels::" +
                     (value.distribution == "uniform" ? "philoxUniform" : "philoxNormal") +
                     "(seed, " + std::to_string(value.stream) + "ULL, static_cast<uint64_t>(i));\n");
       return std::nullopt;
     }
+    // A pointwise op: computed where read (at()); here only whether it can be.
     std::string text = pointwiseText(Dialect::Cuda, value, t,
                                      value.operands.empty() ? "" : typeOf(value.operands[0]),
-                                     [&](unsigned k) { return call(value.operands[k], "i"); });
+                                     [&](unsigned k) { return "a" + std::to_string(k); });
     if (text.empty())
       return refused(v, "an op the pointwise table lacks (" + value.op + ")");
-    define(v, "    return " + text + ";\n");
     return std::nullopt;
   }
 
@@ -587,16 +658,18 @@ private:
   std::pair<std::string, std::string> results(const Loop &loop, const std::string &index,
                                               int64_t count, const std::string &indent,
                                               const std::string &suffix = "") const {
+    Scope scope{indent, "", {}};
     std::string values, stores;
     for (size_t k : loop.results) {
       int value = plan.results[k].value;
       if (elements(value) != count)
         continue;
       std::string r = "r" + std::to_string(k) + suffix;
-      values += indent + "const " + typeOf(value) + " " + r + " = " + call(value, index) + ";\n";
+      values +=
+          indent + "const " + typeOf(value) + " " + r + " = " + at(value, index, scope) + ";\n";
       stores += indent + "out" + std::to_string(k) + "[" + index + "] = " + r + ";\n";
     }
-    return {values, stores};
+    return {scope.text + values, stores};
   }
 
   /// An Elements or WarpElements loop (Note [Loops of a CUDA kernel]).
@@ -665,8 +738,8 @@ private:
   /// are aligned (Note [Vector loads]), then one element a thread for the
   /// rest (all of it where they are not).
   void renderVectors(const Loop &loop) {
-    std::vector<std::string> pointers;
-    const int64_t w = vectorWidth(loop, pointers);
+    const std::vector<std::string> &pointers = loop.vectorPointers;
+    const int64_t w = loop.vector;
     const int64_t full = loop.elements / w * w;
     std::string any;
     for (const std::string &pointer : pointers)
@@ -1044,10 +1117,12 @@ private:
     std::string init, combine;
     if (!combineRule(value.op == "reduce_sum", t, cols == 0, init, combine))
       return std::nullopt;
+    Scope scope{indent + "  ", "", {}};
+    std::string x = at(operand, "r * " + std::to_string(cols) + " + c", scope);
     return indent + t + " acc = " + init + ";\n" + indent + "for (int64_t c = " + first + "; c < " +
-           std::to_string(cols) + "; c += " + step + ") {\n" + indent + "  " + t +
-           " x = " + call(operand, "r * " + std::to_string(cols) + " + c") + ";\n" + indent + "  " +
-           combine + "\n" + indent + "}\n" + butterfly(t, combine, to, indent, width);
+           std::to_string(cols) + "; c += " + step + ") {\n" + scope.text + indent + "  " + t +
+           " x = " + x + ";\n" + indent + "  " + combine + "\n" + indent + "}\n" +
+           butterfly(t, combine, to, indent, width);
   }
 
   /// A row reduction (Note [Row kernels on the GPU]): the current row's
@@ -1147,6 +1222,8 @@ private:
       // butterfly. The reduction itself is `total`, combined after every
       // split's share is in (Note [Split column reductions]).
       const bool inner = columns->innermost;
+      Scope scope{"      ", "", {}};
+      std::string x = at(operand, "at", scope);
       const std::string chunk = std::to_string((count + columns->splits - 1) / columns->splits),
                         n = std::to_string(count), name = "v" + std::to_string(v);
       body << "  auto " << name << "_part = [&](int64_t i) -> " << t << " {\n"
@@ -1157,18 +1234,20 @@ private:
            << "    for (int64_t j = split * " << chunk << " + " << (inner ? "threadIdx.x" : "warp")
            << "; j < j_end; j += " << (inner ? kThreads : kWarps)
            << ") {\n      int64_t at = base;\n"
-           << decompose(true, "j", "at", "      ") << "      " << t
-           << " x = " << call(operand, "at") << ";\n      " << combine << "\n    }\n"
+           << decompose(true, "j", "at", "      ") << scope.text << "      " << t << " x = " << x
+           << ";\n      " << combine << "\n    }\n"
            << (inner ? butterfly(t, combine, "return ", "    ") : "    return acc;\n") << "  };\n";
       define(v, "    return " + name + "_total;\n", false);
       return std::nullopt;
     }
     const bool warp = walk == Walk::WarpElements;
+    Scope scope{"      ", "", {}};
+    std::string x = at(operand, "at", scope);
     std::string text = "    int64_t base = 0;\n" + decompose(false, "i", "base", "    ") + "    " +
                        t + " acc = " + init + ";\n    for (int64_t j = " + (warp ? "lane" : "0") +
                        "; j < " + std::to_string(count) + "; j += " + (warp ? "32" : "1") +
                        ") {\n      int64_t at = base;\n" + decompose(true, "j", "at", "      ") +
-                       "      " + t + " x = " + call(operand, "at") + ";\n      " + combine +
+                       scope.text + "      " + t + " x = " + x + ";\n      " + combine +
                        "\n    }\n";
     text += warp ? butterfly(t, combine, "return ", "    ") : "    return acc;\n";
     define(v, text);
@@ -1178,6 +1257,7 @@ private:
   const KernelPlan &plan;
   std::ostringstream os, body;
   std::vector<std::string> names;
+  mutable int64_t fresh = 0;             // the next local's number (Note [Values computed once])
   bool blockRows = false;                // a Rows loop of a block per row is being written
   int64_t rowLanes = 32;                 // a Rows loop's lanes to a row (several rows a warp)
   std::string rowFirst = "lane";         // a Rows loop's lane's first column

@@ -172,12 +172,20 @@ TEST(CudaRenderer, ARowPlanTakesAWarpPerRowOrOneBlockForAnotherRowsValue) {
   // Rows of 24: a warp per row.
   Rendered wide = render(rowSums(4, 24));
   ASSERT_FALSE(wide.problem) << wide.problem->detail;
-  // Values first, then stores; the rows' sums by lane 0.
-  size_t value = wide.source.find("const float r0 = v2(i);");
+  // Values first, then stores (Note [Values computed once]: the quotient
+  // where it is read, its operands' locals before it); the rows' sums by
+  // lane 0.
+  EXPECT_NE(wide.source.find("const float e1 = in0[i];"), std::string::npos) << wide.source;
+  EXPECT_NE(wide.source.find("const float e3 = v0(j2);\n    const float e4 = e1 / e3;"),
+            std::string::npos)
+      << wide.source;
+  size_t value = wide.source.find("const float r0 = e4;");
   size_t stored = wide.source.find("out0[i] = r0;");
   ASSERT_NE(value, std::string::npos) << wide.source;
   EXPECT_LT(value, stored);
-  EXPECT_NE(wide.source.find("if (lane == 0) {\n    const float r1 = v0(r);"), std::string::npos)
+  EXPECT_NE(
+      wide.source.find("if (lane == 0) {\n    const float e5 = v0(r);\n    const float r1 = e5;"),
+      std::string::npos)
       << wide.source;
   EXPECT_NE(wide.source.find("for (int o = 16; o > 0; o /= 2)"), std::string::npos) << wide.source;
   EXPECT_EQ(wide.shape.grid[0], 1); // 4 rows: a warp each, 8 warps a block
@@ -191,7 +199,7 @@ TEST(CudaRenderer, ARowPlanTakesAWarpPerRowOrOneBlockForAnotherRowsValue) {
        {"const int64_t slot = lane % 8;", "const int64_t r = r0 + lane / 8;",
         "for (int o = 4; o > 0; o /= 2)", "__shfl_xor_sync(0xffffffffu, acc, o, 8)",
         "__shfl_sync(0xffffffffu, acc, 0, 8)", "for (int64_t c = (live ? slot : 8); c < 8; c += 8)",
-        "if (live && slot == 0) {\n    const float r1 = v0(r);"})
+        "if (live && slot == 0) {\n    const float e5 = v0(r);\n    const float r1 = e5;"})
     EXPECT_NE(rendered.source.find(text), std::string::npos) << text << "\n" << rendered.source;
   EXPECT_EQ(rendered.shape.grid[0], 1);
   // 1000 rows of 10: 16 lanes a row, 2 rows a warp, 16 rows a block.
@@ -208,7 +216,9 @@ TEST(CudaRenderer, ARowPlanTakesAWarpPerRowOrOneBlockForAnotherRowsValue) {
       << otherRow.source;
   EXPECT_NE(otherRow.source.find("for (int64_t r = warp; r < 4; r += warps)"), std::string::npos)
       << otherRow.source;
-  EXPECT_NE(otherRow.source.find("return v0s(0);"), std::string::npos) << otherRow.source;
+  EXPECT_NE(otherRow.source.find("j2 = 0;\n    }\n    const float e3 = v0s(j2);"),
+            std::string::npos)
+      << otherRow.source;
   // A result of neither size.
   plan.values[1].map.strides = {1, 0};
   plan.inputs.push_back({"f32", {3}});
@@ -224,6 +234,53 @@ TEST(CudaRenderer, ARowPlanTakesAWarpPerRowOrOneBlockForAnotherRowsValue) {
   EXPECT_NE(oddResult.source.find("for (int64_t i = threadIdx.x; i < 32; i += blockDim.x)"),
             std::string::npos)
       << oddResult.source;
+}
+
+TEST(CudaRenderer, AValueReadByManyIsComputedOncePerIndex) {
+  // Note [Values computed once]: thirty steps, each reading the one before
+  // twice (x * x, then x + x, ...), summed over each row and the sum taken
+  // from the last step. As functions calling functions this is 2^30 calls
+  // once inlined; computed where read, each step is one local in each
+  // place it is read (the row sum's loop and the results' loop), and only
+  // the row sum is a function.
+  const int64_t rows = 8, cols = 10, steps = 30;
+  Plan plan;
+  plan.kind = Plan::Kind::Rows;
+  plan.rows = rows, plan.cols = cols;
+  plan.inputs = {{"f32", {rows, cols}}};
+  for (int k = 0; k < steps; ++k) {
+    int previous = k == 0 ? -1 : k - 1;
+    plan.values.push_back(valueOf(k % 2 == 0 ? "mul" : "add", {rows, cols}, {previous, previous}));
+  }
+  plan.values.push_back(reduction({rows}, steps - 1, {1}, Plan::Reduction::Row));
+  plan.values.push_back(broadcast({rows, cols}, steps, {1, 0}));
+  plan.values.push_back(valueOf("sub", {rows, cols}, {steps - 1, steps + 1}));
+  plan.results = {{steps + 2, -1}};
+  Rendered rendered = render(plan);
+  ASSERT_FALSE(rendered.problem) << rendered.problem->detail;
+  auto count = [&](const std::string &text) {
+    size_t n = 0;
+    for (size_t at = rendered.source.find(text); at != std::string::npos;
+         at = rendered.source.find(text, at + 1))
+      ++n;
+    return n;
+  };
+  EXPECT_EQ(count("[&](int64_t i)"), 1u) << rendered.source;
+  EXPECT_NE(rendered.source.find("auto v30 = [&](int64_t i)"), std::string::npos)
+      << rendered.source;
+  // Fifteen products and fifteen sums in each of the two places.
+  EXPECT_EQ(count(" * e"), 30u) << rendered.source;
+  EXPECT_EQ(count(" + e"), 30u) << rendered.source;
+  if (!cuda::nvrtcVersion().ok()) {
+    ASSERT_EQ(SINTER_EXPECT_NVRTC, 0) << cuda::nvrtcVersion().status();
+    GTEST_SKIP() << cuda::nvrtcVersion().status();
+  }
+  StatusOr<std::string> ptx =
+      cuda::compileWithNvrtc({.path = "chain.cu",
+                              .source = codegen::cudaKernelPrologue() + rendered.source,
+                              .arch = "90",
+                              .includeDirs = {SINTER_KERNELS_DIR}});
+  EXPECT_TRUE(ptx.ok()) << ptx.status();
 }
 
 TEST(CudaRenderer, RowsOfManyColumnsTakeABlockEach) {
@@ -247,7 +304,7 @@ TEST(CudaRenderer, RowsOfManyColumnsTakeABlockEach) {
        {"for (int64_t r = blockIdx.x; r < 3; r += gridDim.x) {", "__shared__ float v0_warps[8];",
         "for (int64_t c = threadIdx.x; c < 4096; c += 256) {",
         "if (lane == 0)\n        v0_warps[warp] = acc;\n      __syncthreads();",
-        "if (threadIdx.x == 0) {\n    const float r1 = v0(r);"})
+        "if (threadIdx.x == 0) {\n    const float e5 = v0(r);\n    const float r1 = e5;"})
     EXPECT_NE(wide.source.find(text), std::string::npos) << text << " in\n" << wide.source;
   // The warps' values are read in warp order by every thread, then a
   // barrier before the next row writes the array again.
@@ -295,7 +352,8 @@ TEST(CudaRenderer, TallColumnSumsAreSplitAcrossBlocksAndCombinedByTheLastOfATile
         "__threadfence();", "last = atomicAdd(&kernel0_arrivals0[tile], 1u) == 15u;",
         // The last block of a tile: the splits in order, then the results.
         "const volatile float *p = scratch0;", "for (int64_t k = 1; k < 16; ++k) {",
-        "float x = p[k * 96 + o];", "v0_total = acc;", "const float r0 = v1(o);", "out0[o] = r0;",
+        "float x = p[k * 96 + o];", "v0_total = acc;",
+        "const float e3 = e1 * e2;\n      const float r0 = e3;", "out0[o] = r0;",
         "kernel0_arrivals0[tile] = 0u;", "extern \"C\" void kernel0_reset() {",
         "static_cast<float *>(buffers[3])"})
     EXPECT_NE(split.source.find(text), std::string::npos) << text << " in\n" << split.source;
@@ -351,8 +409,9 @@ TEST(CudaRenderer, APointwiseLoopTakesSixteenBytesAThreadWhereItsBuffersAreAlign
         "reinterpret_cast<unsigned long long>(in1) | reinterpret_cast<unsigned long long>(in2) | "
         "reinterpret_cast<unsigned long long>(out0)) & 15ULL) == 0;",
         "SINTER_ASSUME_ALIGNED(in2);", "SINTER_ASSUME_ALIGNED(out0);",
-        "; q < 1024; q += ", "const int64_t i = q * 4;", "const float r0_3 = v1(i + 3);",
-        "out0[i + 3] = r0_3;", "for (int64_t i = (vectors ? 4096 : 0) + "})
+        "; q < 1024; q += ", "const int64_t i = q * 4;", "const float e15 = in0[i + 3];",
+        "const float e19 = e17 * e18;", "const float r0_3 = e19;", "out0[i + 3] = r0_3;",
+        "for (int64_t i = (vectors ? 4096 : 0) + "})
     EXPECT_NE(vectors.source.find(wanted), std::string::npos) << wanted << "\n" << vectors.source;
   // Every value at the 4 indices before any store.
   EXPECT_LT(vectors.source.find("r0_3 = "), vectors.source.find("out0[i] = r0_0;"));
@@ -404,8 +463,8 @@ TEST(CudaRenderer, APointwiseLoopTakesSixteenBytesAThreadWhereItsBuffersAreAlign
 
 TEST(CudaRenderer, HalfValuesAreStoredInTwoBytesAndReducedOnlyInF32) {
   // Note [Half precision in kernels]: a bf16 add reads and writes
-  // sinter_bf16 (two bytes) and computes in float; the value's function
-  // returns the storage type, which rounds.
+  // sinter_bf16 (two bytes) and computes in float; the value's local is
+  // the storage type, which rounds.
   Plan::Value add = valueOf("add", {64}, {-1, -2});
   add.dtype = "bf16";
   Rendered sum = render(elementwise({{"bf16", {64}}, {"bf16", {64}}}, {add}));
@@ -413,7 +472,7 @@ TEST(CudaRenderer, HalfValuesAreStoredInTwoBytesAndReducedOnlyInF32) {
   EXPECT_NE(sum.source.find("const sinter_bf16 *__restrict__ in0"), std::string::npos)
       << sum.source;
   EXPECT_NE(sum.source.find("sinter_bf16 *__restrict__ out0"), std::string::npos) << sum.source;
-  EXPECT_NE(sum.source.find("-> sinter_bf16"), std::string::npos) << sum.source;
+  EXPECT_NE(sum.source.find("const sinter_bf16 e2 = e0 + e1;"), std::string::npos) << sum.source;
   // A reduction of half values is lowering's to convert (Note [Half
   // precision in f32]); both renderers refuse it, saying so.
   Plan::Value total = reduction({4}, -1, {1}, Plan::Reduction::Row);

@@ -303,7 +303,8 @@ Tensor bitwise_xor(const Tensor &a, const Operand &b) {
 Tensor bitwise_not(const Tensor &x, Loc loc) {
   checkDefined(x, "bitwise_not", loc);
   SINTER_CHECK(lazy::accepts(lazy::Operands::Logical, x.dtype()), loc,
-               cat("bitwise_not: expects a bool or integer tensor, got ", sinter::name(x.dtype()),
+               cat("bitwise_not: expects ", lazy::describe(lazy::Operands::Logical), ", got ",
+                   sinter::name(x.dtype()),
                    " of shape ", shapeStr(x)));
   if (x.dtype() == DType::boolean)
     return prim::unary(Op::Not, x, loc);
