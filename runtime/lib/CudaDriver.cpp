@@ -115,7 +115,6 @@ StatusOr<void *> primaryContext(int ordinal) {
 } // namespace detail
 
 using detail::Driver;
-using detail::setCurrent;
 using detail::theDriver;
 
 Status driverError(int result, const char *call, const char *file, int line) {
@@ -169,121 +168,6 @@ StatusOr<std::vector<DeviceInfo>> listDevices() {
 int deviceCount() {
   StatusOr<std::vector<DeviceInfo>> devices = listDevices();
   return devices.ok() ? static_cast<int>(devices->size()) : 0;
-}
-
-//===----------------------------------------------------------------------===//
-// Device, DeviceBuffer, Module
-//===----------------------------------------------------------------------===//
-// The driver is known to be open whenever one of these objects exists, since
-// only Device::open makes them.
-
-namespace {
-const Driver &openedDriver() { return *theDriver(); }
-} // namespace
-
-StatusOr<Device> Device::open(int ordinal) {
-  SINTER_ASSIGN_OR_RETURN(std::vector<DeviceInfo> devices, listDevices());
-  if (ordinal < 0 || ordinal >= static_cast<int>(devices.size()))
-    return absl::NotFoundError(absl::StrCat("no CUDA device ", ordinal, ": the driver reports ",
-                                            devices.size(), " device(s)"));
-  Device device;
-  device.info_ = devices[ordinal];
-  SINTER_ASSIGN_OR_RETURN(device.context_, detail::primaryContext(ordinal));
-  SINTER_RETURN_IF_ERROR(device.makeCurrent());
-  return device;
-}
-
-Status Device::makeCurrent() const { return setCurrent(context_); }
-
-StatusOr<DeviceBuffer> Device::allocate(std::size_t bytes) const {
-  SINTER_RETURN_IF_ERROR(makeCurrent());
-  DeviceBuffer buffer;
-  buffer.context_ = context_;
-  buffer.bytes_ = bytes;
-  if (bytes > 0)
-    SINTER_CUDA_RETURN_IF_ERROR(openedDriver().memAlloc(&buffer.address_, bytes));
-  return buffer;
-}
-
-StatusOr<Module> Device::load(const std::string &image) const {
-  SINTER_RETURN_IF_ERROR(makeCurrent());
-  Module module;
-  module.context_ = context_;
-  SINTER_CUDA_RETURN_IF_ERROR(openedDriver().moduleLoadData(&module.module_, image.c_str()));
-  return module;
-}
-
-Status Device::synchronize() const {
-  SINTER_RETURN_IF_ERROR(makeCurrent());
-  SINTER_CUDA_RETURN_IF_ERROR(openedDriver().ctxSynchronize());
-  return absl::OkStatus();
-}
-
-DeviceBuffer::DeviceBuffer(DeviceBuffer &&other) noexcept
-    : context_(std::exchange(other.context_, nullptr)), address_(std::exchange(other.address_, 0)),
-      bytes_(std::exchange(other.bytes_, 0)) {}
-
-DeviceBuffer &DeviceBuffer::operator=(DeviceBuffer &&other) noexcept {
-  if (this != &other) {
-    DeviceBuffer old(std::move(*this));
-    context_ = std::exchange(other.context_, nullptr);
-    address_ = std::exchange(other.address_, 0);
-    bytes_ = std::exchange(other.bytes_, 0);
-  }
-  return *this;
-}
-
-DeviceBuffer::~DeviceBuffer() {
-  if (address_ != 0 && setCurrent(context_).ok())
-    (void)openedDriver().memFree(address_); // a failure here has no one to report to
-}
-
-Status DeviceBuffer::copyFromHost(const void *source, std::size_t bytes) {
-  if (bytes > bytes_)
-    return absl::InvalidArgumentError(
-        absl::StrCat("copy of ", bytes, " bytes into a device buffer of ", bytes_));
-  SINTER_RETURN_IF_ERROR(setCurrent(context_));
-  SINTER_CUDA_RETURN_IF_ERROR(openedDriver().memcpyHtoD(address_, source, bytes));
-  return absl::OkStatus();
-}
-
-Status DeviceBuffer::copyToHost(void *destination, std::size_t bytes) const {
-  if (bytes > bytes_)
-    return absl::InvalidArgumentError(
-        absl::StrCat("copy of ", bytes, " bytes out of a device buffer of ", bytes_));
-  SINTER_RETURN_IF_ERROR(setCurrent(context_));
-  SINTER_CUDA_RETURN_IF_ERROR(openedDriver().memcpyDtoH(destination, address_, bytes));
-  return absl::OkStatus();
-}
-
-Module::Module(Module &&other) noexcept
-    : context_(std::exchange(other.context_, nullptr)),
-      module_(std::exchange(other.module_, nullptr)) {}
-
-Module &Module::operator=(Module &&other) noexcept {
-  if (this != &other) {
-    Module old(std::move(*this));
-    context_ = std::exchange(other.context_, nullptr);
-    module_ = std::exchange(other.module_, nullptr);
-  }
-  return *this;
-}
-
-Module::~Module() {
-  if (module_ != nullptr && setCurrent(context_).ok())
-    (void)openedDriver().moduleUnload(module_);
-}
-
-Status Module::launch(const std::string &name, const runtime::LaunchShape &shape,
-                      void **arguments) const {
-  SINTER_RETURN_IF_ERROR(runtime::checkCudaLaunchShape(name, shape));
-  if (module_ == nullptr)
-    return absl::FailedPreconditionError("launch of '" + name + "' from an empty CUDA module");
-  SINTER_RETURN_IF_ERROR(setCurrent(context_));
-  const Driver &driver = openedDriver();
-  void *function = nullptr;
-  SINTER_CUDA_RETURN_IF_ERROR(driver.moduleGetFunction(&function, module_, name.c_str()));
-  return detail::launch(driver, function, name, shape, arguments);
 }
 
 namespace detail {

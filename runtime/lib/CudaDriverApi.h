@@ -2,8 +2,9 @@
 //
 // The driver entry points the runtime calls, as dlsym found them (Note
 // [Lazy CUDA] in sinter/runtime/CudaDriver.h), for the files of the runtime
-// that talk to the driver: CudaDriver.cpp (devices, buffers, modules) and
-// DriverDevice.cpp (a Program's device). Declared by hand: their C ABI is
+// that talk to the driver: CudaDriver.cpp (opening it, listing devices,
+// launches) and DriverDevice.cpp (a GPU as a CudaDevice: memory, modules,
+// matrix products). Declared by hand: their C ABI is
 // stable across driver versions, and the runtime builds without the toolkit.
 //
 //===----------------------------------------------------------------------===//
@@ -11,6 +12,7 @@
 #define SINTER_RUNTIME_LIB_CUDADRIVERAPI_H
 
 #include "sinter/runtime/CudaDriver.h"
+#include "sinter/runtime/LaunchShape.h"
 
 #include <cstddef>
 #include <string>

@@ -151,12 +151,8 @@ private:
 class DriverDevice final : public CudaDevice {
 public:
   DriverDevice(const Driver &driver, void *context, const cuda::DeviceInfo &info)
-      : driver_(driver), context_(context) {
-    device_.kind = DeviceKind::Cuda;
-    device_.index = info.ordinal;
-    device_.capacityBytes = static_cast<int64_t>(info.totalMemoryBytes);
-    device_.granularity = 256;
-  }
+      : driver_(driver),
+        context_(context), device_{.id = {DeviceKind::Cuda, info.ordinal}, .granularity = 256} {}
 
   const Device &device() const override { return device_; }
   const Driver &driver() const { return driver_; }

@@ -2,6 +2,7 @@
 #include "sinter/runtime/Environment.h"
 
 #include "sinter/runtime/ByteCount.h"
+#include "sinter/runtime/Device.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -21,10 +22,7 @@ Environment parseEnvironment(const std::function<const char *(const char *)> &lo
                            expected);
   };
   if (std::string device = text("SINTER_DEVICE"); !device.empty()) {
-    // The forms of sinter::Device::parse, which the frontend applies.
-    bool cuda = device.rfind("cuda:", 0) == 0 && device.size() > 5 && device.size() < 15 &&
-                device.find_first_not_of("0123456789", 5) == std::string::npos;
-    if (device != "cpu" && device != "cuda" && !cuda)
+    if (!DeviceId::parse(device))
       warn("SINTER_DEVICE", device, "cpu, cuda or cuda:N; steps run on the CPU");
     else
       env.device = device;

@@ -89,14 +89,8 @@ private:
 
 class SimulatedDevice final : public CudaDevice {
 public:
-  SimulatedDevice() {
-    // The host's memory stands for the device's.
-    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
-    device_.kind = DeviceKind::Cuda;
-    device_.index = 0;
-    device_.capacityBytes = pages > 0 && size > 0 ? static_cast<int64_t>(pages) * size : 0;
-    device_.granularity = 256;
-  }
+  // The host's memory stands for the device's, in the GPU's granularity.
+  SimulatedDevice() : device_{.id = {DeviceKind::Cuda, 0}, .granularity = 256} {}
 
   const Device &device() const override { return device_; }
 

@@ -6,7 +6,8 @@
 
 extern "C" __global__ void half_conversions_all(unsigned short *f16_of_f32,
                                                 unsigned short *bf16_of_f32, float *f32_of_f16,
-                                                float *f32_of_bf16, long long n) {
+                                                float *f32_of_bf16, const long long *count) {
+  const long long n = *count;
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
        i += (long long)gridDim.x * blockDim.x) {
     const float x =

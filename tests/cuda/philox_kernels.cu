@@ -3,8 +3,12 @@
 // randn), for every element of a grid-stride loop.
 #include "common/philox.h"
 
-extern "C" __global__ void philox_fill(float *uniform, float *normal, unsigned long long seed,
-                                       unsigned long long stream, long long n) {
+// `draw` holds the seed, the stream and the count (a Program's kernels take
+// device pointers only, and the test launches this one as it launches them).
+extern "C" __global__ void philox_fill(float *uniform, float *normal,
+                                       const unsigned long long *draw) {
+  const unsigned long long seed = draw[0], stream = draw[1];
+  const long long n = (long long)draw[2];
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
        i += (long long)gridDim.x * blockDim.x) {
     uniform[i] = sinter::kernels::philoxUniform(seed, stream, (unsigned long long)i);

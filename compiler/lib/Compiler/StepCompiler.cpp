@@ -37,8 +37,7 @@ using ValuePtr = std::shared_ptr<const lazy::Value>;
 /// The kind of device the graph's tensors live on (the first's; unsupported
 /// refuses a graph on several).
 runtime::DeviceKind deviceOf(const std::vector<const lazy::Node *> &order) {
-  return order.empty() || order.front()->device.isCpu() ? runtime::DeviceKind::Cpu
-                                                        : runtime::DeviceKind::Cuda;
+  return order.empty() ? runtime::DeviceKind::Cpu : order.front()->device.kind();
 }
 
 /// Why the graph cannot be compiled, or "": tensors on two devices, a

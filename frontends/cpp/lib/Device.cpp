@@ -7,33 +7,22 @@
 
 #include "Format.h"
 
-#include <charconv>
+#include <optional>
 
 namespace sinter {
 
 Device Device::cuda(int index, std::source_location where) {
   SINTER_CHECK(index >= 0, where, cat("CUDA device index must be >= 0, got ", index));
-  return Device(Kind::cuda, index);
+  return Device({Kind::Cuda, index});
 }
 
-Device Device::best() { return cuda::deviceCount() > 0 ? Device(Kind::cuda, 0) : cpu(); }
+Device Device::best() { return cuda::deviceCount() > 0 ? Device({Kind::Cuda, 0}) : cpu(); }
 
 Device Device::parse(std::string_view text, std::source_location where) {
-  if (text == "cpu")
-    return cpu();
-  if (text == "cuda")
-    return Device(Kind::cuda, 0);
-  constexpr std::string_view kCudaPrefix = "cuda:";
-  if (text.starts_with(kCudaPrefix)) {
-    std::string_view digits = text.substr(kCudaPrefix.size());
-    int index = -1;
-    auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
-    if (error == std::errc() && end == digits.data() + digits.size() && !digits.empty() &&
-        index >= 0)
-      return Device(Kind::cuda, index);
-  }
-  throwError(cat("unknown device '", std::string(text), "'; expected 'cpu', 'cuda' or 'cuda:N'"),
-             where);
+  std::optional<runtime::DeviceId> id = runtime::DeviceId::parse(text);
+  SINTER_CHECK(id.has_value(), where,
+               cat("unknown device '", std::string(text), "'; expected 'cpu', 'cuda' or 'cuda:N'"));
+  return Device(*id);
 }
 
 // Note [The CUDA simulator as a device]: with SINTER_CUDA_SIMULATOR, cuda:0
@@ -42,26 +31,24 @@ bool Device::available() const {
   if (isCpu())
     return true;
   if (runtime::environment().cuda_simulator)
-    return index_ == 0;
-  return index_ < cuda::deviceCount();
+    return index() == 0;
+  return index() < cuda::deviceCount();
 }
 
 void Device::ensureAvailable(std::source_location where) const {
   if (isCpu())
     return;
   if (runtime::environment().cuda_simulator) {
-    SINTER_CHECK(index_ == 0, where,
+    SINTER_CHECK(index() == 0, where,
                  cat(toString(), " requested but the CUDA simulator (SINTER_CUDA_SIMULATOR) has "
                                  "one device, cuda:0"));
     return;
   }
   StatusOr<std::vector<cuda::DeviceInfo>> devices = cuda::listDevices();
   SINTER_CHECK(devices.ok(), where, cat(toString(), " requested: ", devices.status().message()));
-  SINTER_CHECK(index_ < static_cast<int>(devices->size()), where,
+  SINTER_CHECK(index() < static_cast<int>(devices->size()), where,
                cat(toString(), " requested but this machine has ", devices->size(),
                    " CUDA device(s) (cuda:0..cuda:", devices->size() - 1, ")"));
 }
-
-std::string Device::toString() const { return isCpu() ? std::string("cpu") : cat("cuda:", index_); }
 
 } // namespace sinter

@@ -1,5 +1,6 @@
 //===- DeviceTest.cpp - devices -------------------------------------------===//
 #include "sinter/runtime/CudaDriver.h"
+#include "sinter/runtime/Environment.h"
 #include "sinter/sinter.h"
 
 #include <gmock/gmock.h>
@@ -29,13 +30,35 @@ TEST(Device, Parse) {
   EXPECT_EQ(Device::parse("cpu"), Device::cpu());
   EXPECT_EQ(Device::parse("cuda"), Device::cuda(0));
   EXPECT_EQ(Device::parse("cuda:2"), Device::cuda(2));
-  for (const char *bad : {"gpu", "cuda:", "cuda:-1", "cuda:1x", "CPU", ""}) {
+  EXPECT_EQ(Device::parse("cuda:2").id(), (runtime::DeviceId{runtime::DeviceKind::Cuda, 2}));
+  for (const char *bad : {"gpu", "cuda:", "cuda:-1", "cuda:+1", "cuda:1x", " cuda", "cuda:0x1",
+                          "cuda:99999999999", "CPU", ""}) {
     try {
       Device::parse(bad);
       ADD_FAILURE() << "'" << bad << "' parsed";
     } catch (const Error &error) {
       EXPECT_THAT(error.message(), HasSubstr("unknown device '" + std::string(bad) + "'"));
     }
+  }
+}
+
+// SINTER_DEVICE takes exactly the texts Device::parse takes (Note [One
+// device identity] in sinter/runtime/Device.h): one that the environment
+// accepted and the frontend then refused would stop every program.
+TEST(Device, TheEnvironmentTakesWhatParseTakes) {
+  for (const char *text : {"cpu", "cuda", "cuda:0", "cuda:7", "cuda:2147483647", "cuda:2147483648",
+                           "cuda:", "cuda:-1", "cuda:+1", "cuda:1 ", "gpu", "Cuda"}) {
+    runtime::Environment env = runtime::parseEnvironment([&](const char *name) -> const char * {
+      return std::string(name) == "SINTER_DEVICE" ? text : nullptr;
+    });
+    bool parsed = true;
+    try {
+      EXPECT_EQ(Device::parse(text).toString(), runtime::DeviceId::parse(text)->name()) << text;
+    } catch (const Error &) {
+      parsed = false;
+    }
+    EXPECT_EQ(env.device.empty(), !parsed) << text;
+    EXPECT_EQ(env.warnings.size(), parsed ? 0u : 1u) << text;
   }
 }
 

@@ -2,21 +2,25 @@
 #ifndef SINTER_DEVICE_H
 #define SINTER_DEVICE_H
 
+#include "sinter/runtime/Device.h"
+
 #include <source_location>
 #include <string>
 #include <string_view>
 
 namespace sinter {
 
-/// A device: the CPU, or one CUDA GPU by ordinal. A Device is a plain value;
-/// naming a GPU does not touch the driver. Use ensureAvailable() (or any
-/// operation that runs on it) to find out whether it exists.
+/// A device: the CPU, or one CUDA GPU by ordinal. A Device is a plain value,
+/// the runtime's DeviceId (Note [One device identity] in
+/// sinter/runtime/Device.h) with checks at the caller's line; naming a GPU
+/// does not touch the driver. Use ensureAvailable() (or any operation that
+/// runs on it) to find out whether it exists.
 class Device {
 public:
-  enum class Kind { cpu, cuda };
+  using Kind = runtime::DeviceKind;
 
   /// The host CPU.
-  static Device cpu() { return Device(Kind::cpu, 0); }
+  static Device cpu() { return Device({Kind::Cpu, 0}); }
   /// CUDA device `index`. REQUIRES: index >= 0 (else throws sinter::Error).
   static Device cuda(int index = 0, std::source_location where = std::source_location::current());
   /// cuda(0) when a CUDA device is usable, otherwise cpu().
@@ -25,10 +29,11 @@ public:
   static Device parse(std::string_view text,
                       std::source_location where = std::source_location::current());
 
-  Kind kind() const { return kind_; }
-  int index() const { return index_; }
-  bool isCpu() const { return kind_ == Kind::cpu; }
-  bool isCuda() const { return kind_ == Kind::cuda; }
+  Kind kind() const { return id_.kind; }
+  int index() const { return id_.index; }
+  bool isCpu() const { return id_.kind == Kind::Cpu; }
+  bool isCuda() const { return id_.kind == Kind::Cuda; }
+  const runtime::DeviceId &id() const { return id_; }
 
   /// Whether the device exists on this machine (always true for the CPU).
   bool available() const;
@@ -37,15 +42,14 @@ public:
   void ensureAvailable(std::source_location where = std::source_location::current()) const;
 
   /// "cpu" or "cuda:N".
-  std::string toString() const;
+  std::string toString() const { return id_.name(); }
 
   friend bool operator==(const Device &, const Device &) = default;
 
 private:
-  Device(Kind kind, int index) : kind_(kind), index_(index) {}
+  explicit Device(runtime::DeviceId id) : id_(id) {}
 
-  Kind kind_;
-  int index_;
+  runtime::DeviceId id_;
 };
 
 } // namespace sinter

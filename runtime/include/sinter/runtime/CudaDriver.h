@@ -10,10 +10,8 @@
 #ifndef SINTER_RUNTIME_CUDADRIVER_H
 #define SINTER_RUNTIME_CUDADRIVER_H
 
-#include "sinter/runtime/LaunchShape.h"
 #include "sinter/runtime/Status.h"
 
-#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -31,70 +29,6 @@ struct DeviceInfo {
 
 /// A device address (CUdeviceptr).
 using DevicePointer = std::uint64_t;
-
-/// Memory on one device, freed when the object goes.
-class DeviceBuffer {
-public:
-  DeviceBuffer() = default;
-  DeviceBuffer(DeviceBuffer &&other) noexcept;
-  DeviceBuffer &operator=(DeviceBuffer &&other) noexcept;
-  DeviceBuffer(const DeviceBuffer &) = delete;
-  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
-  ~DeviceBuffer();
-
-  DevicePointer address() const { return address_; }
-  std::size_t bytes() const { return bytes_; }
-  Status copyFromHost(const void *source, std::size_t bytes);
-  Status copyToHost(void *destination, std::size_t bytes) const;
-
-private:
-  friend class Device;
-  void *context_ = nullptr;
-  DevicePointer address_ = 0;
-  std::size_t bytes_ = 0;
-};
-
-/// A loaded code object (cubin or PTX) and its kernels.
-class Module {
-public:
-  Module() = default;
-  Module(Module &&other) noexcept;
-  Module &operator=(Module &&other) noexcept;
-  Module(const Module &) = delete;
-  Module &operator=(const Module &) = delete;
-  ~Module();
-
-  /// Launches the `extern "C"` kernel `name` on `shape` (Note [Launch
-  /// shapes]); `arguments` points at each argument's value, as
-  /// cuLaunchKernel takes them. Asynchronous. A shape outside CUDA's limits
-  /// (grid x below 2^31, y and z below 2^16, at most 1024 threads a block)
-  /// is refused naming the kernel.
-  Status launch(const std::string &name, const runtime::LaunchShape &shape, void **arguments) const;
-
-private:
-  friend class Device;
-  void *context_ = nullptr;
-  void *module_ = nullptr;
-};
-
-/// One CUDA device, its primary context current on the calling thread.
-class Device {
-public:
-  /// Fails with "no CUDA device..." when there is no driver or no such device.
-  static StatusOr<Device> open(int ordinal);
-
-  const DeviceInfo &info() const { return info_; }
-  StatusOr<DeviceBuffer> allocate(std::size_t bytes) const;
-  /// Loads a cubin for this device's architecture, or PTX the driver compiles.
-  StatusOr<Module> load(const std::string &image) const;
-  /// Waits for all work launched on the device; reports the first kernel fault.
-  Status synchronize() const;
-
-private:
-  Status makeCurrent() const;
-  DeviceInfo info_;
-  void *context_ = nullptr;
-};
 
 /// The driver library opened by default; `SINTER_CUDA_DRIVER` (a path or a
 /// soname) replaces it.

@@ -6,8 +6,8 @@
 // struct: written per kernel by the target's render (RenderedKernels::shapes
 // in sinter/Codegen/Target.h), copied into the Program's kernel step by
 // translation (Program::Step::shape, and so into the Program file), and
-// handed to the driver's launch (cuda::Module::launch), which checks it
-// against the device's limits. The CPU runs each kernel on its OpenMP
+// handed to the device's launch (CudaModule::launch in
+// sinter/runtime/CudaExecutable.h), which checks it against CUDA's limits. The CPU runs each kernel on its OpenMP
 // threads and leaves it at one block of one thread.
 //
 //===----------------------------------------------------------------------===//
