@@ -5,6 +5,7 @@
 // of it, so that codegen and translation get FileCheck tests as the passes
 // do:
 //   --sinter-to-kernel-plans the plan of every fusion's kernel (the CPU target)
+//   --sinter-to-cuda-kernel-plans  the same for the CUDA target
 //   --sinter-to-cpu-kernels  the C++ source of every kernel (the CPU target)
 //   --sinter-to-program      each function as a runtime Program, its memory
 //                            planned by the CPU target's rules
@@ -34,8 +35,9 @@ void registerDialects(mlir::DialectRegistry &registry) {
   registry.insert<sinter::ir::SinterDialect, mlir::func::FuncDialect, mlir::arith::ArithDialect>();
 }
 
-mlir::LogicalResult toKernelPlans(mlir::Operation *op, llvm::raw_ostream &os) {
-  const sinter::codegen::Target &target = sinter::codegen::cpuTarget();
+/// Every fusion's plan on `target`, numbered as its kernels.
+mlir::LogicalResult kernelPlans(const sinter::codegen::Target &target, mlir::Operation *op,
+                                llvm::raw_ostream &os) {
   int kernel = 0;
   op->walk<mlir::WalkOrder::PreOrder>([&](mlir::Operation *inner) {
     if (auto fusion = mlir::dyn_cast<sinter::ir::FusionOp>(inner)) {
@@ -110,9 +112,18 @@ mlir::LogicalResult toProgramJson(mlir::Operation *op, llvm::raw_ostream &os) {
 } // namespace
 
 int main(int argc, char **argv) {
-  mlir::TranslateFromMLIRRegistration kernelPlans(
+  mlir::TranslateFromMLIRRegistration cpuPlans(
       "sinter-to-kernel-plans", "the plan of every fusion's kernel, for the CPU target",
-      toKernelPlans, registerDialects);
+      [](mlir::Operation *op, llvm::raw_ostream &os) {
+        return kernelPlans(sinter::codegen::cpuTarget(), op, os);
+      },
+      registerDialects);
+  mlir::TranslateFromMLIRRegistration cudaPlans(
+      "sinter-to-cuda-kernel-plans", "the plan of every fusion's kernel, for the CUDA target",
+      [](mlir::Operation *op, llvm::raw_ostream &os) {
+        return kernelPlans(sinter::codegen::cudaTarget(), op, os);
+      },
+      registerDialects);
   mlir::TranslateFromMLIRRegistration cudaKernels(
       "sinter-to-cuda-kernels",
       "the CUDA C++ of every kernel the CUDA renderer writes yet (a comment for the others)",

@@ -25,6 +25,8 @@ LogicalResult report(FusionOp fusion, const RenderProblem &problem) {
   using Kind = RenderProblem::Kind;
   if (problem.kind == Kind::ScratchMismatch)
     return fusion.emitError("internal error: the kernel's scratch buffers differ from its plan's");
+  if (problem.kind == Kind::ForeignChoices)
+    return fusion.emitError() << "internal error: the CPU renderer was given " << problem.detail;
   if (problem.value < 0)
     return fusion.emitError() << "the CPU renderer does not support "
                               << fusion->getOperand(-1 - problem.value).getType() << " yet";

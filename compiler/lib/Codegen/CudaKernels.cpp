@@ -3,6 +3,7 @@
 
 #include "sinter/Codegen/CpuKernel.h"
 #include "sinter/Codegen/CudaRenderer.h"
+#include "sinter/Codegen/Target.h"
 #include "sinter/Dialect/Sinter/SinterOps.h"
 
 #include "LibraryOps.h"
@@ -29,6 +30,8 @@ std::string reason(const RenderProblem &problem) {
     return "an op it does not write";
   case RenderProblem::Kind::ScratchMismatch:
     return "scratch buffers that differ from the plan's";
+  case RenderProblem::Kind::ForeignChoices:
+    return "a plan made with another target's choices";
   }
   return "";
 }
@@ -161,17 +164,15 @@ std::string renderLibraryKernel(Operation *op, const std::string &name, std::str
 
 } // namespace
 
+KernelPlan::Choices cudaPlanChoices() {
+  return {.lanes = 0, .minRows = 0, .columnBlock = 0, .rowStackBytes = 0, .storesValues = false};
+}
+
 KernelPlan planCudaKernel(ir::FusionOp fusion) {
-  KernelPlan plan = planCpuKernel(fusion);
+  KernelPlan plan = planFusion(fusion, cudaPlanChoices());
   keepCudaInPlacePairs(plan);
-  // A CUDA kernel recomputes what the CPU's keeps in scratch; its scratch
-  // buffers are split reductions' partials (Note [Split column
-  // reductions]).
-  for (KernelPlan::Value &value : plan.values)
-    if (value.storage == KernelPlan::Storage::Scratch) {
-      value.storage = KernelPlan::Storage::Function;
-      value.scratch = -1;
-    }
+  // Its scratch buffers are split reductions' partials (Note [Split column
+  // reductions]), the renderer's own.
   plan.scratchBytes = cudaScratchBytes(plan);
   return plan;
 }

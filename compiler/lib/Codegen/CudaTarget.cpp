@@ -3,10 +3,11 @@
 // Note [The CUDA target]
 // Kernels are the CUDA renderer's (Note [The CUDA renderer]: every fusion,
 // every library op but matrix products, which are library calls: cuBLAS on
-// a GPU, the host's GEMM on the simulator); plans are the CPU analysis with
-// the CUDA kernel's in-place choices and scratch (planCudaKernel: a row's
-// values live in registers, and the only scratch is split reductions'
-// partials, Note [Split column reductions]); buffers are aligned to 256 bytes and
+// a GPU, the host's GEMM on the simulator); plans are the analysis every
+// target runs, with the CUDA target's choices (planCudaKernel, Note [Plan
+// choices]: a row's values live in registers, every value is recomputed
+// where read, and the only scratch is split reductions' partials, Note
+// [Split column reductions]) and the in-place pairs a CUDA kernel keeps; buffers are aligned to 256 bytes and
 // allocated in multiples of 256 (the device's granularity). One target per
 // build: for the CUDA simulator (cudaTarget(), Note [The CUDA simulator]),
 // the CUDA C++ built by the host compiler with SINTER_SIMULATED, after the

@@ -11,10 +11,9 @@
 //===----------------------------------------------------------------------===//
 #include "sinter/Codegen/KernelPlan.h"
 
-#include "CpuTuning.h"
-
 #include "sinter/Codegen/CpuKernel.h"
 #include "sinter/Codegen/CpuRenderer.h"
+#include "sinter/Codegen/Target.h"
 #include "sinter/Passes/FusionPolicy.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -143,8 +142,10 @@ void attributesOf(Operation &op, KernelPlan::Value &value) {
 
 class Analysis {
 public:
-  explicit Analysis(FusionOp fusion)
-      : body(fusion.getBody().front()), yield(cast<YieldOp>(body.getTerminator())) {}
+  Analysis(FusionOp fusion, const KernelPlan::Choices &choices)
+      : body(fusion.getBody().front()), yield(cast<YieldOp>(body.getTerminator())) {
+    plan.choices = choices;
+  }
 
   KernelPlan run() {
     for (BlockArgument arg : body.getArguments())
@@ -324,14 +325,23 @@ private:
         continue;
       Value v = op.getResult(0);
       int64_t rowBytes = cols * cppElementBytes(t);
-      if (rowMode && elements(v) == rows * cols && rowStack + rowBytes <= cpu::kRowStackBytes) {
+      if (rowMode && elements(v) == rows * cols &&
+          rowStack + rowBytes <= plan.choices.rowStackBytes) {
         rowStack += rowBytes;
         value.storage = KernelPlan::Storage::RowStack;
         continue;
       }
-      value.storage = KernelPlan::Storage::Scratch;
-      value.scratch = scratchBuffer(t, elements(v));
+      stored(value, t, elements(v));
     }
+  }
+
+  /// A value the kernel reads at other indices: in a scratch buffer of
+  /// `count` elements, or recomputed where read (Note [Plan choices]).
+  void stored(KernelPlan::Value &value, const std::string &t, int64_t count) {
+    if (!plan.choices.storesValues)
+      return;
+    value.storage = KernelPlan::Storage::Scratch;
+    value.scratch = scratchBuffer(t, count);
   }
 
   /// A reduction's strategy and its buffer (what emitValue writes for it).
@@ -344,12 +354,10 @@ private:
       value.reduction = KernelPlan::Reduction::Row;
       if (elements(result) == 0)
         return; // nothing to compute
-      value.storage = KernelPlan::Storage::Scratch;
-      value.scratch = scratchBuffer(t, elements(result));
+      stored(value, t, elements(result));
       return;
     }
-    value.storage = KernelPlan::Storage::Scratch;
-    value.scratch = scratchBuffer(t, elements(result));
+    stored(value, t, elements(result));
     llvm::SmallVector<bool> reduced(from.size(), false);
     for (int64_t d : dims)
       reduced[d] = true;
@@ -362,9 +370,11 @@ private:
     int64_t trailing = 0, inner = 1;
     while (trailing < rank && reduced[rank - 1 - trailing])
       inner *= from[rank - 1 - trailing++];
-    if (leading && elements(result) >= cpu::kColumnBlock / 4 && count > 0)
+    const KernelPlan::Choices &choices = plan.choices;
+    if (leading && choices.columnBlock > 0 && elements(result) >= choices.columnBlock / 4 &&
+        count > 0)
       value.reduction = KernelPlan::Reduction::ColumnBlocks;
-    else if (trailing > 0 && inner >= cpu::kLanes && count > 0)
+    else if (trailing > 0 && choices.lanes > 0 && inner >= choices.lanes && count > 0)
       value.reduction = KernelPlan::Reduction::TrailingBlocks;
     else
       value.reduction = KernelPlan::Reduction::General;
@@ -488,7 +498,11 @@ std::string operandName(int operand) {
 
 } // namespace
 
-KernelPlan planCpuKernel(FusionOp fusion) { return Analysis(fusion).run(); }
+KernelPlan planFusion(FusionOp fusion, const KernelPlan::Choices &choices) {
+  return Analysis(fusion, choices).run();
+}
+
+KernelPlan planCpuKernel(FusionOp fusion) { return planFusion(fusion, cpuPlanChoices()); }
 
 std::string formatKernelPlan(const KernelPlan &plan) {
   std::string text;
@@ -549,6 +563,11 @@ std::string formatKernelPlan(const KernelPlan &plan) {
     os << "  scratch " << s << ": " << bytes << " bytes\n";
   for (auto [input, result] : plan.inPlace)
     os << "  result " << result << " may be written over %in" << input << "\n";
+  const KernelPlan::Choices &choices = plan.choices;
+  os << "  chosen: " << choices.lanes << " lanes, " << choices.minRows << " rows, column blocks of "
+     << choices.columnBlock << ", " << choices.rowStackBytes << " bytes of rows on the stack, "
+     << (choices.storesValues ? "stored values in scratch" : "values recomputed where read")
+     << "\n";
   return text;
 }
 

@@ -11,7 +11,6 @@
 //===----------------------------------------------------------------------===//
 #include "sinter/Codegen/CpuRenderer.h"
 
-#include "CpuTuning.h"
 #include "Pointwise.h"
 
 #include <algorithm>
@@ -32,7 +31,11 @@ using Texts = std::vector<std::string>;
 class Renderer {
 public:
   /// The text is written in the classic locale, whatever the program set.
-  explicit Renderer(const KernelPlan &plan) : plan(plan) { os.imbue(std::locale::classic()); }
+  explicit Renderer(const KernelPlan &plan)
+      : plan(plan), kLanes(plan.choices.lanes), kMinRows(plan.choices.minRows),
+        kColumnBlock(plan.choices.columnBlock) {
+    os.imbue(std::locale::classic());
+  }
 
   /// The kernel written so far.
   std::string text() const { return os.str(); }
@@ -110,9 +113,6 @@ public:
 
 private:
   using enum KernelPlan::Storage;
-  static constexpr int64_t kLanes = cpu::kLanes;
-  static constexpr int64_t kMinRows = cpu::kMinRows;
-  static constexpr int64_t kColumnBlock = cpu::kColumnBlock;
 
   static std::optional<RenderProblem> problem(RenderProblem::Kind kind, int value) {
     return RenderProblem{kind, value};
@@ -738,6 +738,8 @@ private:
   }
 
   const KernelPlan &plan;
+  /// The plan's choices (Note [Plan choices]), constants of the kernel text.
+  const int64_t kLanes, kMinRows, kColumnBlock;
   std::ostringstream os;
   /// Each input's and value's name in the kernel.
   std::vector<std::string> inputNames, valueNames;
@@ -790,8 +792,27 @@ std::string cpuKernelPrologue() {
          "#include \"common/philox.h\"\n";
 }
 
+KernelPlan::Choices cpuPlanChoices() {
+  return {.lanes = 8,
+          .minRows = 16,
+          .columnBlock = 64,
+          .rowStackBytes = 256 * 1024,
+          .storesValues = true};
+}
+
 std::optional<RenderProblem> renderCpuKernel(const KernelPlan &plan, const std::string &name,
                                              std::string &source) {
+  // Lanes are combined pairwise, so a power of two; values the loops do not
+  // store would be read where they are not.
+  const KernelPlan::Choices &choices = plan.choices;
+  if (choices.lanes < 1 || (choices.lanes & (choices.lanes - 1)) != 0 || choices.minRows < 1 ||
+      choices.columnBlock < 1 || !choices.storesValues)
+    return RenderProblem{RenderProblem::Kind::ForeignChoices, -1,
+                         "a plan made with other choices than the CPU's (" +
+                             std::to_string(choices.lanes) + " lanes, " +
+                             std::to_string(choices.minRows) + " rows, column blocks of " +
+                             std::to_string(choices.columnBlock) +
+                             (choices.storesValues ? ")" : ", values not stored)")};
   Renderer renderer(plan);
   std::optional<RenderProblem> problem = renderer.render(name);
   source += renderer.text();

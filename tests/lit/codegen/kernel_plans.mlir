@@ -1,4 +1,5 @@
 // RUN: sinter-opt %s --sinter-pipeline | sinter-translate --sinter-to-kernel-plans | FileCheck %s
+// RUN: sinter-opt %s --sinter-pipeline | sinter-translate --sinter-to-cuda-kernel-plans | FileCheck %s --check-prefix=CUDA
 
 // The plans of representative fusions (Note [Kernel plans] in
 // sinter/Codegen/KernelPlan.h): what the CPU renderer writes and what
@@ -21,6 +22,20 @@
 // CHECK-NEXT: scratch 0: 16 bytes
 // CHECK-NEXT: scratch 1: 16 bytes
 // CHECK-NEXT: result 0 may be written over %in0
+// CHECK-NEXT: chosen: 8 lanes, 16 rows, column blocks of 64, 262144 bytes of rows on the stack, stored values in scratch
+//
+// The CUDA target plans the same analysis with its own choices (Note [Plan
+// choices]): nothing on a stack or in scratch, every value recomputed where
+// read (its renderer keeps a row's values in registers), no scratch
+// buffers (a row kernel has no split reduction).
+// CUDA-LABEL: // kernel 0 at {{.*}}: rows: 4 rows of 8
+// CUDA-NEXT: input %in0: f32[4x8]
+// CUDA-NEXT: %0 = reduce_max %in0 : f32[4] reduced over [1] by row, function, per row
+// CUDA:      %3 = exp %2 : f32[4x8], function, per row
+// CUDA-NEXT: %4 = reduce_sum %3 : f32[4] reduced over [1] by row, function, per row
+// CUDA:      result 0 = %6
+// CUDA-NEXT: result 0 may be written over %in0
+// CUDA-NEXT: chosen: 0 lanes, 0 rows, column blocks of 0, 0 bytes of rows on the stack, values recomputed where read
 func.func @softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %m = sinter.reduce_max %x, dims = [1] : tensor<4x8xf32>
   %mb = sinter.broadcast_in_dim %m, dims = [0] : tensor<4xf32> -> tensor<4x8xf32>
@@ -199,6 +214,13 @@ func.func @adamw(%p: tensor<256xf32>, %g: tensor<256xf32>, %m: tensor<256xf32>, 
 // CHECK-NEXT: %0 = reduce_sum %in0 : f32[32] reduced over [0] by column blocks, scratch 0, loop 0
 // CHECK-NEXT: result 0 = %0 in loop 0
 // CHECK-NEXT: scratch 0: 128 bytes
+// On the CUDA target the sum is the renderer's to walk (a thread per
+// column, or split: Note [Split column reductions]), computed where read.
+// CUDA-LABEL: // kernel 4 at {{.*}}: elementwise over 32 elements in 1 loop
+// CUDA-NEXT: input %in0: f32[64x32]
+// CUDA-NEXT: %0 = reduce_sum %in0 : f32[32] reduced over [0] by general, function, loop 0
+// CUDA-NEXT: result 0 = %0 in loop 0
+// CUDA-NEXT: chosen: 0 lanes
 func.func @bias_gradient(%g: tensor<64x32xf32>) -> tensor<32xf32> {
   %s = sinter.reduce_sum %g, dims = [0] : tensor<64x32xf32>
   return %s : tensor<32xf32>

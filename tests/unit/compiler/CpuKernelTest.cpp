@@ -10,6 +10,7 @@
 #include "sinter/Codegen/CpuKernel.h"
 #include "common/Spinners.h"
 #include "sinter/Codegen/CpuRenderer.h"
+#include "sinter/Codegen/CudaKernels.h"
 #include "sinter/Codegen/HostCompiler.h"
 #include "sinter/Compare.h"
 #include "sinter/Compiler/LowerLazyGraph.h"
@@ -782,6 +783,7 @@ TEST(CpuKernel, PlanningAsksThePlansTheKernelsWereWrittenFrom) {
 /// out0 = in0 * 2 + in1 over 32 elements, one loop.
 codegen::KernelPlan scaleAndAddPlan() {
   codegen::KernelPlan plan;
+  plan.choices = codegen::cpuPlanChoices();
   plan.kind = codegen::KernelPlan::Kind::Elementwise;
   plan.elements = 32;
   plan.parts = 1;
@@ -844,6 +846,22 @@ TEST(CpuKernel, ARendererProblemNamesTheValue) {
   problem = codegen::renderCpuKernel(wrongScratch, "kernel0", source);
   ASSERT_TRUE(problem);
   EXPECT_EQ(problem->kind, Kind::ScratchMismatch);
+  // A plan made with another target's choices (Note [Plan choices]): the
+  // CUDA target's, or lanes the pairwise combination cannot halve.
+  codegen::KernelPlan forCuda = scaleAndAddPlan();
+  forCuda.choices = codegen::cudaPlanChoices();
+  codegen::KernelPlan threeLanes = scaleAndAddPlan();
+  threeLanes.choices.lanes = 3;
+  for (const codegen::KernelPlan &foreign : {forCuda, threeLanes}) {
+    size_t before = source.size();
+    problem = codegen::renderCpuKernel(foreign, "kernel0", source);
+    ASSERT_TRUE(problem);
+    EXPECT_EQ(problem->kind, Kind::ForeignChoices);
+    EXPECT_NE(problem->detail.find(std::to_string(foreign.choices.lanes) + " lanes"),
+              std::string::npos)
+        << problem->detail;
+    EXPECT_EQ(source.size(), before) << "nothing written";
+  }
 }
 
 /// A Program of one matrix product X [4x16] W [16x8] from the kernel

@@ -482,6 +482,7 @@ TEST(CudaRenderer, HalfValuesAreStoredInTwoBytesAndReducedOnlyInF32) {
   ASSERT_TRUE(refused.problem);
   EXPECT_EQ(refused.problem->detail, codegen::kHalfReduction);
   std::string cpu;
+  rows.choices = codegen::cpuPlanChoices();
   std::optional<codegen::RenderProblem> onCpu = codegen::renderCpuKernel(rows, "kernel0", cpu);
   ASSERT_TRUE(onCpu);
   EXPECT_EQ(onCpu->detail, codegen::kHalfReduction);

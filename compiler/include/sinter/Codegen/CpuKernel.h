@@ -69,8 +69,9 @@ mlir::LogicalResult renderCpuLibraryKernel(mlir::Operation *op, llvm::StringRef 
                                            std::vector<int64_t> *scratch = nullptr);
 
 /// The plan of `fusion`'s CPU kernel (Note [Kernel plans] in
-/// sinter/Codegen/KernelPlan.h): what the renderer writes, and what planning
-/// asks (in-place pairs, scratch bytes).
+/// sinter/Codegen/KernelPlan.h): planFusion with the CPU's choices
+/// (cpuPlanChoices in sinter/Codegen/CpuRenderer.h); what the renderer
+/// writes, and what planning asks (in-place pairs, scratch bytes).
 KernelPlan planCpuKernel(ir::FusionOp fusion);
 
 /// Every kernel under `root` (each sinter.fusion and each library op), as one

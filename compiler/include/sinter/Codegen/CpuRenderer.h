@@ -46,6 +46,7 @@ struct RenderProblem {
     SeveralResults,  // an op of more than one result
     UnsupportedOp,   // an op the renderer has no rule for
     ScratchMismatch, // internal: the kernel's scratch buffers differ from the plan's
+    ForeignChoices,  // a plan made with choices the renderer cannot write (another target's)
   };
   Kind kind;
   int value = 0;
@@ -58,10 +59,18 @@ struct RenderProblem {
 /// and Philox.
 std::string cpuKernelPrologue();
 
+/// What CPU kernels are planned with (Note [Plan choices] in
+/// sinter/Codegen/KernelPlan.h): 8 lanes (an AVX2 vector of f32), 16 rows,
+/// column blocks of 64, 256 KiB of rows on each OpenMP thread's stack (its
+/// workers have a few MiB), stored values in scratch.
+KernelPlan::Choices cpuPlanChoices();
+
 /// Appends `plan`'s kernel to `source` as
 ///   extern "C" void <name>(const void *const *inputs, void *const *outputs)
 /// (its inputs, then its results followed by the plan's scratch buffers), or
-/// returns the first value it cannot write.
+/// returns the first value it cannot write. The loops are written with the
+/// plan's choices: a plan without lanes, rows or column blocks (the CUDA
+/// target's) is refused (ForeignChoices).
 std::optional<RenderProblem> renderCpuKernel(const KernelPlan &plan, const std::string &name,
                                              std::string &source);
 

@@ -42,9 +42,14 @@ struct CudaKernels {
   std::vector<mlir::Operation *> ops;
 };
 
-/// The plan of `fusion`'s CUDA kernel: the CPU's analysis with the CUDA
-/// kernel's choices recorded (keepCudaInPlacePairs; its scratch buffers,
-/// cudaScratchBytes).
+/// What CUDA kernels are planned with (Note [Plan choices] in
+/// sinter/Codegen/KernelPlan.h): no lanes, rows, column blocks or rows on a
+/// stack, values recomputed where read.
+KernelPlan::Choices cudaPlanChoices();
+
+/// The plan of `fusion`'s CUDA kernel: the analysis with the CUDA target's
+/// choices (cudaPlanChoices), the in-place pairs it keeps
+/// (keepCudaInPlacePairs) and its scratch buffers (cudaScratchBytes).
 KernelPlan planCudaKernel(ir::FusionOp fusion);
 
 CudaKernels renderCudaKernels(mlir::Operation *root, llvm::StringRef prefix);

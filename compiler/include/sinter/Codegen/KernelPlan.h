@@ -15,14 +15,30 @@
 // current row, and each reduction's strategy; the loop (independent part) each
 // result is written in; the scratch buffers' sizes; and which results may be
 // written over which inputs; and each op's attributes (constants, directions,
-// dims, streams). The renderer writes the kernel from the plan alone
+// dims, streams); and the choices its target made for it (Note [Plan
+// choices]). The renderer writes the kernel from the plan alone
 // (compiler/lib/Renderers, built without MLIR's headers), the planner asks
 // the plan it was written from (in-place pairs: RenderedKernels::plans in
 // sinter/Codegen/Target.h), and `sinter-translate --sinter-to-kernel-plans`
 // prints it (tests/lit/codegen/kernel_plans.mlir). No MLIR types: a second
 // renderer (CUDA C++) reads the same plan.
 //
-//===----------------------------------------------------------------------===//
+// Note [Plan choices]
+// The analysis is the same for every target; what a target tunes it for is
+// a KernelPlan::Choices that its planKernel hands to planFusion
+// (sinter/Codegen/Target.h), recorded in the plan so the renderer reads the
+// numbers the plan was made with rather than constants of its own. The
+// CPU's (cpuPlanChoices in sinter/Codegen/CpuKernel.h): a row reduction's
+// partial results in 8 lanes (an AVX2 vector of f32), 16 rows at least for
+// a loop over rows of columns, column reductions 64 columns a thread, up to
+// 256 KiB of the current row on each OpenMP thread's stack, and stored
+// values in scratch. The CUDA target's (planCudaKernel): no lanes, column
+// blocks or rows on a stack (the CUDA renderer chooses its walks itself,
+// Note [Loops of a CUDA kernel]), and values recomputed where read rather
+// than stored (Note [Values computed once]), so its plans say so instead of
+// carrying the CPU's storage.
+//
+//===----------------------------------------------------------------------===
 #ifndef SINTER_CODEGEN_KERNELPLAN_H
 #define SINTER_CODEGEN_KERNELPLAN_H
 
@@ -34,6 +50,29 @@
 namespace sinter::codegen {
 
 struct KernelPlan {
+  /// What the target chose when it planned the kernel (Note [Plan choices]).
+  struct Choices {
+    /// Partial results of a row reduction, combined pairwise at the end; a
+    /// reduction over trailing dims of at least this many elements is
+    /// computed in blocks of it (TrailingBlocks). 0: neither.
+    int64_t lanes = 0;
+    /// Rows an elementwise loop over rows of columns needs (else it is one
+    /// loop over all elements).
+    int64_t minRows = 0;
+    /// Columns one thread reduces together in a column reduction; a
+    /// reduction over leading dims with at least a quarter of this many
+    /// outputs is computed in blocks of it (ColumnBlocks). 0: never.
+    int64_t columnBlock = 0;
+    /// Bytes of the current row's stored values a row kernel may keep on
+    /// each thread's stack (RowStack); past it, or at 0, they go to scratch.
+    int64_t rowStackBytes = 0;
+    /// Whether values a kernel reads at other indices (reductions, stored
+    /// values) are kept in scratch buffers (Scratch), or recomputed where
+    /// read (Function), the scratch being the renderer's own.
+    bool storesValues = true;
+  };
+  Choices choices;
+
   enum class Kind : uint8_t {
     /// Every result has one size: loops over its elements (one per
     /// independent part), pointwise values as locals.
@@ -152,8 +191,8 @@ struct KernelPlan {
   }
 };
 
-/// The plan as text, one line per input, value and result, then the scratch
-/// and the in-place pairs: what the lit tests check.
+/// The plan as text, one line per input, value and result, then the scratch,
+/// the in-place pairs and the target's choices: what the lit tests check.
 std::string formatKernelPlan(const KernelPlan &plan);
 
 } // namespace sinter::codegen

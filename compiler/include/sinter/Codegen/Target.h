@@ -134,6 +134,11 @@ public:
   virtual StatusOr<BuiltKernels> build(const RenderedKernels &kernels) const = 0;
 };
 
+/// The analysis every target's planKernel runs (Note [Kernel plans] in
+/// sinter/Codegen/KernelPlan.h), made with the target's choices, which the
+/// plan records (Note [Plan choices]).
+KernelPlan planFusion(ir::FusionOp fusion, const KernelPlan::Choices &choices);
+
 /// The host CPU: C++ kernels (OpenMP, vectorised loops) built by the host
 /// compiler for `cpu` ("native": this machine; or an x86-64 level,
 /// "x86-64-v3"), matrix products through oneDNN and OpenBLAS, buffers in
