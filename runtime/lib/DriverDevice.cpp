@@ -28,7 +28,9 @@
 //   need an explicit setting). The bias epilogue is one more product of
 //   rank one, C += bias 1ᵀ (k = 1, beta = 1, over the same batch), which
 //   keeps the sum in a fixed order. One cuBLAS handle per device, for the
-//   process's life.
+//   process's life. A product marked tf32 (CompilerConfig::allow_tf32) runs
+//   in CUBLAS_TF32_TENSOR_OP_MATH, every other one and every bias in
+//   CUBLAS_DEFAULT_MATH: the handle's mode is set before each call.
 //
 //===----------------------------------------------------------------------===//
 #include "sinter/runtime/CudaExecutable.h"
@@ -76,6 +78,7 @@ Status atWait(int result, const char *call) {
 //===----------------------------------------------------------------------===//
 
 using CublasCreateFn = int (*)(void **);
+using CublasSetMathModeFn = int (*)(void *, int);
 using CublasStatusStringFn = const char *(*)(int);
 using CublasSgemmFn = int (*)(void *, int, int, int64_t, int64_t, int64_t, const float *,
                               const float *, int64_t, long long, const float *, int64_t, long long,
@@ -83,6 +86,7 @@ using CublasSgemmFn = int (*)(void *, int, int, int64_t, int64_t, int64_t, const
 
 struct Cublas {
   CublasCreateFn create = nullptr;
+  CublasSetMathModeFn setMathMode = nullptr;
   CublasStatusStringFn statusString = nullptr;
   CublasSgemmFn sgemm = nullptr;
 };
@@ -109,13 +113,15 @@ StatusOr<Cublas> openCublas() {
         "in SINTER_CUBLAS"));
   Cublas cublas;
   cublas.create = reinterpret_cast<CublasCreateFn>(dlsym(handle, "cublasCreate_v2"));
+  cublas.setMathMode = reinterpret_cast<CublasSetMathModeFn>(dlsym(handle, "cublasSetMathMode"));
   cublas.statusString =
       reinterpret_cast<CublasStatusStringFn>(dlsym(handle, "cublasGetStatusString"));
   cublas.sgemm = reinterpret_cast<CublasSgemmFn>(dlsym(handle, "cublasSgemmStridedBatched_64"));
-  if (cublas.create == nullptr || cublas.statusString == nullptr || cublas.sgemm == nullptr)
+  if (cublas.create == nullptr || cublas.setMathMode == nullptr || cublas.statusString == nullptr ||
+      cublas.sgemm == nullptr)
     return absl::FailedPreconditionError(
-        "the cuBLAS library loaded has no cublasCreate_v2, cublasGetStatusString or "
-        "cublasSgemmStridedBatched_64; Sinter needs cuBLAS 12 or later");
+        "the cuBLAS library loaded has no cublasCreate_v2, cublasSetMathMode, "
+        "cublasGetStatusString or cublasSgemmStridedBatched_64; Sinter needs cuBLAS 12 or later");
   return cublas;
 }
 
@@ -342,9 +348,14 @@ Status DriverModule::gemm(const Gemm &gemm, const float *a, const float *b, floa
   SINTER_RETURN_IF_ERROR(checkGemm(gemm));
   SINTER_ASSIGN_OR_RETURN(const Cublas &cublas, theCublas());
   SINTER_ASSIGN_OR_RETURN(void *handle, device_.cublasHandle());
-  auto call = [&](int transa, int transb, int64_t k, float alpha, const float *left, int64_t lda,
-                  int64_t strideA, const float *right, int64_t ldb, int64_t strideB,
+  // cublasMath_t: CUBLAS_DEFAULT_MATH, CUBLAS_TF32_TENSOR_OP_MATH.
+  constexpr int kDefaultMath = 0, kTf32Math = 3;
+  auto call = [&](int math, int transa, int transb, int64_t k, float alpha, const float *left,
+                  int64_t lda, int64_t strideA, const float *right, int64_t ldb, int64_t strideB,
                   float beta) -> Status {
+    if (int status = cublas.setMathMode(handle, math); status != 0)
+      return absl::InternalError(absl::StrCat("cublasSetMathMode (", describe(gemm),
+                                              ") failed: ", cublas.statusString(status)));
     int status = cublas.sgemm(handle, transa, transb, gemm.m, gemm.n, k, &alpha, left, lda, strideA,
                               right, ldb, strideB, &beta, c, gemm.ldc, gemm.strideC, gemm.batch);
     if (status != 0)
@@ -352,13 +363,14 @@ Status DriverModule::gemm(const Gemm &gemm, const float *a, const float *b, floa
                                               ") failed: ", cublas.statusString(status)));
     return absl::OkStatus();
   };
-  SINTER_RETURN_IF_ERROR(call(gemm.transa, gemm.transb, gemm.k, gemm.alpha, a, gemm.lda,
-                              gemm.strideA, b, gemm.ldb, gemm.strideB, gemm.beta));
+  SINTER_RETURN_IF_ERROR(call(gemm.tf32 ? kTf32Math : kDefaultMath, gemm.transa, gemm.transb,
+                              gemm.k, gemm.alpha, a, gemm.lda, gemm.strideA, b, gemm.ldb,
+                              gemm.strideB, gemm.beta));
   if (gemm.epilogue == Gemm::Epilogue::Bias) {
     // C += bias 1ᵀ: bias is m x 1, the ones 1 x n, shared by the batch.
     SINTER_ASSIGN_OR_RETURN(const float *ones, device_.ones(gemm.n));
     SINTER_RETURN_IF_ERROR(
-        call(0, 0, 1, 1.0f, bias, std::max<int64_t>(gemm.m, 1), 0, ones, 1, 0, 1.0f));
+        call(kDefaultMath, 0, 0, 1, 1.0f, bias, std::max<int64_t>(gemm.m, 1), 0, ones, 1, 0, 1.0f));
   }
   if (environment().cuda_sync)
     return device_.synchronize();

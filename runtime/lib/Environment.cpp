@@ -78,6 +78,8 @@ Environment parseEnvironment(const std::function<const char *(const char *)> &lo
        "1 (a step over the budget is refused) or 0; steps may run over it");
   flag("SINTER_ALLOW_FALLBACK", env.allow_fallback,
        "1 (allowed) or 0 (an error); fallbacks are allowed");
+  flag("SINTER_ALLOW_TF32", env.allow_tf32,
+       "1 (matrix products on a GPU may use TF32) or 0; products compute in f32");
   env.cache_dir = text("SINTER_CACHE_DIR");
   env.kernels_dir = text("SINTER_KERNELS_DIR");
   env.cxx = text("CXX");

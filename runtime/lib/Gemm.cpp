@@ -37,7 +37,8 @@ std::string describe(const Gemm &gemm) {
                       " n=", gemm.n, " k=", gemm.k, " lda=", gemm.lda, " ldb=", gemm.ldb,
                       " ldc=", gemm.ldc, " batch=", gemm.batch, " strides=", gemm.strideA, ",",
                       gemm.strideB, ",", gemm.strideC, " alpha=", gemm.alpha, " beta=", gemm.beta,
-                      gemm.epilogue == Gemm::Epilogue::Bias ? " epilogue=bias" : "");
+                      gemm.epilogue == Gemm::Epilogue::Bias ? " epilogue=bias" : "",
+                      gemm.tf32 ? " tf32" : "");
 }
 
 Status checkGemm(const Gemm &gemm) {

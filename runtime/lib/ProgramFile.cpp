@@ -45,21 +45,26 @@ Json shapeOf(const LaunchShape &shape) {
 }
 
 Json gemmOf(const Gemm &gemm) {
-  return {{"transa", gemm.transa},
-          {"transb", gemm.transb},
-          {"m", gemm.m},
-          {"n", gemm.n},
-          {"k", gemm.k},
-          {"lda", gemm.lda},
-          {"ldb", gemm.ldb},
-          {"ldc", gemm.ldc},
-          {"batch", gemm.batch},
-          {"stride_a", gemm.strideA},
-          {"stride_b", gemm.strideB},
-          {"stride_c", gemm.strideC},
-          {"alpha", gemm.alpha},
-          {"beta", gemm.beta},
-          {"epilogue", gemm.epilogue == Gemm::Epilogue::Bias ? "bias" : "none"}};
+  Json json = {{"transa", gemm.transa},
+               {"transb", gemm.transb},
+               {"m", gemm.m},
+               {"n", gemm.n},
+               {"k", gemm.k},
+               {"lda", gemm.lda},
+               {"ldb", gemm.ldb},
+               {"ldc", gemm.ldc},
+               {"batch", gemm.batch},
+               {"stride_a", gemm.strideA},
+               {"stride_b", gemm.strideB},
+               {"stride_c", gemm.strideC},
+               {"alpha", gemm.alpha},
+               {"beta", gemm.beta},
+               {"epilogue", gemm.epilogue == Gemm::Epilogue::Bias ? "bias" : "none"}};
+  // Written only where allowed: a reader that predates it computes in f32,
+  // which an allowance permits.
+  if (gemm.tf32)
+    json["tf32"] = true;
+  return json;
 }
 
 Json stepOf(const Program::Step &step) {
@@ -196,6 +201,8 @@ void readGemm(Reader &reader, const Json &json, const std::string &path, Gemm &g
   constexpr const char *kEpilogues[] = {"none", "bias"};
   gemm.epilogue = reader.oneOf(json, path, "epilogue", kEpilogues) == 1 ? Gemm::Epilogue::Bias
                                                                         : Gemm::Epilogue::None;
+  if (json.is_object() && json.contains("tf32"))
+    gemm.tf32 = reader.boolean(json, path, "tf32");
 }
 
 Program::Step readStep(Reader &reader, const Json &json, const std::string &path) {

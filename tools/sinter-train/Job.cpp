@@ -281,13 +281,14 @@ Job parseJob(const json &document) {
   job.instance_count = top.integer("instance_count", 1).value_or(1);
   job.n_gpus = top.integer("n_gpus", 0).value_or(0);
 
-  std::optional<bool> enabled, debug, distributed, fallback, numerics;
+  std::optional<bool> enabled, debug, distributed, fallback, numerics, tf32;
   if (const json *config = top.find("compiler_config")) {
     Section section(*config, "compiler_config");
     enabled = section.boolean("enabled");
     debug = section.boolean("debug");
     fallback = section.boolean("allow_fallback");
     numerics = section.boolean("check_numerics");
+    tf32 = section.boolean("allow_tf32");
     section.rejectUnknown();
   }
   std::optional<int64_t> perHost;
@@ -325,6 +326,7 @@ Job parseJob(const json &document) {
   job.compiler_debug = debug.value_or(false);
   job.allow_fallback = fallback.value_or(false);
   job.check_numerics = numerics.value_or(false);
+  job.allow_tf32 = tf32.value_or(false);
   job.distribution_enabled = distributed.value_or(false);
 
   if (const json *batch = hp.find("batch_size")) {
@@ -459,7 +461,8 @@ Job parseJob(const json &document) {
        {{"enabled", job.compiler_enabled},
         {"debug", job.compiler_debug},
         {"allow_fallback", job.allow_fallback},
-        {"check_numerics", job.check_numerics}}},
+        {"check_numerics", job.check_numerics},
+        {"allow_tf32", job.allow_tf32}}},
       {"distribution",
        {{"enabled", job.distribution_enabled}, {"processes_per_host", job.processes_per_host}}},
       {"dataset", job.dataset},

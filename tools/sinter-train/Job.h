@@ -54,6 +54,9 @@ struct Job {
   /// naming the step, the kernel and the model's line (SINTER_CHECK_NUMERICS;
   /// Note [Checked numerics] in sinter/runtime/Program.h).
   bool check_numerics = false;
+  /// compiler_config.allow_tf32: matrix products on a GPU may use TF32
+  /// (CompilerConfig::allow_tf32; SINTER_ALLOW_TF32).
+  bool allow_tf32 = false;
   std::string dataset; ///< "fashion-mnist", or a path
   std::string output_dir;
 

@@ -478,6 +478,7 @@ int runJob(const Job &job, const RunOptions &options) {
   config.allow_fallback = job.allow_fallback;
   if (job.check_numerics)
     config.check_numerics = std::max(config.check_numerics, 1);
+  config.allow_tf32 = config.allow_tf32 || job.allow_tf32;
   if (job.compiler_debug) {
     config.debug = 4;
     config.dump_dir = job.output_dir + "/debug";

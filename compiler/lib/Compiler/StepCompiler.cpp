@@ -61,6 +61,17 @@ const codegen::Target &targetOf(const std::vector<const lazy::Node *> &order,
   return **codegen::targetFor(deviceOf(order), config.cpu);
 }
 
+/// Marks every matrix product of `program` as allowed TF32
+/// (runtime::Gemm::tf32) when `config` allows it and `target` is a GPU's.
+void allowTf32(runtime::Program &program, const codegen::Target &target,
+               const CompilerConfig &config) {
+  if (!config.allow_tf32 || target.description().device != runtime::DeviceKind::Cuda)
+    return;
+  for (runtime::Program::Step &step : program.steps)
+    if (step.kind == runtime::Program::Step::Kind::Gemm)
+      step.gemm.tf32 = true;
+}
+
 DebugOptions debugOptions(const CompilerConfig &config, const std::string &tag) {
   return {.level = config.debug, .dumpDir = config.dump_dir, .tag = tag};
 }
@@ -409,7 +420,7 @@ public:
     std::lock_guard<std::mutex> lock(mutex_);
     std::vector<const lazy::Node *> order = lazy::topological_order(outputs);
     std::vector<bool> mask = donationMask(order, donatable);
-    if (buildKernels || steps_.count(cacheKey(structure, mask, config.memory_budget, config.cpu))) {
+    if (buildKernels || steps_.count(cacheKey(structure, mask, config))) {
       const CompiledStep *compiled =
           compiledStep(outputs, order, structure, config, donatable, arguments, step, why);
       if (compiled == nullptr)
@@ -443,6 +454,7 @@ public:
                        debugOptions(config, "export"), &perGraph, config.memory_budget))
       return false;
     program = std::move(programs.front());
+    allowTf32(program, targetOf(order, config), config);
     source = std::move(build.source);
     return true;
   }
@@ -483,7 +495,7 @@ public:
       if (order[k]->op == lazy::Op::Data)
         continue;
       ops[k] = oneOp(*order[k]);
-      signatures[k] = withCpu(lazy::structural_hash({ops[k].node}), config.cpu);
+      signatures[k] = withConfig(lazy::structural_hash({ops[k].node}), config);
       for (const lazy::Node *operand : ops[k].operands)
         ++uses[operand];
       if (!eager_.count(signatures[k]) &&
@@ -495,7 +507,7 @@ public:
     }
     if (!missing.empty()) {
       std::vector<std::unique_ptr<Loaded>> executables =
-          compileAll(missing, targetOf(order, config),
+          compileAll(missing, targetOf(order, config), config,
                      debugOptions(config, "eager-" + std::to_string(eager_.size())), step, why);
       if (executables.empty())
         return false;
@@ -560,14 +572,14 @@ private:
     if (!argumentsOf(order, arguments, why))
       return nullptr;
     std::vector<bool> mask = donationMask(order, donatable);
-    uint64_t key = cacheKey(structure, mask, config.memory_budget, config.cpu);
+    uint64_t key = cacheKey(structure, mask, config);
     auto found = steps_.find(key);
     if (found == steps_.end()) {
       char tag[32];
       std::snprintf(tag, sizeof tag, "step-%016llx", static_cast<unsigned long long>(key));
       const codegen::Target &target = targetOf(order, config);
-      std::unique_ptr<Loaded> executable = compile({outputs}, target, debugOptions(config, tag),
-                                                   step, why, mask, config.memory_budget);
+      std::unique_ptr<Loaded> executable =
+          compile({outputs}, target, config, debugOptions(config, tag), step, why, mask);
       if (!executable)
         return nullptr;
       StepMemory memory =
@@ -608,22 +620,24 @@ private:
 
   /// The executable cache's key: the graph's structure, which arguments
   /// are donated and the memory budget (a different program when either
-  /// changes).
-  static uint64_t cacheKey(uint64_t structure, const std::vector<bool> &mask, int64_t budget,
-                           const std::string &cpu) {
+  /// changes), and what withConfig adds.
+  static uint64_t cacheKey(uint64_t structure, const std::vector<bool> &mask,
+                           const CompilerConfig &config) {
     uint64_t key = structure;
     for (bool donated : mask)
       key = (key ^ (donated ? 0x9e3779b97f4a7c15ull : 0x632be59bd9b4e019ull)) * 0x100000001b3ull;
-    return withCpu((key ^ static_cast<uint64_t>(budget)) * 0x100000001b3ull, cpu);
+    return withConfig((key ^ static_cast<uint64_t>(config.memory_budget)) * 0x100000001b3ull,
+                      config);
   }
 
-  /// `key` made distinct per CPU the kernels are built for (nothing changes
-  /// for "native").
-  static uint64_t withCpu(uint64_t key, const std::string &cpu) {
-    if (cpu == "native")
-      return key;
-    for (char c : cpu)
-      key = (key ^ static_cast<uint8_t>(c)) * 0x100000001b3ull;
+  /// `key` made distinct per CPU the kernels are built for and per
+  /// allowance of TF32 (nothing changes for "native" and none).
+  static uint64_t withConfig(uint64_t key, const CompilerConfig &config) {
+    if (config.cpu != "native")
+      for (char c : config.cpu)
+        key = (key ^ static_cast<uint8_t>(c)) * 0x100000001b3ull;
+    if (config.allow_tf32)
+      key = (key ^ 0x7f4a7c15f32ull) * 0x100000001b3ull;
     return key;
   }
 
@@ -631,8 +645,9 @@ private:
   /// empty on failure, with the reason in `why`.
   std::vector<std::unique_ptr<Loaded>>
   compileAll(const std::vector<std::vector<lazy::NodePtr>> &graphs, const codegen::Target &target,
-             const DebugOptions &debug, StepMetrics &step, std::string &why,
-             const std::vector<std::vector<bool>> *donatable = nullptr, int64_t budget = 0) {
+             const CompilerConfig &config, const DebugOptions &debug, StepMetrics &step,
+             std::string &why, const std::vector<std::vector<bool>> *donatable = nullptr,
+             int64_t budget = 0) {
     StepBuild build;
     std::vector<runtime::Program> programs;
     std::string error;
@@ -643,6 +658,7 @@ private:
     add(step, build);
     std::vector<std::unique_ptr<Loaded>> executables;
     for (runtime::Program &program : programs) {
+      allowTf32(program, target, config);
       auto executable =
           Loaded::load(std::move(program), target,
                        graphs.front().empty() ? 0 : graphs.front().front()->device.index());
@@ -656,12 +672,12 @@ private:
   }
 
   std::unique_ptr<Loaded> compile(const std::vector<lazy::NodePtr> &outputs,
-                                  const codegen::Target &target, const DebugOptions &debug,
-                                  StepMetrics &step, std::string &why,
-                                  const std::vector<bool> &donatable, int64_t budget) {
+                                  const codegen::Target &target, const CompilerConfig &config,
+                                  const DebugOptions &debug, StepMetrics &step, std::string &why,
+                                  const std::vector<bool> &donatable) {
     std::vector<std::vector<bool>> perGraph = {donatable};
     std::vector<std::unique_ptr<Loaded>> one =
-        compileAll({outputs}, target, debug, step, why, &perGraph, budget);
+        compileAll({outputs}, target, config, debug, step, why, &perGraph, config.memory_budget);
     return one.empty() ? nullptr : std::move(one.front());
   }
 

@@ -36,6 +36,7 @@ Settings Settings::fromEnvironment() {
   config.memory_budget_hard = env.memory_budget_hard;
   config.memory_limit = env.memory_limit;
   config.allow_fallback = env.allow_fallback;
+  config.allow_tf32 = env.allow_tf32;
   return settings;
 }
 

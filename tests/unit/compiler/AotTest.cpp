@@ -28,6 +28,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include <cstdio>
@@ -568,6 +569,51 @@ TEST(AotArtifactOnTheCudaSimulator, TrainsAsTheJustInTimeCudaPathToTheBit) {
 // state only when asked, and a session loaded from its save holds the same
 // state. (That the runs compute the just-in-time path's numbers is the test
 // above.)
+// CompilerConfig::allow_tf32 marks every matrix product of a step compiled
+// for a GPU (runtime::Gemm::tf32, what the driver's device gives cuBLAS),
+// and the artifact's file keeps the mark; a CPU step's products, and a GPU
+// step's without the allowance, stay f32.
+TEST(AotArtifactOnTheCudaSimulator, TF32IsMarkedOnAGpuStepsProductsOnlyWhereAllowed) {
+  ASSERT_TRUE(runtime::environment().cuda_simulator)
+      << "run with SINTER_CUDA_SIMULATOR=1 (ctest: aot_tests.cuda_simulator)";
+  // Per product of the artifact's training step, whether it may use TF32.
+  auto marks = [](bool allow, bool cuda, const std::string &name) {
+    Settings settings = Session::current().settings();
+    settings.compiler.allow_tf32 = allow;
+    Session::Use use(settings);
+    tools::ZooArtifactOptions options;
+    options.model = "mlp";
+    options.batch = 8;
+    if (cuda)
+      options.cuda_architectures = {"sm_90"};
+    const std::string dir = scratchPath(name) + "/mlp.sinter";
+    std::filesystem::remove_all(dir);
+    aot::write_artifact(dir, tools::zooArtifact(options));
+    auto artifact = runtime::Artifact::open(dir);
+    EXPECT_TRUE(artifact.ok()) << artifact.status();
+    std::vector<bool> tf32;
+    if (artifact.ok())
+      for (const runtime::Program::Step &step : (*artifact)->function("train_step")->steps)
+        if (step.kind == runtime::Program::Step::Kind::Gemm) {
+          tf32.push_back(step.gemm.tf32);
+          EXPECT_EQ(runtime::describe(step.gemm).ends_with(" tf32"), step.gemm.tf32);
+        }
+    return tf32;
+  };
+  std::vector<bool> allowed = marks(true, true, "tf32-cuda");
+  // mlp's two layers: two products forward, three backward (the weights'
+  // gradients, and the hidden layer's; none for the input).
+  ASSERT_EQ(allowed.size(), 5u);
+  EXPECT_EQ(std::count(allowed.begin(), allowed.end(), true),
+            static_cast<std::ptrdiff_t>(allowed.size()));
+  std::vector<bool> f32 = marks(false, true, "f32-cuda");
+  EXPECT_EQ(f32.size(), allowed.size());
+  EXPECT_EQ(std::count(f32.begin(), f32.end(), true), 0);
+  std::vector<bool> cpu = marks(true, false, "tf32-cpu");
+  EXPECT_EQ(cpu.size(), allowed.size());
+  EXPECT_EQ(std::count(cpu.begin(), cpu.end(), true), 0);
+}
+
 TEST(AotArtifactOnTheCudaSimulator, TheStateStaysOnTheDeviceBetweenRuns) {
   ASSERT_TRUE(runtime::environment().cuda_simulator)
       << "run with SINTER_CUDA_SIMULATOR=1 (ctest: aot_tests.cuda_simulator)";

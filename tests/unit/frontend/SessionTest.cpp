@@ -41,6 +41,7 @@ TEST(Session, TheEnvironmentGivesTheDefaultSessionsSettings) {
   EXPECT_EQ(settings.compiler.memory_budget, env.memory_budget);
   EXPECT_EQ(settings.compiler.memory_limit, env.memory_limit);
   EXPECT_EQ(settings.compiler.allow_fallback, env.allow_fallback);
+  EXPECT_EQ(settings.compiler.allow_tf32, env.allow_tf32);
   // No Use is live: the current session is the default one, made once.
   const Session &current = Session::current();
   EXPECT_EQ(&current, &Session::current());

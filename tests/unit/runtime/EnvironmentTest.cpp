@@ -26,6 +26,7 @@ void expectCompilerDefaults(const Environment &env) {
   EXPECT_EQ(env.memory_budget, 0);
   EXPECT_EQ(env.memory_limit, 0);
   EXPECT_TRUE(env.allow_fallback);
+  EXPECT_FALSE(env.allow_tf32);
 }
 
 TEST(Environment, NothingSetGivesTheDefaults) {
@@ -46,6 +47,7 @@ TEST(Environment, EveryVariableIsRead) {
                            {"SINTER_MEMORY_BUDGET", "256MiB"},
                            {"SINTER_MEMORY_LIMIT", "2GiB"},
                            {"SINTER_ALLOW_FALLBACK", "0"},
+                           {"SINTER_ALLOW_TF32", "1"},
                            {"SINTER_CACHE_DIR", "/tmp/cache"},
                            {"SINTER_KERNELS_DIR", "/tmp/kernels"},
                            {"CXX", "clang++"},
@@ -66,6 +68,7 @@ TEST(Environment, EveryVariableIsRead) {
   EXPECT_EQ(env.memory_budget, 256 << 20);
   EXPECT_EQ(env.memory_limit, int64_t(2) << 30);
   EXPECT_FALSE(env.allow_fallback);
+  EXPECT_TRUE(env.allow_tf32);
   EXPECT_EQ(env.cache_dir, "/tmp/cache");
   EXPECT_EQ(env.kernels_dir, "/tmp/kernels");
   EXPECT_EQ(env.cxx, "clang++");
@@ -102,8 +105,9 @@ TEST(Environment, AValueOfNoFormIsSaidAndTheDefaultKept) {
                            {"SINTER_MEMORY_BUDGET", "lots"},
                            {"SINTER_MEMORY_LIMIT", "-5"},
                            {"SINTER_ALLOW_FALLBACK", "no"},
+                           {"SINTER_ALLOW_TF32", "yes"},
                            {"SINTER_CUDA_SIMULATOR", "yes"}});
-  ASSERT_EQ(env.warnings.size(), 8u);
+  ASSERT_EQ(env.warnings.size(), 9u);
   EXPECT_EQ(
       env.warnings.front(),
       "sinter: warning: SINTER_DEVICE='gpu' is not cpu, cuda or cuda:N; steps run on the CPU");
@@ -119,7 +123,10 @@ TEST(Environment, AValueOfNoFormIsSaidAndTheDefaultKept) {
                              "(optionally with KiB, MiB or GiB); ignored");
   EXPECT_EQ(env.warnings[5], "sinter: warning: SINTER_ALLOW_FALLBACK='no' is not 1 (allowed) or 0 "
                              "(an error); fallbacks are allowed");
-  EXPECT_EQ(env.warnings[6], "sinter: warning: SINTER_CUDA_SIMULATOR='yes' is not 0 (off), 1 "
+  EXPECT_EQ(env.warnings[6], "sinter: warning: SINTER_ALLOW_TF32='yes' is not 1 (matrix products "
+                             "on a GPU may use TF32) or 0; products compute in f32");
+  EXPECT_FALSE(env.allow_tf32);
+  EXPECT_EQ(env.warnings[7], "sinter: warning: SINTER_CUDA_SIMULATOR='yes' is not 0 (off), 1 "
                              "(CUDA devices are the simulator) or shuffled (and every launch in "
                              "its checking mode); the simulator is off");
   EXPECT_FALSE(env.cuda_simulator);

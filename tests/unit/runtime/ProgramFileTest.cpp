@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -125,6 +126,31 @@ TEST(ProgramFile, AProgramWithEveryKindOfStepReadsBackTheSame) {
   EXPECT_EQ(document["signature"]["arguments"][1]["role"], "parameter");
   EXPECT_EQ(document["signature"]["arguments"][2]["formula"]["kind"], "adam_step_size");
   EXPECT_EQ(document["signature"]["arguments"][2]["formula"]["parameter"], 0.9);
+}
+
+// A product allowed TF32 (Gemm::tf32) keeps the mark through its file; a
+// product without it writes nothing, so files of f32 products read as
+// before.
+TEST(ProgramFile, AProductsTf32MarkReadsBackAndIsWrittenOnlyWhereSet) {
+  Program program = everyKindOfStep();
+  auto gemm = std::find_if(program.steps.begin(), program.steps.end(),
+                           [](const Program::Step &step) { return step.kind == Kind::Gemm; });
+  ASSERT_NE(gemm, program.steps.end());
+  const size_t g = static_cast<size_t>(gemm - program.steps.begin());
+  EXPECT_FALSE(Json::parse(writeProgram(program))["steps"][g]["gemm"].contains("tf32"));
+  program.steps[g].gemm.tf32 = true;
+  std::string text = writeProgram(program);
+  Json document = Json::parse(text);
+  EXPECT_EQ(document["steps"][g]["gemm"]["tf32"], true);
+  StatusOr<Program> read = readProgram(text, "step.json");
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_TRUE(read->steps[g].gemm.tf32);
+  EXPECT_EQ(*read, program);
+  document["steps"][g]["gemm"]["tf32"] = 1;
+  StatusOr<Program> refused = readProgram(document.dump(), "step.json");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(std::string(refused.status().message()).find("tf32"), std::string::npos)
+      << refused.status();
 }
 
 TEST(ProgramFile, HalfBuffersAndVersionOneFilesReadBack) {

@@ -91,6 +91,14 @@ struct CompilerConfig {
   /// sinter::Error naming the step, the kernel, its ops and the user's line
   /// (Note [Checked numerics] in sinter/runtime/Program.h). 0: off.
   int check_numerics = 0;
+  /// SINTER_ALLOW_TF32=1: f32 matrix products on a GPU may round their
+  /// operands to TF32 on tensor cores (10 bits of mantissa, accumulated in
+  /// f32), several times faster on A100s and H100s; PyTorch's
+  /// torch.backends.cuda.matmul.allow_tf32, false by default as there.
+  /// Recorded in each compiled product (runtime::Gemm::tf32), so an
+  /// artifact keeps it. No effect on the CPU or the CUDA simulator, which
+  /// compute in f32.
+  bool allow_tf32 = false;
 };
 
 namespace detail {

@@ -41,6 +41,7 @@ struct Environment {
   bool memory_budget_hard = false; ///< SINTER_MEMORY_BUDGET_HARD: 1 (refuse a step over it)
   int64_t memory_limit = 0;        ///< SINTER_MEMORY_LIMIT: bytes, 0 for the system's
   bool allow_fallback = true;      ///< SINTER_ALLOW_FALLBACK: 1 (allowed), 0 (an error)
+  bool allow_tf32 = false;         ///< SINTER_ALLOW_TF32: 1 (GPU products may use TF32), 0
   // Where the compiler finds and keeps things.
   std::string cache_dir;   ///< SINTER_CACHE_DIR; empty: ~/.cache/sinter
   std::string kernels_dir; ///< SINTER_KERNELS_DIR; empty: beside the library

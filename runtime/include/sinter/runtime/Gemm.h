@@ -48,6 +48,12 @@ struct Gemm {
   /// output feature, added to every row).
   enum class Epilogue : uint8_t { None, Bias };
   Epilogue epilogue = Epilogue::None;
+  /// The product may round A's and B's elements to TF32 (10 bits of
+  /// mantissa, f32's range) on tensor cores, accumulating in f32: cuBLAS's
+  /// CUBLAS_TF32_TENSOR_OP_MATH, PyTorch's allow_tf32. Only where asked
+  /// (CompilerConfig::allow_tf32) and only on a GPU; the host and the CUDA
+  /// simulator compute in f32 either way. The bias epilogue stays f32.
+  bool tf32 = false;
 
   friend bool operator==(const Gemm &, const Gemm &) = default;
 };
