@@ -23,7 +23,17 @@
 //    filter window (images and output pixels) in order. Direct loops: the
 //    same arithmetic as the CPU's im2col products, in another order (equal
 //    to rounding), and far slower than cuDNN or an implicit GEMM on tensor
-//    cores, which replace them when speed on the GPU comes.
+//    cores, which replace them when speed on the GPU comes;
+//  - except the filters' gradient where a thread per weight would leave
+//    most of a GPU idle (fewer weights than 1024 blocks of 256 threads,
+//    kCudaFillBlocks, each the sum of at least kWarpTerms terms: resnet18's
+//    first convolution at batch 32 has 9,408 weights of 401,408 terms,
+//    9,408 threads where an H100 holds 270,336 at once): there a warp
+//    takes a weight (conv2dBackwardFilterWarps,
+//    chosen by compiler/lib/Codegen/CudaKernels.cpp), lane l adds terms l,
+//    l + 32, ... in order (a warp's loads are neighbouring output pixels),
+//    and the lanes combine by the butterfly: 32 times the threads, and one
+//    fixed order on every run and grid.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SINTER_KERNELS_CUDA_LIBRARY_H
@@ -232,7 +242,45 @@ __device__ __forceinline__ void conv2dBackwardInput(const Conv2d &s, const T *gr
   });
 }
 
-/// The filters' gradient from the input and the output's gradient.
+/// Terms of a filter weight's gradient (images x output pixels) that make a
+/// warp per weight worth it (8 a lane), where there are fewer weights than
+/// kCudaFillBlocks x 256 threads (Note [Library ops on the GPU]).
+constexpr int64_t kWarpTerms = 256;
+
+/// The filters' gradient from the input and the output's gradient, a warp
+/// per weight (Note [Library ops on the GPU]). Every lane of a warp takes
+/// the same weights, so the shuffles see the whole warp.
+template <typename T>
+__device__ __forceinline__ void conv2dBackwardFilterWarps(const Conv2d &s, const T *in,
+                                                          const T *gradOut, T *gradW) {
+  const int64_t og = s.filters / s.groups, cg = s.channels / s.groups;
+  const int64_t weights = s.filters * cg * s.kernelH * s.kernelW;
+  const int64_t pixels = s.outH * s.outW, terms = s.batch * pixels;
+  const int64_t lane = threadIdx.x % 32, warpsABlock = blockDim.x / 32;
+  for (int64_t k = static_cast<int64_t>(blockIdx.x) * warpsABlock + threadIdx.x / 32; k < weights;
+       k += static_cast<int64_t>(gridDim.x) * warpsABlock) {
+    const int64_t kx = k % s.kernelW, ky = k / s.kernelW % s.kernelH,
+                  c = k / (s.kernelW * s.kernelH) % cg, f = k / (s.kernelW * s.kernelH * cg),
+                  ch = f / og * cg + c;
+    // The product's type: f32 for every element type (a half value reads
+    // as a float), which the shuffles take.
+    decltype(in[0] * gradOut[0]) sum = 0;
+    for (int64_t t = lane; t < terms; t += 32) {
+      const int64_t ox = t % s.outW, oy = t / s.outW % s.outH, b = t / pixels;
+      const int64_t iy = s.inputRow(oy, ky), ix = s.inputColumn(ox, kx);
+      if (iy >= 0 && iy < s.height && ix >= 0 && ix < s.width)
+        sum += in[((b * s.channels + ch) * s.height + iy) * s.width + ix] *
+               gradOut[((b * s.filters + f) * s.outH + oy) * s.outW + ox];
+    }
+    for (int offset = 16; offset > 0; offset /= 2)
+      sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+    if (lane == 0)
+      gradW[k] = T(sum);
+  }
+}
+
+/// The filters' gradient from the input and the output's gradient, a
+/// thread per weight.
 template <typename T>
 __device__ __forceinline__ void conv2dBackwardFilter(const Conv2d &s, const T *in, const T *gradOut,
                                                      T *gradW) {

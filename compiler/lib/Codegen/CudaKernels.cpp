@@ -51,9 +51,11 @@ using namespace sinter::ir;
 ArrayRef<int64_t> shapeOf(Value v) { return cast<ShapedType>(v.getType()).getShape(); }
 
 /// The calls of kernels/cuda/library.h that compute a library op (Note
-/// [Library ops on the GPU]) and the elements its threads take (the most
-/// of any call), or "" for an op it has no kernel for.
-std::string libraryCall(Operation *op, int64_t &work) {
+/// [Library ops on the GPU]) and the threads they take (the most of any
+/// call; `warps`: whole warps that shuffle), or "" for an op it has no
+/// kernel for.
+std::string libraryCall(Operation *op, int64_t &work, bool &warps) {
+  warps = false;
   auto list = [](std::initializer_list<int64_t> values) {
     std::string text;
     for (int64_t v : values)
@@ -127,6 +129,13 @@ std::string libraryCall(Operation *op, int64_t &work) {
           return "sinter::cuda::conv2dBackwardInput(" + shape + ", in0, in1, out0);";
         }
         work = w[0] * w[1] * w[2] * w[3];
+        // kWarpTerms in kernels/cuda/library.h.
+        constexpr int64_t kWarpTerms = 256;
+        if (work < kCudaFillBlocks * kCudaThreads && in[0] * out[2] * out[3] >= kWarpTerms) {
+          work *= 32;
+          warps = true;
+          return "sinter::cuda::conv2dBackwardFilterWarps(" + shape + ", in0, in1, out0);";
+        }
         return "sinter::cuda::conv2dBackwardFilter(" + shape + ", in0, in1, out0);";
       })
       .Default([](Operation *) { return std::string(); });
@@ -154,11 +163,12 @@ std::string renderLibraryKernel(Operation *op, const std::string &name, std::str
     casts.push_back("static_cast<" + t + " *>(buffers[" + std::to_string(casts.size()) + "])");
   }
   int64_t work = 0;
-  std::string call = libraryCall(op, work);
+  bool warps = false;
+  std::string call = libraryCall(op, work, warps);
   if (call.empty())
     return "no library kernel for " + op->getName().getStringRef().str();
   shape = cudaLaunchShape((work + kCudaThreads - 1) / kCudaThreads);
-  source += cudaKernelText(name, parameters, casts, "  " + call + "\n", false);
+  source += cudaKernelText(name, parameters, casts, "  " + call + "\n", warps);
   return "";
 }
 

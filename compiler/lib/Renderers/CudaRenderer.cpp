@@ -34,7 +34,7 @@ constexpr int64_t kShortRowColumns = 16;
 /// the most splits.
 constexpr int64_t kColumnTile = 32;
 constexpr int64_t kSplitElements = 64;
-constexpr int64_t kFillBlocks = 1024;
+constexpr int64_t kFillBlocks = kCudaFillBlocks;
 constexpr int64_t kMaxSplits = 1024;
 /// Split reductions over the innermost dim (Note [Split column
 /// reductions]): reduced elements a split at least (a block's 256 threads

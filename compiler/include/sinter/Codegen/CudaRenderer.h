@@ -71,6 +71,9 @@ std::vector<int64_t> cudaScratchBytes(const KernelPlan &plan);
 
 /// Threads a block of every generated CUDA kernel (eight warps).
 inline constexpr int64_t kCudaThreads = 256;
+/// Blocks that fill a GPU, what kernels split work to reach: eight blocks
+/// on each of an H100's 132 SMs, rounded.
+inline constexpr int64_t kCudaFillBlocks = 1024;
 
 /// The launch shape of a kernel of grid-stride loops that would use
 /// `blocks` blocks of kCudaThreads threads: at least one, at most 65535
