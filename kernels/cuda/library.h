@@ -26,7 +26,7 @@
 //    cores, which replace them when speed on the GPU comes;
 //  - except the filters' gradient where a thread per weight would leave
 //    most of a GPU idle (fewer weights than 1024 blocks of 256 threads,
-//    kCudaFillBlocks, each the sum of at least kWarpTerms terms: resnet18's
+//    kCudaFillBlocks, each the sum of at least 256 terms: resnet18's
 //    first convolution at batch 32 has 9,408 weights of 401,408 terms,
 //    9,408 threads where an H100 holds 270,336 at once): there a warp
 //    takes a weight (conv2dBackwardFilterWarps,
@@ -241,11 +241,6 @@ __device__ __forceinline__ void conv2dBackwardInput(const Conv2d &s, const T *gr
     gradIn[x] = sum;
   });
 }
-
-/// Terms of a filter weight's gradient (images x output pixels) that make a
-/// warp per weight worth it (8 a lane), where there are fewer weights than
-/// kCudaFillBlocks x 256 threads (Note [Library ops on the GPU]).
-constexpr int64_t kWarpTerms = 256;
 
 /// The filters' gradient from the input and the output's gradient, a warp
 /// per weight (Note [Library ops on the GPU]). Every lane of a warp takes

@@ -129,7 +129,9 @@ std::string libraryCall(Operation *op, int64_t &work, bool &warps) {
           return "sinter::cuda::conv2dBackwardInput(" + shape + ", in0, in1, out0);";
         }
         work = w[0] * w[1] * w[2] * w[3];
-        // kWarpTerms in kernels/cuda/library.h.
+        // Terms of a weight's gradient (images x output pixels) that make a
+        // warp per weight worth it (8 a lane), where there are fewer weights
+        // than a GPU's worth of threads (Note [Library ops on the GPU]).
         constexpr int64_t kWarpTerms = 256;
         if (work < kCudaFillBlocks * kCudaThreads && in[0] * out[2] * out[3] >= kWarpTerms) {
           work *= 32;
